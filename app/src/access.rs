@@ -1,0 +1,66 @@
+//! Who may open which page. The server enforces this table on every page
+//! request; the navigation only uses it to hide links.
+
+use domain::{Role, RoleSet};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageAccess {
+    Public,
+    SignedIn,
+    AnyOf(&'static [Role]),
+}
+
+pub const QUEUE_ROLES: &[Role] = &[Role::Approver];
+pub const AUDIT_ROLES: &[Role] = &[Role::Manager];
+pub const ADMIN_ROLES: &[Role] = &[Role::Admin];
+
+/// The access rule for a page path.
+pub fn page_access(path: &str) -> PageAccess {
+    let first = path.trim_start_matches('/').split('/').next().unwrap_or("");
+    match first {
+        "login" => PageAccess::Public,
+        "" | "chat" | "proposals" => PageAccess::SignedIn,
+        "queue" => PageAccess::AnyOf(QUEUE_ROLES),
+        "audit" => PageAccess::AnyOf(AUDIT_ROLES),
+        "admin" => PageAccess::AnyOf(ADMIN_ROLES),
+        _ => PageAccess::Public,
+    }
+}
+
+impl PageAccess {
+    /// Whether a user holding `roles` (None when signed out) may open the page.
+    pub fn allows(&self, roles: Option<&RoleSet>) -> bool {
+        match (self, roles) {
+            (PageAccess::Public, _) => true,
+            (_, None) => false,
+            (PageAccess::SignedIn, Some(_)) => true,
+            (PageAccess::AnyOf(required), Some(roles)) => roles.any_of(required),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approver_pages_refuse_customers_and_signed_out_visitors() {
+        let customer = RoleSet::new([Role::Customer]);
+        let approver = RoleSet::new([Role::Approver]);
+        let queue = page_access("/queue");
+        assert!(!queue.allows(None));
+        assert!(!queue.allows(Some(&customer)));
+        assert!(queue.allows(Some(&approver)));
+    }
+
+    #[test]
+    fn the_login_page_is_open_to_everyone() {
+        assert!(page_access("/login").allows(None));
+    }
+
+    #[test]
+    fn the_landing_page_needs_a_signed_in_user() {
+        assert!(!page_access("/").allows(None));
+        assert!(page_access("/").allows(Some(&RoleSet::new([Role::Agent]))));
+    }
+}

@@ -1,0 +1,91 @@
+//! Signing in and out, and who is signed in.
+
+use crate::error::AppError;
+use domain::UserSummary;
+use leptos::prelude::*;
+use leptos::server_fn;
+
+/// Only local paths may be redirected to after sign-in (no open redirects).
+pub fn safe_next(next: Option<&str>) -> String {
+    match next {
+        Some(path)
+            if path.starts_with('/')
+                && !path.starts_with("//")
+                && !path.starts_with("/\\")
+                && !path.starts_with("/login") =>
+        {
+            path.to_owned()
+        }
+        _ => "/".to_owned(),
+    }
+}
+
+#[server(prefix = "/fn", endpoint = "login")]
+pub async fn login(
+    csrf_token: String,
+    username: String,
+    password: String,
+    next: Option<String>,
+) -> Result<(), AppError> {
+    use crate::server::{self, keys};
+    use engine::accounts::LoginError;
+
+    server::check_csrf(&csrf_token)?;
+    let ctx = server::context()?;
+    let now = engine::now();
+    let user = engine::accounts::authenticate(
+        &ctx.db,
+        &ctx.throttle,
+        &username,
+        &password,
+        &server::client_address(),
+        now,
+    )
+    .await
+    .map_err(|e| match e {
+        LoginError::InvalidCredentials => server::fail(AppError::Invalid(e.to_string())),
+        LoginError::Disabled => server::fail(AppError::Forbidden(e.to_string())),
+        LoginError::AccountThrottled { .. } | LoginError::AddressThrottled { .. } => {
+            server::fail(AppError::Throttled(e.to_string()))
+        }
+        LoginError::Storage(inner) => server::internal(&inner),
+    })?;
+    let session = server::session().await?;
+    // A new session id at sign-in defeats session fixation.
+    session.cycle_id().await.map_err(|e| server::internal(&e))?;
+    session
+        .insert(keys::USER_ID, &user.id)
+        .await
+        .map_err(|e| server::internal(&e))?;
+    session
+        .insert(keys::EPOCH, user.session_epoch)
+        .await
+        .map_err(|e| server::internal(&e))?;
+    session
+        .insert(keys::SIGNED_IN_AT, now.timestamp())
+        .await
+        .map_err(|e| server::internal(&e))?;
+    session
+        .insert(keys::CSRF, server::random_token())
+        .await
+        .map_err(|e| server::internal(&e))?;
+    tracing::info!(user.id = %user.id, user.name = %user.name, "signed in");
+    leptos_axum::redirect(&safe_next(next.as_deref()));
+    Ok(())
+}
+
+#[server(prefix = "/fn", endpoint = "logout")]
+pub async fn logout(csrf_token: String) -> Result<(), AppError> {
+    use crate::server;
+    server::check_csrf(&csrf_token)?;
+    let session = server::session().await?;
+    session.flush().await.map_err(|e| server::internal(&e))?;
+    leptos_axum::redirect("/login");
+    Ok(())
+}
+
+/// The signed-in user, or None.
+#[server(prefix = "/fn", endpoint = "whoami", input = server_fn::codec::GetUrl)]
+pub async fn whoami() -> Result<Option<UserSummary>, AppError> {
+    Ok(crate::server::identity().map(|identity| identity.summary()))
+}

@@ -1,0 +1,2 @@
+pub mod nav;
+pub mod order_card;

@@ -1,0 +1,77 @@
+//! Countersign's web interface: server-rendered Leptos pages that hydrate in
+//! the browser, and the thin server functions behind them.
+
+pub mod access;
+pub mod auth;
+pub mod components;
+pub mod csrf;
+pub mod error;
+pub mod format;
+pub mod orders;
+pub mod pages;
+#[cfg(feature = "ssr")]
+pub mod server;
+
+use components::nav::Nav;
+use leptos::prelude::*;
+use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_router::components::{Route, Router, Routes};
+use leptos_router::path;
+use pages::{
+    admin::AdminPage, audit::AuditPage, chat::ChatPage, home::HomePage, login::LoginPage,
+    not_found::NotFound, queue::QueuePage,
+};
+
+/// The signed-in user, loaded once per page and shared by every component.
+pub type MeResource = Resource<Result<Option<domain::UserSummary>, error::AppError>>;
+
+/// The HTML document around the app (rendered on the server only).
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <csrf::CsrfMeta/>
+                <AutoReload options=options.clone()/>
+                <HydrationScripts options/>
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    let me: MeResource = Resource::new(|| (), |_| auth::whoami());
+    provide_context(me);
+    // Tests and people can tell when the page has become interactive.
+    Effect::new(|_| {
+        #[cfg(feature = "hydrate")]
+        if let Some(body) = document().body() {
+            let _ = body.set_attribute("data-hydrated", "true");
+        }
+    });
+    view! {
+        <Stylesheet id="countersign" href="/pkg/countersign.css"/>
+        <Title text="Countersign"/>
+        <Router>
+            <Nav/>
+            <main class="page">
+                <Routes fallback=NotFound>
+                    <Route path=path!("/") view=HomePage/>
+                    <Route path=path!("/login") view=LoginPage/>
+                    <Route path=path!("/queue") view=QueuePage/>
+                    <Route path=path!("/audit") view=AuditPage/>
+                    <Route path=path!("/admin") view=AdminPage/>
+                    <Route path=path!("/chat") view=ChatPage/>
+                </Routes>
+            </main>
+        </Router>
+    }
+}

@@ -1,0 +1,158 @@
+//! Server-side helpers for server functions: the shared context, the caller's
+//! identity, CSRF and role checks. Only compiled with the `ssr` feature.
+
+use crate::csrf::CsrfToken;
+use crate::error::AppError;
+use domain::{Role, RoleSet, UserSummary};
+use leptos::prelude::*;
+use leptos_axum::ResponseOptions;
+use storage::Database;
+
+/// Session keys.
+pub mod keys {
+    pub const USER_ID: &str = "user_id";
+    pub const EPOCH: &str = "session_epoch";
+    pub const SIGNED_IN_AT: &str = "signed_in_at";
+    pub const CSRF: &str = "csrf_token";
+}
+
+/// What server functions need from the running server; the binary builds it
+/// once and provides it to both Leptos handlers.
+#[derive(Clone, Debug)]
+pub struct ServerContext {
+    pub db: Database,
+    pub throttle: engine::accounts::ThrottlePolicy,
+}
+
+/// How the caller proved who they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthMethod {
+    Session,
+    BearerToken,
+}
+
+/// The authenticated caller, placed in request extensions by the server's
+/// identity middleware after checking the session or bearer token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub user_id: String,
+    pub name: String,
+    pub display_name: String,
+    pub roles: RoleSet,
+    pub via: AuthMethod,
+}
+
+impl Identity {
+    pub fn summary(&self) -> UserSummary {
+        UserSummary {
+            id: self.user_id.clone(),
+            name: self.name.clone(),
+            display_name: self.display_name.clone(),
+            roles: self.roles.clone(),
+        }
+    }
+}
+
+/// The client's network address as the server determined it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientAddress(pub String);
+
+/// # Errors
+/// [`AppError::Internal`] when the server did not provide its context.
+pub fn context() -> Result<ServerContext, AppError> {
+    use_context::<ServerContext>().ok_or_else(|| {
+        tracing::error!("ServerContext missing from the Leptos context");
+        fail(AppError::Internal)
+    })
+}
+
+fn request_extension<T: Clone + Send + Sync + 'static>() -> Option<T> {
+    use_context::<http::request::Parts>().and_then(|parts| parts.extensions.get::<T>().cloned())
+}
+
+pub fn identity() -> Option<Identity> {
+    request_extension::<Identity>()
+}
+
+pub fn client_address() -> String {
+    request_extension::<ClientAddress>()
+        .map(|a| a.0)
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// # Errors
+/// [`AppError::Unauthenticated`].
+pub fn require_user() -> Result<Identity, AppError> {
+    identity().ok_or_else(|| fail(AppError::Unauthenticated))
+}
+
+/// The caller, if they hold at least one of `roles`.
+///
+/// # Errors
+/// [`AppError::Unauthenticated`] or [`AppError::Forbidden`].
+pub fn require_role(roles: &[Role]) -> Result<Identity, AppError> {
+    let user = require_user()?;
+    if user.roles.any_of(roles) {
+        Ok(user)
+    } else {
+        let names: Vec<&str> = roles.iter().map(Role::as_str).collect();
+        Err(fail(AppError::Forbidden(format!(
+            "this needs the {} role",
+            names.join(" or ")
+        ))))
+    }
+}
+
+/// Defence in depth: the CSRF middleware already compared the submitted token
+/// with the session's; the server function checks it again.
+///
+/// # Errors
+/// [`AppError::Forbidden`] when the token is missing or wrong.
+pub fn check_csrf(submitted: &str) -> Result<(), AppError> {
+    use subtle::ConstantTimeEq;
+    let expected = request_extension::<CsrfToken>()
+        .map(|t| t.0)
+        .unwrap_or_default();
+    if !expected.is_empty() && bool::from(expected.as_bytes().ct_eq(submitted.as_bytes())) {
+        Ok(())
+    } else {
+        Err(fail(AppError::Forbidden(
+            "the form has expired; reload the page and try again".to_owned(),
+        )))
+    }
+}
+
+/// The session of this request.
+///
+/// # Errors
+/// [`AppError::Internal`] when the session layer is missing.
+pub async fn session() -> Result<tower_sessions::Session, AppError> {
+    leptos_axum::extract::<tower_sessions::Session>()
+        .await
+        .map_err(|e| internal(&e))
+}
+
+/// Sets the HTTP status for the error and returns it.
+pub fn fail(error: AppError) -> AppError {
+    if let Some(response) = use_context::<ResponseOptions>() {
+        response.set_status(
+            http::StatusCode::from_u16(error.status())
+                .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR),
+        );
+    }
+    error
+}
+
+/// Logs an internal failure once and hides it from the client.
+pub fn internal(error: &dyn std::fmt::Display) -> AppError {
+    tracing::error!(%error, "internal error in a server function");
+    fail(AppError::Internal)
+}
+
+/// A fresh random token (CSRF).
+pub fn random_token() -> String {
+    use rand::RngCore;
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    hex::encode(bytes)
+}

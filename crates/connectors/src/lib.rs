@@ -1,0 +1,27 @@
+//! Payment providers behind one async trait, used by the exactly-once refund
+//! executor.
+//!
+//! - [`PaymentProvider`] is the port: issue a refund under an idempotency key,
+//!   look it up by that key, list every refund held for that key.
+//! - [`sandbox`] is an in-memory payment provider served over real HTTP with
+//!   Stripe's idempotency semantics and seeded fault injection, plus
+//!   [`sandbox::SandboxProvider`], its HTTP client.
+//! - [`stripe::StripeProvider`] speaks Stripe's documented wire format.
+//!
+//! The proposal id is the idempotency key. A timeout is
+//! [`ProviderError::Unknown`], never a failure: the caller queries the status
+//! with [`PaymentProvider::lookup`] before deciding anything.
+
+mod duration_serde;
+mod error;
+mod http;
+mod provider;
+pub mod sandbox;
+pub mod stripe;
+
+pub use error::ProviderError;
+pub use http::{ConfigError, HttpTimeouts};
+pub use provider::{
+    PaymentProvider, ProviderRefund, ProviderRefundStatus, RefundLookup, RefundOutcome,
+    RefundRequest,
+};

@@ -1,0 +1,187 @@
+//! Money is an integer count of minor units with an ISO 4217 currency.
+//! Floating point never touches an amount.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// An ISO 4217 currency code (three upper-case ASCII letters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Currency([u8; 3]);
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MoneyError {
+    #[error("currency must be a three-letter ISO 4217 code, got {0:?}")]
+    InvalidCurrency(String),
+    #[error("amount must be positive, got {0}")]
+    NotPositive(i64),
+    #[error("currencies differ: {0} and {1}")]
+    CurrencyMismatch(Currency, Currency),
+    #[error("amount overflows")]
+    Overflow,
+}
+
+impl Currency {
+    pub const EUR: Currency = Currency(*b"EUR");
+    pub const USD: Currency = Currency(*b"USD");
+
+    /// Parses an ISO 4217 code. Lower case is accepted and normalised.
+    ///
+    /// # Errors
+    /// [`MoneyError::InvalidCurrency`] unless the input is three ASCII letters.
+    pub fn parse(code: &str) -> Result<Self, MoneyError> {
+        let bytes = code.as_bytes();
+        if bytes.len() != 3 || !bytes.iter().all(u8::is_ascii_alphabetic) {
+            return Err(MoneyError::InvalidCurrency(code.to_owned()));
+        }
+        Ok(Currency([
+            bytes[0].to_ascii_uppercase(),
+            bytes[1].to_ascii_uppercase(),
+            bytes[2].to_ascii_uppercase(),
+        ]))
+    }
+
+    pub fn code(&self) -> &str {
+        // Constructed only from ASCII letters.
+        std::str::from_utf8(&self.0).unwrap_or("XXX")
+    }
+
+    /// Digits after the decimal point (ISO 4217 exponent) for display.
+    pub fn minor_digits(&self) -> u32 {
+        match self.code() {
+            "JPY" | "KRW" | "ISK" | "CLP" | "VND" | "UGX" | "XAF" | "XOF" => 0,
+            "BHD" | "KWD" | "OMR" | "JOD" | "TND" | "LYD" | "IQD" => 3,
+            _ => 2,
+        }
+    }
+}
+
+impl TryFrom<String> for Currency {
+    type Error = MoneyError;
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        Currency::parse(&value)
+    }
+}
+
+impl From<Currency> for String {
+    fn from(value: Currency) -> Self {
+        value.code().to_owned()
+    }
+}
+
+impl fmt::Display for Currency {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// An amount of money: integer minor units (cents for EUR) and a currency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Money {
+    pub amount_minor: i64,
+    pub currency: Currency,
+}
+
+impl Money {
+    pub fn new(amount_minor: i64, currency: Currency) -> Self {
+        Money {
+            amount_minor,
+            currency,
+        }
+    }
+
+    /// A strictly positive amount, as a refund or payment must be.
+    ///
+    /// # Errors
+    /// [`MoneyError::NotPositive`] for zero or negative amounts.
+    pub fn positive(amount_minor: i64, currency: Currency) -> Result<Self, MoneyError> {
+        if amount_minor <= 0 {
+            return Err(MoneyError::NotPositive(amount_minor));
+        }
+        Ok(Money::new(amount_minor, currency))
+    }
+
+    /// # Errors
+    /// [`MoneyError::CurrencyMismatch`] or [`MoneyError::Overflow`].
+    pub fn checked_sub(self, other: Money) -> Result<Money, MoneyError> {
+        if self.currency != other.currency {
+            return Err(MoneyError::CurrencyMismatch(self.currency, other.currency));
+        }
+        self.amount_minor
+            .checked_sub(other.amount_minor)
+            .map(|amount| Money::new(amount, self.currency))
+            .ok_or(MoneyError::Overflow)
+    }
+
+    /// Formats as `79.00 EUR`: exact, from integers, never through floats.
+    pub fn display(&self) -> String {
+        let digits = self.currency.minor_digits();
+        let sign = if self.amount_minor < 0 { "-" } else { "" };
+        let abs = self.amount_minor.unsigned_abs();
+        if digits == 0 {
+            return format!("{sign}{abs} {}", self.currency);
+        }
+        let scale = 10u64.pow(digits);
+        format!(
+            "{sign}{}.{:0width$} {}",
+            abs / scale,
+            abs % scale,
+            self.currency,
+            width = digits as usize
+        )
+    }
+}
+
+impl fmt::Display for Money {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.display())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn currency_codes_are_normalised_to_upper_case() {
+        assert_eq!(Currency::parse("eur").unwrap(), Currency::EUR);
+    }
+
+    #[test]
+    fn currency_rejects_anything_but_three_letters() {
+        for bad in ["", "EU", "EURO", "E1R", "€UR"] {
+            assert!(Currency::parse(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn money_displays_exactly_from_minor_units() {
+        assert_eq!(Money::new(7900, Currency::EUR).display(), "79.00 EUR");
+        assert_eq!(Money::new(5, Currency::EUR).display(), "0.05 EUR");
+        assert_eq!(
+            Money::new(1200, Currency::parse("JPY").unwrap()).display(),
+            "1200 JPY"
+        );
+        assert_eq!(
+            Money::new(-1001, Currency::parse("KWD").unwrap()).display(),
+            "-1.001 KWD"
+        );
+    }
+
+    #[test]
+    fn subtracting_different_currencies_is_refused() {
+        let eur = Money::new(100, Currency::EUR);
+        let usd = Money::new(100, Currency::USD);
+        assert!(matches!(
+            eur.checked_sub(usd),
+            Err(MoneyError::CurrencyMismatch(_, _))
+        ));
+    }
+
+    #[test]
+    fn refunds_must_be_positive() {
+        assert!(Money::positive(0, Currency::EUR).is_err());
+        assert!(Money::positive(-1, Currency::EUR).is_err());
+        assert!(Money::positive(1, Currency::EUR).is_ok());
+    }
+}

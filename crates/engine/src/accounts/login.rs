@@ -1,0 +1,99 @@
+//! Checking a password, with throttling that does not reveal which accounts exist.
+
+use super::passwords::{verify_against_dummy, verify_password};
+use super::throttle::{ThrottlePolicy, account_scope, address_scope};
+use domain::{Timestamp, UserName};
+use storage::users::UserRecord;
+use storage::{Database, StorageError, throttle};
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoginError {
+    #[error("wrong user name or password")]
+    InvalidCredentials,
+    #[error(
+        "too many failed sign-ins for this account; try again in {} minute(s)",
+        retry_after_secs.div_ceil(60)
+    )]
+    AccountThrottled { retry_after_secs: u64 },
+    #[error(
+        "too many failed sign-ins from your network address; try again in {} minute(s)",
+        retry_after_secs.div_ceil(60)
+    )]
+    AddressThrottled { retry_after_secs: u64 },
+    #[error("this account is disabled")]
+    Disabled,
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// Verifies a user name and password from `client_address`.
+///
+/// Locked scopes are checked before the password, so a locked account cannot
+/// be probed. Each failure is recorded for the account name (even a
+/// non-existent one) and for the address; success clears the account's count.
+///
+/// # Errors
+/// [`LoginError`] as documented on each variant.
+pub async fn authenticate(
+    db: &Database,
+    policy: &ThrottlePolicy,
+    name: &str,
+    password: &str,
+    client_address: &str,
+    now: Timestamp,
+) -> Result<UserRecord, LoginError> {
+    let normalized = UserName::parse(name).map(|n| n.as_str().to_owned());
+    let account = account_scope(normalized.as_deref().unwrap_or(name.trim()));
+    let address = address_scope(client_address);
+    let since = now - policy.window;
+
+    let (address_failures, oldest) = throttle::failures_since(db.conn(), &address, since).await?;
+    if address_failures >= policy.max_failures_per_address {
+        return Err(LoginError::AddressThrottled {
+            retry_after_secs: retry_after(oldest, policy, now),
+        });
+    }
+    let (account_failures, oldest) = throttle::failures_since(db.conn(), &account, since).await?;
+    if account_failures >= policy.max_failures_per_account {
+        return Err(LoginError::AccountThrottled {
+            retry_after_secs: retry_after(oldest, policy, now),
+        });
+    }
+
+    let user = match &normalized {
+        Ok(name) => storage::users::find_by_name(db.conn(), name).await?,
+        Err(_) => None,
+    };
+    let verified = match &user {
+        Some(user) => verify_password(password, &user.password_hash),
+        None => {
+            verify_against_dummy(password);
+            false
+        }
+    };
+    match user {
+        Some(user) if verified => {
+            if user.disabled {
+                return Err(LoginError::Disabled);
+            }
+            let tx = db.begin_write().await?;
+            throttle::clear(&*tx, &account).await?;
+            tx.commit().await?;
+            Ok(user)
+        }
+        _ => {
+            let tx = db.begin_write().await?;
+            throttle::record_failure(&*tx, &account, now).await?;
+            throttle::record_failure(&*tx, &address, now).await?;
+            tx.commit().await?;
+            Err(LoginError::InvalidCredentials)
+        }
+    }
+}
+
+fn retry_after(oldest: Option<Timestamp>, policy: &ThrottlePolicy, now: Timestamp) -> u64 {
+    oldest
+        .map(|oldest| (oldest + policy.window - now).num_seconds().max(1))
+        .unwrap_or(policy.window.num_seconds())
+        .unsigned_abs()
+}

@@ -1,0 +1,182 @@
+//! Demo data for the embedded default: one user per role, customers with real
+//! orders (order 4821 among them) and the returns policy.
+
+mod policies;
+
+use crate::accounts::users::{AccountError, CreateUser, create_user};
+use chrono::Duration;
+use domain::{Currency, Money, OrderLine, OrderSnapshot, PastRefund, Role, RoleSet, Timestamp};
+use storage::{Database, StorageError};
+
+pub use policies::{RETURNS_POLICY, SHIPPING_POLICY};
+
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    #[error(transparent)]
+    Account(#[from] AccountError),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// Demo accounts: (name, display name, roles).
+pub const DEMO_USERS: &[(&str, &str, &[Role])] = &[
+    ("customer", "Cora Customer", &[Role::Customer]),
+    ("customer2", "Cas Customer", &[Role::Customer]),
+    ("customer3", "Kit Customer", &[Role::Customer]),
+    ("approver", "Ada Approver", &[Role::Approver]),
+    ("approver2", "Abe Approver", &[Role::Approver]),
+    ("manager", "Mia Manager", &[Role::Manager]),
+    ("admin", "Ali Admin", &[Role::Admin]),
+    ("agent", "External agent (service account)", &[Role::Agent]),
+];
+
+/// Seeds the demo once; returns false when demo users already exist.
+///
+/// # Errors
+/// Invalid password or storage failures; on failure nothing partial is claimed
+/// (a later run finds no `customer` and tries again).
+pub async fn seed_demo(db: &Database, password: &str, now: Timestamp) -> Result<bool, DemoError> {
+    if storage::users::find_by_name(db.conn(), "customer")
+        .await?
+        .is_some()
+    {
+        return Ok(false);
+    }
+    let mut ids = std::collections::HashMap::new();
+    for (name, display_name, roles) in DEMO_USERS {
+        let user = create_user(
+            db,
+            CreateUser {
+                name,
+                display_name: Some(display_name),
+                password,
+                roles: RoleSet::new(roles.iter().copied()),
+            },
+            now,
+        )
+        .await?;
+        ids.insert(*name, user.id);
+    }
+    let id_of = |name: &str| ids.get(name).cloned().unwrap_or_default();
+    let tx = db.begin_write().await?;
+    for order in demo_orders(
+        &id_of("customer"),
+        &id_of("customer2"),
+        &id_of("customer3"),
+        now,
+    ) {
+        storage::orders::insert(&*tx, &order).await?;
+    }
+    for (slug, title, body) in [RETURNS_POLICY, SHIPPING_POLICY] {
+        storage::policies::import(&*tx, slug, title, body, now).await?;
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+fn line(sku: &str, description: &str, quantity: i32, unit_price_minor: i64) -> OrderLine {
+    OrderLine {
+        sku: sku.into(),
+        description: description.into(),
+        quantity,
+        unit_price_minor,
+    }
+}
+
+fn order(
+    id: &str,
+    customer_id: &str,
+    status: &str,
+    lines: Vec<OrderLine>,
+    placed_days_ago: i64,
+    delivered_days_ago: Option<i64>,
+    now: Timestamp,
+) -> OrderSnapshot {
+    let total: i64 = lines
+        .iter()
+        .map(|l| i64::from(l.quantity) * l.unit_price_minor)
+        .sum();
+    OrderSnapshot {
+        id: id.into(),
+        customer_id: customer_id.into(),
+        status: status.into(),
+        total: Money::new(total, Currency::EUR),
+        payment_reference: format!("pay_{id}"),
+        placed_at: now - Duration::days(placed_days_ago),
+        delivered_at: delivered_days_ago.map(|d| now - Duration::days(d)),
+        version: 1,
+        lines,
+        refunds: vec![],
+    }
+}
+
+/// The demo orders. Order 4821 is the brief's: 79.00 EUR, delivered 12 days
+/// ago, paid, never refunded.
+pub fn demo_orders(
+    customer: &str,
+    customer2: &str,
+    customer3: &str,
+    now: Timestamp,
+) -> Vec<OrderSnapshot> {
+    let mut partly_refunded = order(
+        "4823",
+        customer,
+        "delivered",
+        vec![
+            line("MUG-01", "Enamel camping mug", 2, 1250),
+            line("SOCK-3", "Merino hiking socks", 1, 1900),
+        ],
+        9,
+        Some(5),
+        now,
+    );
+    partly_refunded.refunds.push(PastRefund {
+        id: "ref_demo_4823".into(),
+        amount: Money::new(1250, Currency::EUR),
+        channel: "support_desk".into(),
+        reference: "ticket 88120: one mug arrived chipped".into(),
+        created_at: now - Duration::days(4),
+    });
+    vec![
+        order(
+            "4821",
+            customer,
+            "delivered",
+            vec![line("JKT-TRAIL-M", "Trail running jacket, size M", 1, 7900)],
+            15,
+            Some(12),
+            now,
+        ),
+        partly_refunded,
+        order(
+            "4822",
+            customer2,
+            "delivered",
+            vec![line("TENT-2P", "Two-person tent", 1, 12900)],
+            50,
+            Some(45),
+            now,
+        ),
+        order(
+            "4824",
+            customer2,
+            "shipped",
+            vec![line("LAMP-H", "Head lamp", 1, 3490)],
+            2,
+            None,
+            now,
+        ),
+        order(
+            "4830",
+            customer3,
+            "delivered",
+            vec![
+                line("BOTTLE-1L", "Insulated bottle 1 l", 1, 2990),
+                line("CAP-SUN", "Sun cap", 1, 1490),
+            ],
+            20,
+            Some(18),
+            now,
+        ),
+    ]
+}

@@ -1,0 +1,12 @@
+//! Use cases. Each one owns its transaction; repository calls inside it take
+//! the transaction; calls to the outside world happen after commit.
+
+pub mod accounts;
+pub mod demo;
+
+pub use storage::{Database, StorageError};
+
+/// The current time, in one place so tests can reason about it.
+pub fn now() -> domain::Timestamp {
+    chrono::Utc::now()
+}

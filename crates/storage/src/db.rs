@@ -1,0 +1,187 @@
+//! Connecting, migrating, and write transactions that cannot fail half-way.
+
+use crate::error::StorageError;
+use migrations::{Migrator, MigratorTrait};
+use sea_orm::{
+    ConnectOptions, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, Statement,
+    TransactionTrait,
+};
+use sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Mutex, OwnedMutexGuard};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The application's database handle: a pool plus what it takes to write safely.
+#[derive(Clone)]
+pub struct Database {
+    conn: DatabaseConnection,
+    backend: Backend,
+    /// SQLite has one writer at a time; queueing writers here, in order, is
+    /// fairer and faster than letting them spin in SQLite's busy handler.
+    sqlite_writer: Arc<Mutex<()>>,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database")
+            .field("backend", &self.backend)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Database {
+    /// Connects by URL scheme: `sqlite://path?mode=rwc` or `postgres://…`.
+    /// SQLite runs in WAL mode with foreign keys on and a busy timeout; the
+    /// parent directory of the file is created if missing.
+    ///
+    /// # Errors
+    /// [`StorageError::Unavailable`] when the database cannot be reached or opened.
+    pub async fn connect(url: &str) -> Result<Self, StorageError> {
+        let backend = if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Backend::Postgres
+        } else {
+            return Err(StorageError::Unavailable(
+                "database URL must start with sqlite: or postgres://".to_owned(),
+            ));
+        };
+        if backend == Backend::Sqlite {
+            create_parent_dir(url)?;
+        }
+        let mut options = ConnectOptions::new(url.to_owned());
+        options
+            .sqlx_logging(false)
+            .acquire_timeout(Duration::from_secs(10))
+            .max_connections(match backend {
+                Backend::Sqlite => 8,
+                Backend::Postgres => 32,
+            })
+            .min_connections(1)
+            .map_sqlx_sqlite_opts(|opts| {
+                opts.journal_mode(SqliteJournalMode::Wal)
+                    .synchronous(SqliteSynchronous::Normal)
+                    .foreign_keys(true)
+                    .busy_timeout(Duration::from_secs(15))
+                    .create_if_missing(true)
+            });
+        let conn = sea_orm::Database::connect(options)
+            .await
+            .map_err(|e| StorageError::Unavailable(e.to_string()))?;
+        Ok(Database {
+            conn,
+            backend,
+            sqlite_writer: Arc::new(Mutex::new(())),
+        })
+    }
+
+    /// Applies every pending migration.
+    ///
+    /// # Errors
+    /// Any migration failure.
+    pub async fn migrate(&self) -> Result<(), StorageError> {
+        Migrator::up(&self.conn, None).await?;
+        Ok(())
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The pool, for reads outside a transaction.
+    pub fn conn(&self) -> &DatabaseConnection {
+        &self.conn
+    }
+
+    /// Starts a write transaction that already holds the write lock on SQLite
+    /// (the effect of `BEGIN IMMEDIATE`), so it can only wait, never fail
+    /// later on a lock upgrade. On PostgreSQL it is an ordinary transaction;
+    /// claims there rely on conditional updates and row locks.
+    ///
+    /// # Errors
+    /// [`StorageError::Unavailable`] when no connection or lock can be had.
+    pub async fn begin_write(&self) -> Result<WriteTx, StorageError> {
+        let guard = match self.backend {
+            Backend::Sqlite => Some(self.sqlite_writer.clone().lock_owned().await),
+            Backend::Postgres => None,
+        };
+        let txn = self.conn.begin().await?;
+        if self.backend == Backend::Sqlite {
+            txn.execute(Statement::from_string(
+                DbBackend::Sqlite,
+                "DELETE FROM write_gate WHERE 0",
+            ))
+            .await?;
+        }
+        Ok(WriteTx { txn, _guard: guard })
+    }
+
+    /// Checks that the database answers (for `/readyz`).
+    ///
+    /// # Errors
+    /// [`StorageError::Unavailable`] when it does not.
+    pub async fn ping(&self) -> Result<(), StorageError> {
+        self.conn
+            .ping()
+            .await
+            .map_err(|e| StorageError::Unavailable(e.to_string()))
+    }
+
+    /// The SQLite pool, for the session store that shares it.
+    pub fn sqlite_pool(&self) -> Option<&sqlx::SqlitePool> {
+        (self.backend == Backend::Sqlite).then(|| self.conn.get_sqlite_connection_pool())
+    }
+
+    /// The PostgreSQL pool, for the session store that shares it.
+    pub fn postgres_pool(&self) -> Option<&sqlx::PgPool> {
+        (self.backend == Backend::Postgres).then(|| self.conn.get_postgres_connection_pool())
+    }
+}
+
+fn create_parent_dir(url: &str) -> Result<(), StorageError> {
+    let path = url
+        .trim_start_matches("sqlite:")
+        .trim_start_matches("//")
+        .split('?')
+        .next()
+        .unwrap_or_default();
+    if path.is_empty() || path == ":memory:" {
+        return Ok(());
+    }
+    if let Some(parent) = std::path::Path::new(path).parent() {
+        if !parent.as_os_str().is_empty() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| StorageError::Unavailable(format!("cannot create {parent:?}: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
+/// A write transaction; dropping it without [`WriteTx::commit`] rolls back.
+pub struct WriteTx {
+    txn: DatabaseTransaction,
+    _guard: Option<OwnedMutexGuard<()>>,
+}
+
+impl WriteTx {
+    /// # Errors
+    /// The commit failed; nothing was written.
+    pub async fn commit(self) -> Result<(), StorageError> {
+        self.txn.commit().await?;
+        Ok(())
+    }
+}
+
+impl Deref for WriteTx {
+    type Target = DatabaseTransaction;
+    fn deref(&self) -> &Self::Target {
+        &self.txn
+    }
+}

@@ -1,0 +1,11 @@
+//! SeaORM entities, one table per file.
+
+pub mod api_token;
+pub mod login_failure;
+pub mod order;
+pub mod order_line;
+pub mod order_refund;
+pub mod policy_document;
+pub mod policy_version;
+pub mod user;
+pub mod user_role;

@@ -1,0 +1,18 @@
+//! Storage: SeaORM entities and repository functions.
+//!
+//! Repository functions take `&impl ConnectionTrait` and never begin or commit;
+//! the use case that calls them owns the transaction ([`Database::begin_write`]).
+
+pub mod db;
+pub mod entities;
+pub mod error;
+pub mod ids;
+pub mod orders;
+pub mod policies;
+pub mod throttle;
+pub mod tokens;
+pub mod users;
+
+pub use db::{Backend, Database, WriteTx};
+pub use error::StorageError;
+pub use sea_orm::{ConnectionTrait, DatabaseConnection, DatabaseTransaction};

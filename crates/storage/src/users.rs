@@ -1,0 +1,186 @@
+//! Users and their roles.
+
+use crate::entities::{user, user_role};
+use crate::error::StorageError;
+use domain::{Role, RoleSet};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
+    sea_query::Expr,
+};
+
+/// A user with their roles, as the rest of the system sees them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserRecord {
+    pub id: String,
+    pub name: String,
+    pub display_name: String,
+    pub password_hash: String,
+    pub session_epoch: i64,
+    pub disabled: bool,
+    pub roles: RoleSet,
+}
+
+pub struct NewUser<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub display_name: &'a str,
+    pub password_hash: &'a str,
+    pub roles: &'a RoleSet,
+    pub now: chrono::DateTime<chrono::Utc>,
+}
+
+/// # Errors
+/// [`StorageError::Conflict`] when the name is taken.
+pub async fn insert(db: &impl ConnectionTrait, new: NewUser<'_>) -> Result<(), StorageError> {
+    user::ActiveModel {
+        id: Set(new.id.to_owned()),
+        name: Set(new.name.to_owned()),
+        display_name: Set(new.display_name.to_owned()),
+        password_hash: Set(new.password_hash.to_owned()),
+        session_epoch: Set(0),
+        disabled_at: Set(None),
+        created_at: Set(new.now),
+    }
+    .insert(db)
+    .await?;
+    set_roles(db, new.id, new.roles).await
+}
+
+/// Replaces the user's roles.
+///
+/// # Errors
+/// Database failures.
+pub async fn set_roles(
+    db: &impl ConnectionTrait,
+    user_id: &str,
+    roles: &RoleSet,
+) -> Result<(), StorageError> {
+    user_role::Entity::delete_many()
+        .filter(user_role::Column::UserId.eq(user_id))
+        .exec(db)
+        .await?;
+    if roles.is_empty() {
+        return Ok(());
+    }
+    user_role::Entity::insert_many(roles.iter().map(|role| user_role::ActiveModel {
+        user_id: Set(user_id.to_owned()),
+        role: Set(role.as_str().to_owned()),
+    }))
+    .exec(db)
+    .await?;
+    Ok(())
+}
+
+/// # Errors
+/// Database failures or a stored role that no longer parses.
+pub async fn find_by_name(
+    db: &impl ConnectionTrait,
+    name: &str,
+) -> Result<Option<UserRecord>, StorageError> {
+    let found = user::Entity::find()
+        .filter(user::Column::Name.eq(name))
+        .find_with_related(user_role::Entity)
+        .all(db)
+        .await?;
+    found.into_iter().next().map(to_record).transpose()
+}
+
+/// # Errors
+/// Database failures or a stored role that no longer parses.
+pub async fn find_by_id(
+    db: &impl ConnectionTrait,
+    id: &str,
+) -> Result<Option<UserRecord>, StorageError> {
+    let found = user::Entity::find_by_id(id.to_owned())
+        .find_with_related(user_role::Entity)
+        .all(db)
+        .await?;
+    found.into_iter().next().map(to_record).transpose()
+}
+
+/// Every user, by name.
+///
+/// # Errors
+/// Database failures.
+pub async fn list(db: &impl ConnectionTrait) -> Result<Vec<UserRecord>, StorageError> {
+    user::Entity::find()
+        .order_by_asc(user::Column::Name)
+        .find_with_related(user_role::Entity)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(to_record)
+        .collect()
+}
+
+/// # Errors
+/// Database failures.
+pub async fn count(db: &impl ConnectionTrait) -> Result<u64, StorageError> {
+    use sea_orm::PaginatorTrait;
+    Ok(user::Entity::find().count(db).await?)
+}
+
+/// Disables the user and ends every session they hold (by bumping the epoch
+/// that each session must match). Returns false when no such user exists.
+///
+/// # Errors
+/// Database failures.
+pub async fn disable(
+    db: &impl ConnectionTrait,
+    user_id: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<bool, StorageError> {
+    let result = user::Entity::update_many()
+        .col_expr(user::Column::DisabledAt, Expr::value(now))
+        .col_expr(
+            user::Column::SessionEpoch,
+            Expr::col(user::Column::SessionEpoch).add(1),
+        )
+        .filter(user::Column::Id.eq(user_id))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected == 1)
+}
+
+/// Replaces the password hash and ends every existing session.
+///
+/// # Errors
+/// Database failures.
+pub async fn set_password_hash(
+    db: &impl ConnectionTrait,
+    user_id: &str,
+    password_hash: &str,
+) -> Result<bool, StorageError> {
+    let result = user::Entity::update_many()
+        .col_expr(user::Column::PasswordHash, Expr::value(password_hash))
+        .col_expr(
+            user::Column::SessionEpoch,
+            Expr::col(user::Column::SessionEpoch).add(1),
+        )
+        .filter(user::Column::Id.eq(user_id))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected == 1)
+}
+
+fn to_record(
+    (model, roles): (user::Model, Vec<user_role::Model>),
+) -> Result<UserRecord, StorageError> {
+    let roles = roles
+        .into_iter()
+        .map(|r| {
+            r.role
+                .parse::<Role>()
+                .map_err(|e| StorageError::Corrupt(e.to_string()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(UserRecord {
+        id: model.id,
+        name: model.name,
+        display_name: model.display_name,
+        password_hash: model.password_hash,
+        session_epoch: model.session_epoch,
+        disabled: model.disabled_at.is_some(),
+        roles: RoleSet::new(roles),
+    })
+}

@@ -1,0 +1,51 @@
+import { defineConfig } from "@playwright/test";
+
+// The server under test: the real binary on a fresh SQLite database with the
+// demo data, serving the site built by scripts/build-site.sh.
+const port = Number(process.env.E2E_PORT ?? 3210);
+const bin = process.env.COUNTERSIGN_BIN ?? "../target/debug/countersign";
+export const demoPassword = "e2e-demo-password";
+
+export default defineConfig({
+  testDir: "./tests",
+  timeout: 60_000,
+  expect: { timeout: 15_000 },
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  reporter: [["list"]],
+  outputDir: "test-results",
+  use: {
+    baseURL: `http://127.0.0.1:${port}`,
+    screenshot: "on",
+    trace: "retain-on-failure",
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    },
+  },
+  webServer: {
+    command: `rm -rf ../target/e2e && mkdir -p ../target/e2e && ${bin} serve`,
+    url: `http://127.0.0.1:${port}/readyz`,
+    reuseExistingServer: false,
+    timeout: 120_000,
+    stdout: "pipe",
+    env: {
+      COUNTERSIGN_LISTEN: `127.0.0.1:${port}`,
+      COUNTERSIGN_DATABASE_URL: "sqlite://../target/e2e/countersign.db",
+      COUNTERSIGN_SITE_ROOT: "../target/site",
+      COUNTERSIGN_DEMO_PASSWORD: demoPassword,
+      COUNTERSIGN_SEED_DEMO: "true",
+      RUST_LOG: "warn",
+    },
+  },
+});

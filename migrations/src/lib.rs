@@ -1,0 +1,32 @@
+//! The schema, one step per file. Steps are written with SeaQuery's builder so
+//! the same migration runs on SQLite and PostgreSQL.
+
+pub use sea_orm_migration::prelude::*;
+
+mod m20261130_000001_accounts;
+mod m20261130_000002_commerce;
+
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![
+            Box::new(m20261130_000001_accounts::Migration),
+            Box::new(m20261130_000002_commerce::Migration),
+        ]
+    }
+}
+
+/// A UTC timestamp column (`timestamptz` on PostgreSQL, ISO text on SQLite).
+pub(crate) fn utc(column: impl IntoIden) -> ColumnDef {
+    ColumnDef::new(column)
+        .timestamp_with_time_zone()
+        .not_null()
+        .take()
+}
+
+/// An opaque string id (`usr_…`, `prp_…`).
+pub(crate) fn id(column: impl IntoIden) -> ColumnDef {
+    ColumnDef::new(column).string_len(64).not_null().take()
+}

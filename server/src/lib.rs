@@ -1,0 +1,11 @@
+//! The countersign server: configuration, wiring of the web application,
+//! middleware, and the command line.
+
+pub mod cli;
+pub mod config;
+pub mod demo;
+pub mod middleware;
+pub mod session_store;
+pub mod startup;
+pub mod telemetry;
+pub mod web;

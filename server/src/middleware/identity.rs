@@ -1,0 +1,106 @@
+//! Establishes who is calling: a bearer token (machines) or the session
+//! (browsers). A session is honoured only while its user is enabled, its epoch
+//! matches the user's (bumped on disable / password change) and it is younger
+//! than the absolute lifetime; otherwise it is ended on the spot.
+
+use crate::startup::AppState;
+use crate::web::api_error::ApiError;
+use app::server::{AuthMethod, ClientAddress, Identity, keys};
+use axum::extract::{ConnectInfo, Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::net::SocketAddr;
+use tower_sessions::Session;
+
+pub async fn identify(
+    State(state): State<AppState>,
+    session: Session,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let address = client_address(&state, &request);
+    request.extensions_mut().insert(ClientAddress(address));
+
+    let identity = match bearer_token(&request) {
+        Some(secret) => {
+            match engine::accounts::tokens::authenticate_token(&state.db, &secret, engine::now())
+                .await
+            {
+                Ok(Some(user)) => Some(identity_of(user, AuthMethod::BearerToken)),
+                Ok(None) => {
+                    return ApiError::unauthenticated("the bearer token is invalid or revoked")
+                        .into_response();
+                }
+                Err(error) => return ApiError::internal(&error).into_response(),
+            }
+        }
+        None => match session_identity(&state, &session).await {
+            Ok(identity) => identity,
+            Err(error) => return ApiError::internal(&error).into_response(),
+        },
+    };
+    if let Some(identity) = identity {
+        request.extensions_mut().insert(identity);
+    }
+    next.run(request).await
+}
+
+async fn session_identity(state: &AppState, session: &Session) -> anyhow::Result<Option<Identity>> {
+    let Some(user_id) = session.get::<String>(keys::USER_ID).await? else {
+        return Ok(None);
+    };
+    let epoch = session.get::<i64>(keys::EPOCH).await?.unwrap_or(-1);
+    let signed_in_at = session.get::<i64>(keys::SIGNED_IN_AT).await?.unwrap_or(0);
+    let user = storage::users::find_by_id(state.db.conn(), &user_id).await?;
+    let absolute_limit = state.settings.session_absolute_hours * 3600;
+    let fresh = engine::now().timestamp() - signed_in_at < absolute_limit;
+    match user {
+        Some(user) if !user.disabled && user.session_epoch == epoch && fresh => {
+            Ok(Some(identity_of(user, AuthMethod::Session)))
+        }
+        _ => {
+            session.flush().await?;
+            Ok(None)
+        }
+    }
+}
+
+fn identity_of(user: storage::users::UserRecord, via: AuthMethod) -> Identity {
+    Identity {
+        user_id: user.id,
+        name: user.name,
+        display_name: user.display_name,
+        roles: user.roles,
+        via,
+    }
+}
+
+pub fn bearer_token(request: &Request) -> Option<String> {
+    let value = request
+        .headers()
+        .get(http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim().to_owned())
+}
+
+fn client_address(state: &AppState, request: &Request) -> String {
+    if state.settings.trust_forwarded_for {
+        if let Some(first) = request
+            .headers()
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+        {
+            return first.trim().to_owned();
+        }
+    }
+    request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|info| info.0.ip().to_string())
+        .unwrap_or_else(|| "unknown".to_owned())
+}

@@ -1,0 +1,40 @@
+//! Server-side access control for pages, from the one table in
+//! `app::access`: signed-out visitors are sent to sign in, signed-in users
+//! without the role get 403. Server functions check roles themselves.
+
+use app::access::page_access;
+use app::server::Identity;
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use http::{Method, StatusCode};
+
+pub async fn guard(request: Request, next: Next) -> Response {
+    let path = request.uri().path();
+    if request.method() != Method::GET || !crate::middleware::is_page_path(path) {
+        return next.run(request).await;
+    }
+    let access = page_access(path);
+    let identity = request.extensions().get::<Identity>();
+    if access.allows(identity.map(|i| &i.roles)) {
+        return next.run(request).await;
+    }
+    if identity.is_none() {
+        let target = request
+            .uri()
+            .path_and_query()
+            .map(|pq| pq.as_str())
+            .unwrap_or("/");
+        let query = serde_urlencoded::to_string([("next", target)]).unwrap_or_default();
+        return Redirect::to(&format!("/login?{query}")).into_response();
+    }
+    (StatusCode::FORBIDDEN, Html(FORBIDDEN_PAGE)).into_response()
+}
+
+const FORBIDDEN_PAGE: &str = r#"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Not allowed · Countersign</title>
+<link rel="stylesheet" href="/pkg/countersign.css"></head>
+<body><main class="page"><section class="card narrow">
+<h1>You do not have access to this page</h1>
+<p>Your account does not hold the role this page needs. <a href="/">Back to the start page</a></p>
+</section></main></body></html>"#;

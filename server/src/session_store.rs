@@ -1,0 +1,89 @@
+//! Sessions live in the application database, sharing its pool: SQLite's or
+//! PostgreSQL's store, chosen at start.
+
+use async_trait::async_trait;
+use storage::Database;
+use tower_sessions::session::{Id, Record};
+use tower_sessions::session_store::{self, ExpiredDeletion, SessionStore};
+use tower_sessions_sqlx_store::{PostgresStore, SqliteStore};
+
+#[derive(Debug, Clone)]
+pub enum AnyStore {
+    Sqlite(SqliteStore),
+    Postgres(PostgresStore),
+}
+
+impl AnyStore {
+    /// Creates the store on the database's own pool and its table.
+    ///
+    /// # Errors
+    /// The session table could not be created.
+    pub async fn for_database(db: &Database) -> anyhow::Result<Self> {
+        if let Some(pool) = db.sqlite_pool() {
+            let store = SqliteStore::new(pool.clone());
+            store.migrate().await?;
+            return Ok(AnyStore::Sqlite(store));
+        }
+        if let Some(pool) = db.postgres_pool() {
+            let store = PostgresStore::new(pool.clone());
+            store.migrate().await?;
+            return Ok(AnyStore::Postgres(store));
+        }
+        anyhow::bail!("no pool for the session store")
+    }
+
+    /// Deletes expired sessions now and then, for as long as the server runs.
+    pub fn spawn_expired_cleanup(&self) {
+        let store = self.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(std::time::Duration::from_secs(600));
+            loop {
+                every.tick().await;
+                if let Err(error) = store.delete_expired().await {
+                    tracing::warn!(%error, "could not delete expired sessions");
+                }
+            }
+        });
+    }
+}
+
+#[async_trait]
+impl SessionStore for AnyStore {
+    async fn create(&self, record: &mut Record) -> session_store::Result<()> {
+        match self {
+            AnyStore::Sqlite(store) => store.create(record).await,
+            AnyStore::Postgres(store) => store.create(record).await,
+        }
+    }
+
+    async fn save(&self, record: &Record) -> session_store::Result<()> {
+        match self {
+            AnyStore::Sqlite(store) => store.save(record).await,
+            AnyStore::Postgres(store) => store.save(record).await,
+        }
+    }
+
+    async fn load(&self, id: &Id) -> session_store::Result<Option<Record>> {
+        match self {
+            AnyStore::Sqlite(store) => store.load(id).await,
+            AnyStore::Postgres(store) => store.load(id).await,
+        }
+    }
+
+    async fn delete(&self, id: &Id) -> session_store::Result<()> {
+        match self {
+            AnyStore::Sqlite(store) => store.delete(id).await,
+            AnyStore::Postgres(store) => store.delete(id).await,
+        }
+    }
+}
+
+#[async_trait]
+impl ExpiredDeletion for AnyStore {
+    async fn delete_expired(&self) -> session_store::Result<()> {
+        match self {
+            AnyStore::Sqlite(store) => store.delete_expired().await,
+            AnyStore::Postgres(store) => store.delete_expired().await,
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! Wiring: the database, sessions, middleware, Leptos and the JSON API in one
+//! router, served with graceful shutdown.
+
+use crate::config::Settings;
+use crate::middleware;
+use crate::session_store::AnyStore;
+use crate::web;
+use app::server::ServerContext;
+use app::{App, shell};
+use axum::Router;
+use axum::extract::FromRef;
+use axum::routing::get;
+use leptos::prelude::*;
+use leptos_axum::{LeptosRoutes, generate_route_list};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use storage::Database;
+use tokio::net::TcpListener;
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::trace::TraceLayer;
+use tower_sessions::cookie::SameSite;
+use tower_sessions::{Expiry, SessionManagerLayer};
+
+#[derive(Clone)]
+pub struct AppState {
+    pub db: Database,
+    pub settings: Arc<Settings>,
+    pub leptos_options: LeptosOptions,
+    pub server_context: ServerContext,
+}
+
+impl FromRef<AppState> for LeptosOptions {
+    fn from_ref(state: &AppState) -> Self {
+        state.leptos_options.clone()
+    }
+}
+
+/// Connects and migrates the database named in the settings.
+///
+/// # Errors
+/// The database cannot be reached or migrated.
+pub async fn open_database(settings: &Settings) -> anyhow::Result<Database> {
+    let db = Database::connect(&settings.database_url).await?;
+    db.migrate().await?;
+    Ok(db)
+}
+
+/// The whole HTTP application.
+///
+/// # Errors
+/// The session store could not be prepared.
+pub async fn build_router(settings: Arc<Settings>, db: Database) -> anyhow::Result<Router> {
+    let leptos_options = LeptosOptions::builder()
+        .output_name("countersign")
+        .site_root(settings.site_root.clone())
+        .site_pkg_dir("pkg")
+        .site_addr(settings.listen)
+        .build();
+    let server_context = ServerContext {
+        db: db.clone(),
+        throttle: engine::accounts::ThrottlePolicy {
+            max_failures_per_account: settings.login_max_failures_per_account,
+            max_failures_per_address: settings.login_max_failures_per_address,
+            window: chrono::Duration::minutes(settings.login_window_minutes),
+        },
+    };
+    let state = AppState {
+        db: db.clone(),
+        settings: settings.clone(),
+        leptos_options: leptos_options.clone(),
+        server_context: server_context.clone(),
+    };
+
+    let store = AnyStore::for_database(&db).await?;
+    store.spawn_expired_cleanup();
+    let sessions = SessionManagerLayer::new(store)
+        .with_name("countersign_session")
+        .with_http_only(true)
+        .with_same_site(SameSite::Lax)
+        .with_secure(settings.secure_cookies())
+        .with_expiry(Expiry::OnInactivity(time::Duration::minutes(
+            settings.session_idle_minutes,
+        )));
+
+    let routes = generate_route_list(App);
+    let context_for_fns = server_context.clone();
+    let context_for_pages = server_context;
+    let router = Router::new()
+        .route("/healthz", get(web::health::healthz))
+        .route("/readyz", get(web::health::readyz))
+        .nest("/api/v1", web::api::router())
+        .route(
+            "/fn/{*name}",
+            // Reads are GET, changes are POST; the server-function registry
+            // matches on method too, so a POST function cannot run via GET.
+            axum::routing::get(server_fn_handler(context_for_fns.clone()))
+                .post(server_fn_handler(context_for_fns)),
+        )
+        .leptos_routes_with_context(
+            &state,
+            routes,
+            move || provide_context(context_for_pages.clone()),
+            {
+                let options = leptos_options.clone();
+                move || shell(options.clone())
+            },
+        )
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .layer(axum::middleware::from_fn(middleware::page_guard::guard))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            middleware::csrf::protect,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            middleware::identity::identify,
+        ))
+        .layer(sessions)
+        .layer(SetResponseHeaderLayer::if_not_present(
+            http::header::X_CONTENT_TYPE_OPTIONS,
+            http::HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            http::header::REFERRER_POLICY,
+            http::HeaderValue::from_static("same-origin"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            http::header::CONTENT_SECURITY_POLICY,
+            http::HeaderValue::from_static("frame-ancestors 'self'"),
+        ))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state);
+    Ok(router)
+}
+
+fn server_fn_handler(
+    context: ServerContext,
+) -> impl Fn(
+    axum::extract::Request,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = axum::response::Response> + Send>>
++ Clone
++ Send
++ 'static {
+    move |request| {
+        let context = context.clone();
+        Box::pin(async move {
+            use axum::response::IntoResponse;
+            leptos_axum::handle_server_fns_with_context(
+                move || provide_context(context.clone()),
+                request,
+            )
+            .await
+            .into_response()
+        })
+    }
+}
+
+/// A bound, not yet running server.
+pub struct Application {
+    listener: TcpListener,
+    router: Router,
+}
+
+impl Application {
+    /// Binds the listen address (port 0 picks a free port).
+    ///
+    /// # Errors
+    /// The address cannot be bound or the router cannot be built.
+    pub async fn build(settings: Arc<Settings>, db: Database) -> anyhow::Result<Self> {
+        let listener = TcpListener::bind(settings.listen).await?;
+        let router = build_router(settings, db).await?;
+        Ok(Application { listener, router })
+    }
+
+    /// # Errors
+    /// The socket has no local address.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Serves until `shutdown` completes, then drains in-flight requests.
+    ///
+    /// # Errors
+    /// The server failed.
+    pub async fn run_until(
+        self,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        axum::serve(
+            self.listener,
+            self.router
+                .into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(shutdown)
+        .await
+    }
+}
+
+/// Completes on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::warn!(%error, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}

@@ -1,0 +1,40 @@
+//! The versioned JSON API under `/api/v1`. Browsers authenticate with their
+//! session (plus the CSRF header for writes), machines with bearer tokens.
+
+use super::api_error::ApiError;
+use crate::startup::AppState;
+use app::server::Identity;
+use axum::extract::rejection::ExtensionRejection;
+use axum::routing::get;
+use axum::{Extension, Json, Router};
+use domain::UserSummary;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/me", get(me)).fallback(not_found)
+}
+
+/// The authenticated caller, for every API handler.
+pub struct Caller(pub Identity);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        let identity: Result<Extension<Identity>, ExtensionRejection> =
+            Extension::from_request_parts(parts, state).await;
+        identity
+            .map(|Extension(identity)| Caller(identity))
+            .map_err(|_| ApiError::unauthenticated("sign in or send a bearer token"))
+    }
+}
+
+async fn me(Caller(identity): Caller) -> Json<UserSummary> {
+    Json(identity.summary())
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(http::StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+}

@@ -1,0 +1,5 @@
+//! HTTP endpoints outside the Leptos pages: the JSON API and probes.
+
+pub mod api;
+pub mod api_error;
+pub mod health;
