@@ -5,6 +5,9 @@ pub use sea_orm_migration::prelude::*;
 
 mod m20261130_000001_accounts;
 mod m20261130_000002_commerce;
+mod m20261130_000003_proposals;
+
+pub use m20261130_000003_proposals::GENESIS_HASH;
 
 pub struct Migrator;
 
@@ -14,6 +17,7 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m20261130_000001_accounts::Migration),
             Box::new(m20261130_000002_commerce::Migration),
+            Box::new(m20261130_000003_proposals::Migration),
         ]
     }
 }

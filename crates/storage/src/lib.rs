@@ -7,6 +7,7 @@ pub mod db;
 pub mod entities;
 pub mod error;
 pub mod ids;
+pub mod journal;
 pub mod orders;
 pub mod policies;
 pub mod throttle;

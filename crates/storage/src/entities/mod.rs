@@ -1,6 +1,8 @@
 //! SeaORM entities, one table per file.
 
 pub mod api_token;
+pub mod journal_event;
+pub mod journal_head;
 pub mod login_failure;
 pub mod order;
 pub mod order_line;
