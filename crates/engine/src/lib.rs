@@ -3,6 +3,7 @@
 
 pub mod accounts;
 pub mod demo;
+pub mod policies;
 
 pub use storage::{Database, StorageError};
 

@@ -1,0 +1,144 @@
+//! The search index over the policy versions in force, shared by all agents
+//! and rebuilt after every import.
+
+use super::index::{IndexError, IndexedDocument, PolicyHit, PolicyIndex};
+use super::sections::split_sections;
+use std::sync::{Arc, RwLock};
+use storage::policies::ImportOutcome;
+use storage::{Database, StorageError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error("policy slug must be 1 to 128 lower-case letters, digits or '-'")]
+    InvalidSlug,
+    #[error("policy title must be 1 to 300 characters")]
+    InvalidTitle,
+    #[error("policy body must not be empty and at most 1 MiB")]
+    InvalidBody,
+}
+
+/// A cited section at a specific version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CitedSection {
+    pub document_title: String,
+    pub heading: String,
+    pub text: String,
+}
+
+#[derive(Clone)]
+pub struct PolicyLibrary {
+    db: Database,
+    index: Arc<RwLock<Arc<PolicyIndex>>>,
+}
+
+impl PolicyLibrary {
+    /// Loads the current versions and indexes them.
+    ///
+    /// # Errors
+    /// Storage or index failures.
+    pub async fn load(db: Database) -> Result<Self, PolicyError> {
+        let index = build_index(&db).await?;
+        Ok(PolicyLibrary {
+            db,
+            index: Arc::new(RwLock::new(Arc::new(index))),
+        })
+    }
+
+    /// # Errors
+    /// Index failures.
+    pub fn search(&self, question: &str, limit: usize) -> Result<Vec<PolicyHit>, PolicyError> {
+        let index = self
+            .index
+            .read()
+            .map(|guard| guard.clone())
+            .map_err(|_| IndexError::from(tantivy::TantivyError::Poisoned))?;
+        Ok(index.search(question, limit)?)
+    }
+
+    /// Imports a document (new version when the content changed) and
+    /// refreshes the index.
+    ///
+    /// # Errors
+    /// Invalid input or storage failures.
+    pub async fn import(
+        &self,
+        slug: &str,
+        title: &str,
+        body: &str,
+    ) -> Result<ImportOutcome, PolicyError> {
+        let valid_slug = !slug.is_empty()
+            && slug.len() <= 128
+            && slug
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        if !valid_slug {
+            return Err(PolicyError::InvalidSlug);
+        }
+        if title.trim().is_empty() || title.chars().count() > 300 {
+            return Err(PolicyError::InvalidTitle);
+        }
+        if body.trim().is_empty() || body.len() > 1 << 20 {
+            return Err(PolicyError::InvalidBody);
+        }
+        let tx = self.db.begin_write().await?;
+        let outcome =
+            storage::policies::import(&*tx, slug, title.trim(), body, crate::now()).await?;
+        tx.commit().await?;
+        self.reload().await?;
+        Ok(outcome)
+    }
+
+    /// Rebuilds the index from the database (another replica may have imported).
+    ///
+    /// # Errors
+    /// Storage or index failures.
+    pub async fn reload(&self) -> Result<(), PolicyError> {
+        let fresh = Arc::new(build_index(&self.db).await?);
+        if let Ok(mut guard) = self.index.write() {
+            *guard = fresh;
+        }
+        Ok(())
+    }
+
+    /// The text of `section_id` in version `version` of document `slug`,
+    /// whether or not that version is still current.
+    ///
+    /// # Errors
+    /// Storage failures.
+    pub async fn cited_section(
+        &self,
+        slug: &str,
+        version: &str,
+        section_id: &str,
+    ) -> Result<Option<CitedSection>, PolicyError> {
+        let Some(stored) = storage::policies::version(self.db.conn(), slug, version).await? else {
+            return Ok(None);
+        };
+        Ok(split_sections(&stored.body)
+            .into_iter()
+            .find(|s| s.id == section_id)
+            .map(|s| CitedSection {
+                document_title: stored.title.clone(),
+                heading: s.heading,
+                text: s.text,
+            }))
+    }
+}
+
+async fn build_index(db: &Database) -> Result<PolicyIndex, PolicyError> {
+    let versions = storage::policies::current_versions(db.conn()).await?;
+    let documents: Vec<IndexedDocument<'_>> = versions
+        .iter()
+        .map(|(slug, v)| IndexedDocument {
+            slug,
+            title: &v.title,
+            version: &v.content_hash,
+            body: &v.body,
+        })
+        .collect();
+    Ok(PolicyIndex::build(&documents)?)
+}

@@ -1,0 +1,9 @@
+//! Policy documents: versioned storage (in `storage::policies`), citable
+//! sections, and full-text search over the versions in force.
+
+pub mod index;
+pub mod library;
+pub mod sections;
+
+pub use index::{PolicyHit, PolicyIndex};
+pub use library::PolicyLibrary;
