@@ -1,5 +1,6 @@
 //! The command line: `countersign serve | migrate | user … | token … | seed-demo`.
 
+mod policy;
 mod token;
 mod user;
 
@@ -36,6 +37,9 @@ enum Command {
     /// Manage API bearer tokens.
     #[command(subcommand)]
     Token(token::TokenCommand),
+    /// Manage policy documents.
+    #[command(subcommand)]
+    Policy(policy::PolicyCommand),
     /// Load the demo users, orders and policies into an empty database.
     SeedDemo,
 }
@@ -66,6 +70,7 @@ pub fn main() -> anyhow::Result<()> {
             }
             Command::User(command) => user::run(command, &settings).await,
             Command::Token(command) => token::run(command, &settings).await,
+            Command::Policy(command) => policy::run(command, &settings).await,
             Command::SeedDemo => {
                 let mut settings = settings;
                 settings.seed_demo = Some(true);
