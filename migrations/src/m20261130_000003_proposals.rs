@@ -174,15 +174,15 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
-        // One decision per person per proposal: a double click cannot count twice.
+        // A person may approve again after their own approval expired, so
+        // (proposal, approver) is not unique; double clicks are stopped by the
+        // conditional state update instead.
         manager
             .create_index(
                 Index::create()
-                    .name("idx_approvals_one_per_approver")
+                    .name("idx_approvals_proposal")
                     .table(Approvals::Table)
                     .col(Approvals::ProposalId)
-                    .col(Approvals::ApproverId)
-                    .unique()
                     .to_owned(),
             )
             .await?;

@@ -5,6 +5,7 @@
 pub mod digest;
 pub mod money;
 pub mod order;
+pub mod proposal;
 pub mod role;
 pub mod user;
 

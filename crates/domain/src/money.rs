@@ -139,6 +139,7 @@ impl fmt::Display for Money {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

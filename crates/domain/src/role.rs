@@ -96,6 +96,7 @@ impl fmt::Display for RoleSet {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -1,0 +1,185 @@
+//! What a proposal rests on: cited evidence, explicit unknowns, and who asked.
+//!
+//! Evidence comes before eligibility: every citation names its source, the
+//! version it was read at and the words relied on, so an approver (or a
+//! manager, later) can check it against the record.
+
+use crate::order::OrderSnapshot;
+use serde::{Deserialize, Serialize};
+
+/// Where a piece of evidence comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceKind {
+    /// The live order record.
+    Order,
+    /// A passage of a policy document.
+    Policy,
+    /// Anything else (a conversation excerpt, a carrier record, …).
+    Other,
+}
+
+/// One citation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub kind: EvidenceKind,
+    /// A stable reference: `order:4821`, `returns-policy:section-3`.
+    pub reference: String,
+    pub title: String,
+    pub section: Option<String>,
+    /// The order's version, or the policy's content hash, at reading time.
+    /// A citation without a version could silently point at changed text.
+    pub version: String,
+    /// The words (or record fields) relied on.
+    pub quote: String,
+}
+
+impl Evidence {
+    /// The reference an order citation must carry: `order:<id>`.
+    pub fn order_reference(order_id: &str) -> String {
+        format!("order:{order_id}")
+    }
+
+    /// Cites the order record at its current version.
+    pub fn order(order: &OrderSnapshot, quote: impl Into<String>) -> Evidence {
+        Evidence {
+            kind: EvidenceKind::Order,
+            reference: Evidence::order_reference(&order.id),
+            title: format!("Order {}", order.id),
+            section: None,
+            version: order.version.to_string(),
+            quote: quote.into(),
+        }
+    }
+
+    /// Cites a policy passage at a content hash.
+    pub fn policy(
+        reference: impl Into<String>,
+        title: impl Into<String>,
+        section: Option<String>,
+        version: impl Into<String>,
+        quote: impl Into<String>,
+    ) -> Evidence {
+        Evidence {
+            kind: EvidenceKind::Policy,
+            reference: reference.into(),
+            title: title.into(),
+            section,
+            version: version.into(),
+            quote: quote.into(),
+        }
+    }
+
+    /// The first required field left blank, if any.
+    pub(crate) fn missing_field(&self) -> Option<&'static str> {
+        [
+            ("reference", &self.reference),
+            ("title", &self.title),
+            ("version", &self.version),
+            ("quote", &self.quote),
+        ]
+        .into_iter()
+        .find(|(_, value)| value.trim().is_empty())
+        .map(|(name, _)| name)
+    }
+}
+
+/// Who can answer an open question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Asker {
+    Customer,
+    Approver,
+}
+
+/// Something the records cannot say, kept as an explicit unknown rather
+/// than guessed ("Was the parcel opened?").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenQuestion {
+    pub question: String,
+    pub ask: Asker,
+    pub answer: Option<String>,
+}
+
+impl OpenQuestion {
+    pub fn new(question: impl Into<String>, ask: Asker) -> Self {
+        OpenQuestion {
+            question: question.into(),
+            ask,
+            answer: None,
+        }
+    }
+
+    /// Still unanswered: the approver must weigh it.
+    pub fn is_open(&self) -> bool {
+        self.answer.as_deref().is_none_or(|a| a.trim().is_empty())
+    }
+}
+
+/// Who produced the proposal and for whom; the approval rules read it to
+/// stop people approving their own refunds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// `refund_specialist`, or `external:<system>` for outside agents.
+    pub agent: String,
+    pub conversation_id: Option<String>,
+    /// The customer the refund is for, when an agent acts for one.
+    pub on_behalf_of: Option<String>,
+    /// User id of whoever asked: the customer in chat, or the staff member /
+    /// service account that submitted the proposal.
+    pub requested_by: String,
+}
+
+impl Provenance {
+    /// Whether this user asked for the refund or would receive it.
+    pub fn involves(&self, user_id: &str) -> bool {
+        self.requested_by == user_id || self.on_behalf_of.as_deref() == Some(user_id)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::proposal::fixtures;
+
+    #[test]
+    fn an_order_citation_names_the_order_and_its_version() {
+        let order = fixtures::order();
+        let evidence = Evidence::order(&order, "delivered 12 days ago");
+        assert_eq!(evidence.reference, "order:4821");
+        assert_eq!(evidence.version, order.version.to_string());
+        assert_eq!(evidence.kind, EvidenceKind::Order);
+        assert_eq!(evidence.missing_field(), None);
+    }
+
+    #[test]
+    fn a_citation_without_a_version_is_incomplete() {
+        let mut evidence = fixtures::policy_evidence();
+        evidence.version = " ".into();
+        assert_eq!(evidence.missing_field(), Some("version"));
+    }
+
+    #[test]
+    fn a_blank_answer_leaves_the_question_open() {
+        let mut question = OpenQuestion::new("Was the parcel opened?", Asker::Customer);
+        assert!(question.is_open());
+        question.answer = Some("  ".into());
+        assert!(question.is_open());
+        question.answer = Some("No, still sealed".into());
+        assert!(!question.is_open());
+    }
+
+    #[test]
+    fn provenance_involves_the_requester_and_the_customer() {
+        let provenance = Provenance {
+            agent: "refund_specialist".into(),
+            conversation_id: None,
+            on_behalf_of: Some("usr_customer".into()),
+            requested_by: "usr_staff".into(),
+        };
+        assert!(provenance.involves("usr_customer"));
+        assert!(provenance.involves("usr_staff"));
+        assert!(!provenance.involves("usr_approver"));
+    }
+}

@@ -1,0 +1,43 @@
+//! Refund proposals: what an agent proposes, who approved it, and the state
+//! machine that executes it exactly once and verifies it.
+//!
+//! - Content ([`RefundProposal`]) is immutable; any change is a new proposal
+//!   that supersedes the old one.
+//! - [`RefundAction`] is exactly what would execute; its digest binds an
+//!   approval to that action.
+//! - [`check_approval`] decides whether a person may approve (permissions
+//!   live in code, never in a prompt).
+//! - [`apply`] moves a [`ProposalState`] by a [`Command`] and returns the next
+//!   state plus the [`Effect`]s to perform; it does no I/O, so storage can
+//!   apply it inside one transaction and the rules can be property-tested.
+
+mod action;
+mod approval;
+mod command;
+mod content;
+mod decide;
+mod effect;
+mod evidence;
+mod execute;
+mod invalidation;
+mod state;
+mod status;
+mod transition;
+mod verify;
+
+#[cfg(test)]
+pub(crate) mod fixtures;
+
+pub use action::{ActionKind, RefundAction};
+pub use approval::{
+    Approval, ApprovalContext, ApprovalOutcome, ApprovalPolicy, ApproveError, Approver,
+    ConditionsSnapshot, Decision, check_approval, check_rejection,
+};
+pub use command::{Command, Resolution};
+pub use content::{MAX_RECOMMENDATION_CHARS, ProposalDraft, ProposalError, RefundProposal};
+pub use effect::{Effect, Transition, event};
+pub use evidence::{Asker, Evidence, EvidenceKind, OpenQuestion, Provenance};
+pub use invalidation::{InvalidationReason, revalidate};
+pub use state::{ApprovalRef, ProposalState, ProviderRefund, Receipt, Uncertainty};
+pub use status::{ProposalStatus, UnknownStatus};
+pub use transition::{TransitionError, apply};
