@@ -1,0 +1,225 @@
+//! One turn in progress: the step loop, and how it ends.
+
+use std::collections::HashSet;
+
+use chrono::Utc;
+use tokio::time::Instant;
+
+use super::{RunError, RunnerConfig, TurnOutcome};
+use crate::agent::Agent;
+use crate::context::ToolContext;
+use crate::control::{StopPoint, TurnControl};
+use crate::events::{Event, EventKind, EventSink};
+use crate::handoff;
+use crate::model::{ChatModel, ModelRequest};
+use crate::state::ConversationState;
+use crate::transcript::{Message, ToolCall};
+use crate::workflow::Workflow;
+
+/// Result text for calls an earlier turn left without one.
+const INTERRUPTED: &str = "interrupted before a result was recorded";
+
+/// The note that ends a stopped turn, so the transcript never ends on a
+/// dangling user or tool message.
+pub(crate) const STOPPED_NOTE: &str = "Stopped before finishing.";
+
+pub(super) struct Turn<'a> {
+    pub(super) model: &'a dyn ChatModel,
+    pub(super) config: RunnerConfig,
+    pub(super) workflow: &'a Workflow,
+    pub(super) state: &'a mut ConversationState,
+    pub(super) ctx: &'a ToolContext,
+    pub(super) control: &'a TurnControl,
+    pub(super) sink: &'a dyn EventSink,
+    pub(super) number: u64,
+    pub(super) agent: &'a Agent,
+    pub(super) step: u32,
+}
+
+impl<'a> Turn<'a> {
+    pub(super) async fn run(mut self, user_message: String) -> Result<TurnOutcome, RunError> {
+        self.emit(EventKind::TurnStarted {
+            max_steps: self.config.max_steps,
+        })
+        .await;
+        let repaired = self.state.close_dangling(INTERRUPTED);
+        if repaired > 0 {
+            self.emit(EventKind::TranscriptRepaired {
+                cancelled_calls: repaired,
+            })
+            .await;
+        }
+        self.state.push(Message::user(user_message));
+        self.state.set_active_agent(self.agent.name());
+        loop {
+            if self.control.is_stop_requested() {
+                return Ok(self.stopped(StopPoint::BetweenSteps, 0).await);
+            }
+            if self.step >= self.config.max_steps {
+                return Ok(self.step_limit().await);
+            }
+            self.step += 1;
+            let request = self.request();
+            self.emit(EventKind::ModelCallStarted {
+                step: self.step,
+                model: self.model.name().to_owned(),
+                tools: request.tools.iter().map(|tool| tool.name.clone()).collect(),
+            })
+            .await;
+            let started = Instant::now();
+            let result = tokio::select! {
+                biased;
+                () = self.control.stopped() => {
+                    return Ok(self.stopped(StopPoint::ModelCall, 0).await);
+                }
+                result = self.model.complete(request) => result,
+            };
+            let latency_ms = millis(started);
+            let response = match result {
+                Ok(response) => response,
+                Err(source) => {
+                    self.emit(EventKind::ModelCallFailed {
+                        step: self.step,
+                        latency_ms,
+                        error_kind: source.kind().to_owned(),
+                        error: source.to_string(),
+                    })
+                    .await;
+                    let error = RunError::Model {
+                        agent: self.agent.name().to_owned(),
+                        step: self.step,
+                        source,
+                    };
+                    self.emit(EventKind::TurnFailed {
+                        error: error.to_string(),
+                    })
+                    .await;
+                    return Err(error);
+                }
+            };
+            self.emit(EventKind::ModelCallFinished {
+                step: self.step,
+                latency_ms,
+                tool_calls: response.tool_calls.len(),
+                finish_reason: response.finish_reason.as_str().to_owned(),
+            })
+            .await;
+            let calls = self.unique_ids(response.tool_calls);
+            let content = response.content.unwrap_or_default();
+            self.state.push(Message::assistant(
+                self.agent.name(),
+                content.clone(),
+                calls.clone(),
+            ));
+            if calls.is_empty() {
+                self.finished("answered").await;
+                return Ok(TurnOutcome::Answered {
+                    agent: self.agent.name().to_owned(),
+                    content,
+                });
+            }
+            let batch = self.run_calls(&calls).await;
+            if let Some(target) = batch.handoff_to.and_then(|to| self.workflow.agent(&to)) {
+                self.agent = target;
+                self.state.set_active_agent(target.name());
+            }
+            if batch.stopped {
+                return Ok(self.stopped(StopPoint::ToolCalls, batch.cancelled).await);
+            }
+        }
+    }
+
+    fn request(&self) -> ModelRequest {
+        let mut tools: Vec<_> = self.agent.tools().iter().map(|tool| tool.spec()).collect();
+        tools.extend(handoff::spec(self.agent, self.workflow));
+        ModelRequest {
+            system: self.agent.instructions().to_owned(),
+            messages: self.state.messages().to_vec(),
+            tools,
+            agent: self.agent.name().to_owned(),
+        }
+    }
+
+    /// Call ids must be unique across the transcript for results to be
+    /// matched; some servers omit them or number them per response.
+    fn unique_ids(&self, mut calls: Vec<ToolCall>) -> Vec<ToolCall> {
+        let mut seen: HashSet<String> = self
+            .state
+            .messages()
+            .iter()
+            .flat_map(|message| message.tool_calls.iter().map(|call| call.id.clone()))
+            .collect();
+        for (index, call) in calls.iter_mut().enumerate() {
+            let mut suffix = 0;
+            while call.id.is_empty() || seen.contains(&call.id) {
+                suffix += 1;
+                call.id = format!("call_t{}_s{}_{index}_{suffix}", self.number, self.step);
+            }
+            seen.insert(call.id.clone());
+        }
+        calls
+    }
+
+    async fn stopped(&mut self, during: StopPoint, cancelled: usize) -> TurnOutcome {
+        self.emit(EventKind::StopRequested {
+            step: self.step,
+            during,
+        })
+        .await;
+        let cancelled = cancelled + self.state.close_dangling("cancelled by stop");
+        self.state.push(Message::assistant(
+            self.agent.name(),
+            STOPPED_NOTE,
+            Vec::new(),
+        ));
+        let latency_ms = self.control.requested_at().map(millis);
+        self.emit(EventKind::StopLanded {
+            latency_ms,
+            cancelled_calls: cancelled,
+        })
+        .await;
+        self.finished("stopped").await;
+        TurnOutcome::Stopped {
+            agent: self.agent.name().to_owned(),
+            during,
+        }
+    }
+
+    async fn step_limit(&mut self) -> TurnOutcome {
+        let steps = self.step;
+        self.emit(EventKind::StepLimitReached { steps }).await;
+        let note = format!(
+            "I could not finish this within {steps} steps, so I stopped here without an answer."
+        );
+        self.state
+            .push(Message::assistant(self.agent.name(), note, Vec::new()));
+        self.finished("step_limit").await;
+        TurnOutcome::StepLimit {
+            agent: self.agent.name().to_owned(),
+            steps,
+        }
+    }
+
+    async fn finished(&self, outcome: &str) {
+        self.emit(EventKind::TurnFinished {
+            outcome: outcome.to_owned(),
+            steps: self.step,
+        })
+        .await;
+    }
+
+    pub(super) async fn emit(&self, kind: EventKind) {
+        self.sink
+            .record(Event {
+                turn: self.number,
+                at: Utc::now(),
+                agent: self.agent.name().to_owned(),
+                kind,
+            })
+            .await;
+    }
+}
+
+pub(super) fn millis(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}

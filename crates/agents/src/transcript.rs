@@ -1,0 +1,170 @@
+//! The messages of a conversation as the model sees them. The invariant
+//! over them (one result per tool call) is kept in [`crate::ConversationState`].
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::outcome::OutcomeKind;
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+/// One tool call issued by the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The model's id for the call; the result refers back to it.
+    pub id: String,
+    /// The tool (or `handoff`) the model called.
+    pub name: String,
+    /// The arguments object. `{}` when the model's arguments were malformed.
+    pub arguments: Value,
+    /// Set when the model's arguments were not a JSON object. The call is
+    /// kept (and answered with `invalid_arguments`) instead of failing the
+    /// turn, so the model can correct itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub malformed_arguments: Option<MalformedArguments>,
+}
+
+impl ToolCall {
+    /// A well-formed call.
+    #[must_use]
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+            malformed_arguments: None,
+        }
+    }
+
+    /// A call whose arguments text could not be used.
+    #[must_use]
+    pub fn malformed(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        raw: impl Into<String>,
+        error: impl Into<String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments: json!({}),
+            malformed_arguments: Some(MalformedArguments {
+                raw: raw.into(),
+                error: error.into(),
+            }),
+        }
+    }
+}
+
+/// Arguments text the model sent that was not a JSON object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MalformedArguments {
+    /// Exactly what the model sent.
+    pub raw: String,
+    /// Why it was rejected.
+    pub error: String,
+}
+
+/// One message of the transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    /// The agent that wrote (assistant) or received (tool) the message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Text; for tool messages, the JSON result with its `"outcome"`.
+    #[serde(default)]
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For tool messages: the call this answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// For tool messages: which kind of result it is, typed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<OutcomeKind>,
+}
+
+impl Message {
+    /// A system message.
+    #[must_use]
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::plain(Role::System, None, content.into())
+    }
+
+    /// A user message.
+    #[must_use]
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::plain(Role::User, None, content.into())
+    }
+
+    /// An assistant message written by `agent`.
+    #[must_use]
+    pub fn assistant(
+        agent: impl Into<String>,
+        content: impl Into<String>,
+        tool_calls: Vec<ToolCall>,
+    ) -> Self {
+        Self {
+            tool_calls,
+            ..Self::plain(Role::Assistant, Some(agent.into()), content.into())
+        }
+    }
+
+    /// The result of call `call_id`, rendered as JSON for the model.
+    #[must_use]
+    pub fn tool_result(
+        agent: impl Into<String>,
+        call_id: impl Into<String>,
+        outcome: OutcomeKind,
+        result: &Value,
+    ) -> Self {
+        Self {
+            tool_call_id: Some(call_id.into()),
+            outcome: Some(outcome),
+            ..Self::plain(Role::Tool, Some(agent.into()), result.to_string())
+        }
+    }
+
+    /// A result for a call that never finished.
+    #[must_use]
+    pub fn cancelled_result(
+        agent: impl Into<String>,
+        call_id: impl Into<String>,
+        reason: &str,
+    ) -> Self {
+        Self::tool_result(
+            agent,
+            call_id,
+            OutcomeKind::Cancelled,
+            &json!({ "outcome": "cancelled", "reason": reason }),
+        )
+    }
+
+    /// The tool result parsed back as JSON (`None` for other messages).
+    #[must_use]
+    pub fn result_json(&self) -> Option<Value> {
+        (self.role == Role::Tool)
+            .then(|| serde_json::from_str(&self.content).ok())
+            .flatten()
+    }
+
+    fn plain(role: Role, agent: Option<String>, content: String) -> Self {
+        Self {
+            role,
+            agent,
+            content,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            outcome: None,
+        }
+    }
+}
