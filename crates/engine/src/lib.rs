@@ -2,9 +2,15 @@
 //! the transaction; calls to the outside world happen after commit.
 
 pub mod accounts;
+pub mod approvals;
+pub mod core;
 pub mod demo;
+pub mod execution;
+pub mod live;
 pub mod policies;
+pub mod proposals;
 
+pub use crate::core::{Actor, Engine, EngineSettings};
 pub use storage::{Database, StorageError};
 
 /// The current time, in one place so tests can reason about it.

@@ -97,7 +97,9 @@ pub async fn append(
         };
         model.hash = event_hash(&model);
         prev_hash = model.hash.clone();
-        journal_event::ActiveModel::from(model.clone()).insert(db).await?;
+        journal_event::ActiveModel::from(model.clone())
+            .insert(db)
+            .await?;
         written.push(model);
     }
     journal_head::ActiveModel {
@@ -108,6 +110,25 @@ pub async fn append(
     .update(db)
     .await?;
     Ok(written)
+}
+
+/// The time of the first event of `kind` for a proposal (e.g. when a refund
+/// request was first sent).
+///
+/// # Errors
+/// Database failures.
+pub async fn first_event_at(
+    db: &impl ConnectionTrait,
+    proposal_id: &str,
+    kind: &str,
+) -> Result<Option<DateTime<Utc>>, StorageError> {
+    Ok(journal_event::Entity::find()
+        .filter(journal_event::Column::ProposalId.eq(proposal_id))
+        .filter(journal_event::Column::Kind.eq(kind))
+        .order_by_asc(journal_event::Column::Seq)
+        .one(db)
+        .await?
+        .map(|event| event.at))
 }
 
 /// The result of checking the whole chain.
@@ -135,13 +156,22 @@ pub async fn verify_chain(db: &impl ConnectionTrait) -> Result<ChainReport, Stor
         for event in batch {
             expected_seq += 1;
             if event.seq != expected_seq {
-                return Ok(broken(event.seq, format!("expected event {expected_seq}: events are missing or reordered")));
+                return Ok(broken(
+                    event.seq,
+                    format!("expected event {expected_seq}: events are missing or reordered"),
+                ));
             }
             if event.prev_hash != expected_prev {
-                return Ok(broken(event.seq, "does not follow the previous event (deleted or reordered events)".into()));
+                return Ok(broken(
+                    event.seq,
+                    "does not follow the previous event (deleted or reordered events)".into(),
+                ));
             }
             if event_hash(&event) != event.hash {
-                return Ok(broken(event.seq, "content does not match its hash (edited event)".into()));
+                return Ok(broken(
+                    event.seq,
+                    "content does not match its hash (edited event)".into(),
+                ));
             }
             expected_prev = event.hash;
         }

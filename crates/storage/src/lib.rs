@@ -3,13 +3,19 @@
 //! Repository functions take `&impl ConnectionTrait` and never begin or commit;
 //! the use case that calls them owns the transaction ([`Database::begin_write`]).
 
+pub mod approvals;
 pub mod db;
 pub mod entities;
 pub mod error;
 pub mod ids;
 pub mod journal;
+pub mod limits;
 pub mod orders;
 pub mod policies;
+pub mod proposals;
+pub mod receipts;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod throttle;
 pub mod tokens;
 pub mod users;

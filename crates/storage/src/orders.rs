@@ -60,6 +60,27 @@ pub async fn get(
     Ok(Some(assemble(db, row).await?))
 }
 
+/// The order, locked until the transaction ends on PostgreSQL (SQLite's
+/// write transaction already excludes other writers). Used wherever a
+/// decision about refunding depends on the order staying as read.
+///
+/// # Errors
+/// Database failures.
+pub async fn lock_and_get(
+    db: &impl ConnectionTrait,
+    order_id: &str,
+) -> Result<Option<OrderSnapshot>, StorageError> {
+    use sea_orm::QuerySelect;
+    let mut query = order::Entity::find_by_id(order_id.to_owned());
+    if db.get_database_backend() == sea_orm::DbBackend::Postgres {
+        query = query.lock_exclusive();
+    }
+    let Some(row) = query.one(db).await? else {
+        return Ok(None);
+    };
+    Ok(Some(assemble(db, row).await?))
+}
+
 /// A customer's orders, newest first.
 ///
 /// # Errors
@@ -103,6 +124,20 @@ pub async fn record_refund(
         return Err(StorageError::NotFound { entity: "order" });
     }
     insert_refund_row(db, order_id, refund).await
+}
+
+/// Whether a refund with this id is already booked (booking is idempotent).
+///
+/// # Errors
+/// Database failures.
+pub async fn refund_exists(
+    db: &impl ConnectionTrait,
+    refund_id: &str,
+) -> Result<bool, StorageError> {
+    Ok(order_refund::Entity::find_by_id(refund_id.to_owned())
+        .one(db)
+        .await?
+        .is_some())
 }
 
 async fn insert_refund_row(

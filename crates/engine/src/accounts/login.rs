@@ -47,18 +47,27 @@ pub async fn authenticate(
     let address = address_scope(client_address);
     let since = now - policy.window;
 
-    let (address_failures, oldest) = throttle::failures_since(db.conn(), &address, since).await?;
+    // The attempt is counted as a failure before the (slow) password check,
+    // in the same transaction as the limit check: parallel attempts cannot
+    // all slip under the limit. A correct password takes it back below.
+    let tx = db.begin_write().await?;
+    throttle::lock_scope(&*tx, &address).await?;
+    throttle::lock_scope(&*tx, &account).await?;
+    let (address_failures, oldest) = throttle::failures_since(&*tx, &address, since).await?;
     if address_failures >= policy.max_failures_per_address {
         return Err(LoginError::AddressThrottled {
             retry_after_secs: retry_after(oldest, policy, now),
         });
     }
-    let (account_failures, oldest) = throttle::failures_since(db.conn(), &account, since).await?;
+    let (account_failures, oldest) = throttle::failures_since(&*tx, &account, since).await?;
     if account_failures >= policy.max_failures_per_account {
         return Err(LoginError::AccountThrottled {
             retry_after_secs: retry_after(oldest, policy, now),
         });
     }
+    throttle::record_failure(&*tx, &account, now).await?;
+    let address_attempt = throttle::record_failure(&*tx, &address, now).await?;
+    tx.commit().await?;
 
     let user = match &normalized {
         Ok(name) => storage::users::find_by_name(db.conn(), name).await?,
@@ -73,21 +82,17 @@ pub async fn authenticate(
     };
     match user {
         Some(user) if verified => {
+            let tx = db.begin_write().await?;
+            throttle::clear(&*tx, &account).await?;
+            throttle::forget(&*tx, address_attempt).await?;
+            tx.commit().await?;
             if user.disabled {
                 return Err(LoginError::Disabled);
             }
-            let tx = db.begin_write().await?;
-            throttle::clear(&*tx, &account).await?;
-            tx.commit().await?;
             Ok(user)
         }
-        _ => {
-            let tx = db.begin_write().await?;
-            throttle::record_failure(&*tx, &account, now).await?;
-            throttle::record_failure(&*tx, &address, now).await?;
-            tx.commit().await?;
-            Err(LoginError::InvalidCredentials)
-        }
+        // Already counted above.
+        _ => Err(LoginError::InvalidCredentials),
     }
 }
 

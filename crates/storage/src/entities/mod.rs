@@ -1,6 +1,9 @@
 //! SeaORM entities, one table per file.
 
 pub mod api_token;
+pub mod approval;
+pub mod approval_limit;
+pub mod four_eyes_threshold;
 pub mod journal_event;
 pub mod journal_head;
 pub mod login_failure;
@@ -9,5 +12,7 @@ pub mod order_line;
 pub mod order_refund;
 pub mod policy_document;
 pub mod policy_version;
+pub mod proposal;
+pub mod receipt;
 pub mod user;
 pub mod user_role;

@@ -1,0 +1,216 @@
+//! The approval handler: load the stored proposal, check permission in code,
+//! check it is still pending atomically with the state change, revalidate
+//! against the current world, and claim it for execution, all in one
+//! transaction. The provider is called only after commit.
+
+use crate::core::{Actor, Engine};
+use crate::execution::step::{SaveError, Step};
+use domain::proposal::{
+    Approval, ApprovalContext, ApprovalPolicy, ApproveError, Approver, Command, ConditionsSnapshot,
+    Effect, EvidenceKind, RefundProposal, TransitionError, check_approval, check_rejection,
+};
+use serde_json::json;
+use storage::ids::new_id;
+use storage::proposals::StoredProposal;
+use storage::{StorageError, WriteTx};
+
+#[derive(Debug, thiserror::Error)]
+pub enum DecisionError {
+    #[error("no proposal {0}")]
+    NotFound(String),
+    #[error(transparent)]
+    Denied(#[from] ApproveError),
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Conflict(SaveError),
+    #[error(transparent)]
+    Transition(#[from] TransitionError),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl From<SaveError> for DecisionError {
+    fn from(e: SaveError) -> Self {
+        match e {
+            SaveError::Storage(inner) => DecisionError::Storage(inner),
+            conflict => DecisionError::Conflict(conflict),
+        }
+    }
+}
+
+/// The policy versions a proposal relies on, for the conditions snapshot.
+fn policy_versions(proposal: &RefundProposal) -> Vec<(String, String)> {
+    proposal
+        .evidence
+        .iter()
+        .filter(|e| e.kind == EvidenceKind::Policy)
+        .map(|e| (e.reference.clone(), e.version.clone()))
+        .collect()
+}
+
+impl Engine {
+    /// `actor` approves proposal `proposal_id`, having been shown the action
+    /// with digest `digest_shown`. When this completes the approvals, the
+    /// proposal is revalidated and claimed in the same transaction and the
+    /// refund is sent in the background.
+    ///
+    /// # Errors
+    /// [`DecisionError`]: not found, denied (with the rule broken), or a
+    /// conflict when another decision landed at the same moment.
+    pub async fn approve(
+        &self,
+        actor: &Actor,
+        proposal_id: &str,
+        digest_shown: &str,
+    ) -> Result<StoredProposal, DecisionError> {
+        let now = crate::now();
+        let tx = self.db.begin_write().await?;
+        let stored = load(&tx, proposal_id).await?;
+        let currency = stored.proposal.amount.currency.code().to_owned();
+        let approver = Approver {
+            id: actor.user_id.clone(),
+            roles: actor.roles.clone(),
+            limit_minor: storage::limits::approval_limit(&*tx, &actor.user_id, &currency)
+                .await?
+                .or(self.settings.default_approval_limit_minor),
+        };
+        let policy = ApprovalPolicy {
+            four_eyes_threshold_minor: storage::limits::four_eyes_threshold(&*tx, &currency)
+                .await?
+                .unwrap_or(self.settings.four_eyes_threshold_minor),
+            approval_ttl: self.settings.approval_ttl,
+        };
+        let ctx = ApprovalContext {
+            approver: &approver,
+            proposal: &stored.proposal,
+            state: &stored.state,
+            digest_shown,
+            policy: &policy,
+            now,
+        };
+        let outcome = check_approval(&ctx)?;
+        let order = storage::orders::lock_and_get(&*tx, &stored.proposal.order_id)
+            .await?
+            .ok_or_else(|| {
+                DecisionError::Invalid(format!(
+                    "order {} no longer exists; this proposal cannot be approved",
+                    stored.proposal.order_id
+                ))
+            })?;
+        let conditions = ConditionsSnapshot::capture(&order, policy_versions(&stored.proposal))
+            .map_err(|e| {
+                DecisionError::Invalid(format!("the order's records are inconsistent: {e}"))
+            })?;
+        let approval = Approval::approve(new_id("apv"), &ctx, conditions.clone());
+        storage::approvals::insert(&*tx, &approval).await?;
+
+        let mut step = Step::new(stored);
+        let effects = step.apply(
+            outcome.command(&approval),
+            &actor.journal_name(),
+            json!({
+                "approval_id": approval.id,
+                "action_digest": approval.action_digest_shown,
+                "required_approvals": outcome.required_approvals(),
+                "conditions": conditions,
+            }),
+            now,
+        )?;
+        let mut send = false;
+        if effects.contains(&Effect::Execute) {
+            send = self
+                .claim_and_revalidate(&*tx, &mut step, &order, &conditions, now)
+                .await?;
+        }
+        let (stored, change) = step.save(&*tx, now).await?;
+        tx.commit().await?;
+        if let Some(change) = change {
+            self.live.publish(change);
+        }
+        if send {
+            let engine = self.clone();
+            let proposal = stored.proposal.clone();
+            tokio::spawn(async move { engine.send_refund(&proposal).await });
+        }
+        Ok(stored)
+    }
+
+    /// `actor` rejects the proposal with a reason shown to the requester.
+    ///
+    /// # Errors
+    /// As [`Engine::approve`]; a blank reason is refused.
+    pub async fn reject(
+        &self,
+        actor: &Actor,
+        proposal_id: &str,
+        reason: &str,
+    ) -> Result<StoredProposal, DecisionError> {
+        let reason = reason.trim();
+        if reason.is_empty() || reason.chars().count() > 2000 {
+            return Err(DecisionError::Invalid(
+                "a rejection needs a reason of 1 to 2000 characters".into(),
+            ));
+        }
+        let now = crate::now();
+        let tx = self.db.begin_write().await?;
+        let stored = load(&tx, proposal_id).await?;
+        let approver = Approver {
+            id: actor.user_id.clone(),
+            roles: actor.roles.clone(),
+            limit_minor: None,
+        };
+        let policy = ApprovalPolicy {
+            four_eyes_threshold_minor: self.settings.four_eyes_threshold_minor,
+            approval_ttl: self.settings.approval_ttl,
+        };
+        let ctx = ApprovalContext {
+            approver: &approver,
+            proposal: &stored.proposal,
+            state: &stored.state,
+            digest_shown: &stored.proposal.action_digest,
+            policy: &policy,
+            now,
+        };
+        check_rejection(&ctx)?;
+        let order = storage::orders::get(&*tx, &stored.proposal.order_id).await?;
+        let conditions = match &order {
+            Some(order) => ConditionsSnapshot::capture(order, policy_versions(&stored.proposal))
+                .unwrap_or_else(|_| empty_conditions()),
+            None => empty_conditions(),
+        };
+        let rejection = Approval::reject(new_id("apv"), &ctx, reason, conditions);
+        storage::approvals::insert(&*tx, &rejection).await?;
+        let mut step = Step::new(stored);
+        step.apply(
+            Command::Reject {
+                by: actor.user_id.clone(),
+                reason: reason.to_owned(),
+            },
+            &actor.journal_name(),
+            json!({ "approval_id": rejection.id, "reason": reason }),
+            now,
+        )?;
+        let (stored, change) = step.save(&*tx, now).await?;
+        tx.commit().await?;
+        if let Some(change) = change {
+            self.live.publish(change);
+        }
+        Ok(stored)
+    }
+}
+
+fn empty_conditions() -> ConditionsSnapshot {
+    ConditionsSnapshot {
+        order_version: 0,
+        order_hash: String::new(),
+        policy_versions: Vec::new(),
+        refundable_minor: 0,
+    }
+}
+
+async fn load(tx: &WriteTx, proposal_id: &str) -> Result<StoredProposal, DecisionError> {
+    storage::proposals::get(&**tx, proposal_id)
+        .await?
+        .ok_or_else(|| DecisionError::NotFound(proposal_id.to_owned()))
+}

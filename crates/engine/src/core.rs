@@ -1,0 +1,111 @@
+//! The engine: the database, the payment provider, the policy library and
+//! the rules' settings, shared by every use case, server function and worker.
+
+use crate::live::LiveUpdates;
+use crate::policies::PolicyLibrary;
+use chrono::Duration;
+use connectors::PaymentProvider;
+use domain::RoleSet;
+use std::sync::Arc;
+use storage::Database;
+
+/// Operator settings for proposals, approvals and execution.
+#[derive(Debug, Clone)]
+pub struct EngineSettings {
+    /// How long a new proposal waits for approval.
+    pub proposal_ttl: Duration,
+    /// How long an approval counts (conditions go stale).
+    pub approval_ttl: Duration,
+    /// Above this many minor units two approvers are needed, unless a
+    /// per-currency threshold is stored.
+    pub four_eyes_threshold_minor: i64,
+    /// An approver's limit when none is stored for them (None: no limit).
+    pub default_approval_limit_minor: Option<i64>,
+    /// How long an executor's claim lasts before another may take over.
+    pub lease: Duration,
+    /// How long the provider remembers idempotency keys (Stripe: 24 h).
+    pub key_retention: Duration,
+    /// Status checks of an unknown outcome before a person is told.
+    pub max_unknown_checks: u32,
+    /// First wait before re-checking an unknown outcome; doubles each time.
+    pub first_check_after: Duration,
+    /// The longest wait between checks.
+    pub max_check_interval: Duration,
+    /// This process's name in claims and the journal.
+    pub executor_name: String,
+}
+
+impl Default for EngineSettings {
+    fn default() -> Self {
+        EngineSettings {
+            proposal_ttl: Duration::hours(48),
+            approval_ttl: Duration::hours(24),
+            four_eyes_threshold_minor: 50_000,
+            default_approval_limit_minor: Some(100_000),
+            lease: Duration::seconds(60),
+            key_retention: Duration::hours(24),
+            max_unknown_checks: 8,
+            first_check_after: Duration::seconds(2),
+            max_check_interval: Duration::minutes(10),
+            executor_name: format!("executor-{}", std::process::id()),
+        }
+    }
+}
+
+impl EngineSettings {
+    /// When to check an unknown outcome again after `checks` checks.
+    pub fn next_check(&self, checks: u32, now: domain::Timestamp) -> domain::Timestamp {
+        let factor = 2i32.saturating_pow(checks.min(20));
+        let wait = self
+            .first_check_after
+            .checked_mul(factor)
+            .unwrap_or(self.max_check_interval)
+            .min(self.max_check_interval);
+        now + wait
+    }
+}
+
+/// Who is acting: a person (session or token) or a component of the system.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    pub user_id: String,
+    pub name: String,
+    pub roles: RoleSet,
+}
+
+impl Actor {
+    /// How the journal names the actor.
+    pub fn journal_name(&self) -> String {
+        format!("user:{}", self.name)
+    }
+}
+
+#[derive(Clone)]
+pub struct Engine {
+    pub db: Database,
+    pub provider: Arc<dyn PaymentProvider>,
+    pub policies: PolicyLibrary,
+    pub settings: Arc<EngineSettings>,
+    pub live: LiveUpdates,
+}
+
+impl Engine {
+    pub fn new(
+        db: Database,
+        provider: Arc<dyn PaymentProvider>,
+        policies: PolicyLibrary,
+        settings: EngineSettings,
+    ) -> Self {
+        Engine {
+            db,
+            provider,
+            policies,
+            settings: Arc::new(settings),
+            live: LiveUpdates::default(),
+        }
+    }
+
+    pub(crate) fn system_actor(&self) -> String {
+        format!("system:{}", self.settings.executor_name)
+    }
+}

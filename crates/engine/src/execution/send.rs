@@ -1,0 +1,99 @@
+//! Calling the provider: send under the proposal id, or query the status of
+//! what may have been sent. Never a new key, never a blind retry.
+
+use super::answer::{AfterAnswer, Answer};
+use crate::core::Engine;
+use connectors::{RefundLookup, RefundOutcome, RefundRequest};
+use domain::proposal::RefundProposal;
+
+impl Engine {
+    /// Sends the refund (already marked sent and committed) and records the
+    /// answer; resends under the same key while the provider says it has
+    /// nothing and still remembers the key.
+    pub async fn send_refund(&self, proposal: &RefundProposal) {
+        let request = RefundRequest {
+            idempotency_key: proposal.id.clone(),
+            payment_reference: proposal.payment_reference.clone(),
+            amount_minor: proposal.amount.amount_minor,
+            currency: proposal.amount.currency.code().to_owned(),
+            proposal_id: proposal.id.clone(),
+        };
+        // Bounded: each loop needs a fresh "not found" from the provider.
+        for _ in 0..3 {
+            let answer = match self.provider.refund(&request).await {
+                Ok(RefundOutcome::Succeeded(refund))
+                | Ok(RefundOutcome::Pending(refund))
+                | Ok(RefundOutcome::Failed(refund)) => Answer::Refund(refund),
+                Ok(RefundOutcome::Declined { code, message }) => Answer::Declined {
+                    reason: format!("the payment provider declined the refund: {message} ({code})"),
+                },
+                Err(error) => Answer::from_error(error),
+            };
+            match self.settle(proposal, answer).await {
+                Some(AfterAnswer::Resend) => continue,
+                _ => return,
+            }
+        }
+    }
+
+    /// Asks the provider what happened under the proposal's key and records
+    /// it (after a takeover or for an unknown outcome).
+    pub async fn query_status(&self, proposal: &RefundProposal) {
+        let lookup = lookup_of(proposal);
+        let answer = match self.provider.lookup(&lookup).await {
+            Ok(Some(refund)) => Answer::Refund(refund),
+            Ok(None) => Answer::NotFound,
+            Err(error) => Answer::from_error(error),
+        };
+        if let Some(AfterAnswer::Resend) = self.settle(proposal, answer).await {
+            self.send_refund(proposal).await;
+        }
+    }
+
+    /// Fetches the refunds under the key (for a succeeded refund) and records
+    /// the verification. Failure leaves it for the reconciler.
+    pub async fn verify(&self, proposal: &RefundProposal) {
+        match self.provider.refunds_for_key(&lookup_of(proposal)).await {
+            Ok(refunds) => {
+                if let Err(error) = self.record_verification(&proposal.id, refunds).await {
+                    tracing::warn!(%error, proposal.id = %proposal.id, "could not record verification");
+                }
+            }
+            Err(error) => {
+                tracing::info!(%error, proposal.id = %proposal.id, "verification postponed: provider did not answer");
+            }
+        }
+    }
+
+    /// Records an answer; a succeeded refund is verified first so both land
+    /// in one transaction.
+    async fn settle(&self, proposal: &RefundProposal, answer: Answer) -> Option<AfterAnswer> {
+        let verified = match &answer {
+            Answer::Refund(refund)
+                if refund.status == connectors::ProviderRefundStatus::Succeeded =>
+            {
+                self.provider
+                    .refunds_for_key(&lookup_of(proposal))
+                    .await
+                    .ok()
+            }
+            _ => None,
+        };
+        match self.record_answer(&proposal.id, answer, verified).await {
+            Ok(after) => Some(after),
+            Err(error) => {
+                // The state stays executing; the lease runs out and the
+                // reconciler queries the provider again. Nothing is lost.
+                tracing::error!(%error, proposal.id = %proposal.id, "could not record the provider's answer");
+                None
+            }
+        }
+    }
+}
+
+fn lookup_of(proposal: &RefundProposal) -> RefundLookup {
+    RefundLookup {
+        idempotency_key: proposal.id.clone(),
+        payment_reference: proposal.payment_reference.clone(),
+    }
+}

@@ -1,0 +1,139 @@
+//! Applying commands to a stored proposal inside one transaction: the state
+//! changes in memory, each transition queues its journal event, and `save`
+//! writes the state (only if nobody moved it meanwhile) and the events.
+
+use crate::live::ProposalChanged;
+use domain::Timestamp;
+use domain::proposal::{Command, Effect, ProposalState, ProposalStatus, TransitionError, apply};
+use serde_json::Value;
+use storage::journal::NewEvent;
+use storage::proposals::StoredProposal;
+use storage::{ConnectionTrait, StorageError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SaveError {
+    #[error("someone else changed this proposal at the same moment; reload and try again")]
+    Conflict,
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+pub struct Step {
+    pub stored: StoredProposal,
+    read_version: i64,
+    events: Vec<NewEvent>,
+    changed: bool,
+}
+
+impl Step {
+    pub fn new(stored: StoredProposal) -> Self {
+        let read_version = stored.state_version;
+        Step {
+            stored,
+            read_version,
+            events: Vec::new(),
+            changed: false,
+        }
+    }
+
+    pub fn state(&self) -> &ProposalState {
+        &self.stored.state
+    }
+
+    pub fn status(&self) -> ProposalStatus {
+        self.stored.state.status()
+    }
+
+    /// Applies a command; returns the effects it asks for.
+    ///
+    /// # Errors
+    /// The command does not fit the current state.
+    pub fn apply(
+        &mut self,
+        command: Command,
+        actor: &str,
+        payload: Value,
+        now: Timestamp,
+    ) -> Result<Vec<Effect>, TransitionError> {
+        let from = self.status();
+        let transition = apply(&self.stored.proposal, &self.stored.state, command, now)?;
+        self.record(
+            transition.event,
+            actor,
+            Some(from),
+            Some(transition.next.status()),
+            payload,
+            now,
+        );
+        self.stored.state = transition.next;
+        self.changed = true;
+        Ok(transition.effects)
+    }
+
+    /// Queues a journal event that is not a state change (e.g. "proposed").
+    pub fn record(
+        &mut self,
+        kind: &str,
+        actor: &str,
+        from: Option<ProposalStatus>,
+        to: Option<ProposalStatus>,
+        payload: Value,
+        at: Timestamp,
+    ) {
+        self.events.push(NewEvent {
+            proposal_id: Some(self.stored.proposal.id.clone()),
+            order_id: Some(self.stored.proposal.order_id.clone()),
+            actor: actor.to_owned(),
+            kind: kind.to_owned(),
+            from_status: from.map(|s| s.as_str().to_owned()),
+            to_status: to.map(|s| s.as_str().to_owned()),
+            payload,
+            at,
+        });
+    }
+
+    /// Writes the new state (conditional on the version read) and the
+    /// journal events, in the caller's transaction.
+    ///
+    /// # Errors
+    /// [`SaveError::Conflict`] when another transaction moved the proposal.
+    pub async fn save(
+        mut self,
+        db: &impl ConnectionTrait,
+        now: Timestamp,
+    ) -> Result<(StoredProposal, Option<ProposalChanged>), SaveError> {
+        if self.changed {
+            let due = due_at(&self.stored.state, now);
+            let updated = storage::proposals::update_state(
+                db,
+                &self.stored.proposal.id,
+                self.read_version,
+                &self.stored.state,
+                due,
+                now,
+            )
+            .await?;
+            if !updated {
+                return Err(SaveError::Conflict);
+            }
+            self.stored.state_version = self.read_version + 1;
+            self.stored.updated_at = now;
+        }
+        storage::journal::append(db, std::mem::take(&mut self.events)).await?;
+        let change = self.changed.then(|| ProposalChanged {
+            proposal_id: self.stored.proposal.id.clone(),
+            order_id: self.stored.proposal.order_id.clone(),
+            status: self.stored.state.status().as_str().to_owned(),
+        });
+        Ok((self.stored, change))
+    }
+}
+
+/// When the reconciler should next look at a proposal in this state. A
+/// succeeded refund not verified in the same step is due at once.
+pub fn due_at(state: &ProposalState, now: Timestamp) -> Option<Timestamp> {
+    match state {
+        ProposalState::Succeeded { .. } => Some(now),
+        other => other.due_at(),
+    }
+}

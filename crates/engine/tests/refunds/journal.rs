@@ -1,0 +1,81 @@
+use crate::support::Harness;
+use domain::proposal::ProposalStatus;
+use sea_orm::ConnectionTrait;
+use std::time::Duration;
+use storage::journal::ChainReport;
+
+async fn flagship(h: &Harness) {
+    let stored = h.propose(&h.actor("customer").await, "4821").await;
+    h.engine
+        .approve(
+            &h.actor("approver").await,
+            &stored.proposal.id,
+            &stored.proposal.action_digest,
+        )
+        .await
+        .unwrap();
+    h.settle(
+        &stored.proposal.id,
+        &[ProposalStatus::Verified],
+        Duration::from_secs(10),
+    )
+    .await;
+}
+
+async fn execute(h: &Harness, sql: &str) {
+    let db = h.engine.db.conn();
+    db.execute_unprepared(sql).await.unwrap();
+}
+
+#[tokio::test]
+async fn the_journal_of_a_refund_is_an_intact_chain() {
+    let h = Harness::start().await;
+    flagship(&h).await;
+    let report = storage::journal::verify_chain(h.engine.db.conn())
+        .await
+        .unwrap();
+    assert!(
+        matches!(report, ChainReport::Intact { events: 6, .. }),
+        "{report:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_edited_journal_row_breaks_the_chain() {
+    let h = Harness::start().await;
+    flagship(&h).await;
+    execute(
+        &h,
+        "UPDATE journal_events SET actor = 'user:manager' WHERE seq = 2",
+    )
+    .await;
+    let report = storage::journal::verify_chain(h.engine.db.conn())
+        .await
+        .unwrap();
+    assert!(
+        matches!(report, ChainReport::Broken { at_seq: 2, .. }),
+        "{report:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_deleted_journal_row_breaks_the_chain() {
+    let h = Harness::start().await;
+    flagship(&h).await;
+    execute(&h, "DELETE FROM journal_events WHERE seq = 3").await;
+    let report = storage::journal::verify_chain(h.engine.db.conn())
+        .await
+        .unwrap();
+    assert!(matches!(report, ChainReport::Broken { .. }), "{report:?}");
+}
+
+#[tokio::test]
+async fn deleting_the_newest_events_is_detected_from_the_head() {
+    let h = Harness::start().await;
+    flagship(&h).await;
+    execute(&h, "DELETE FROM journal_events WHERE seq = 6").await;
+    let report = storage::journal::verify_chain(h.engine.db.conn())
+        .await
+        .unwrap();
+    assert!(matches!(report, ChainReport::Broken { .. }), "{report:?}");
+}

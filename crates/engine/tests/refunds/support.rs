@@ -1,0 +1,214 @@
+//! A harness: fresh database with demo data, a sandbox provider on a free
+//! port, and an engine wired to both.
+
+use connectors::HttpTimeouts;
+use connectors::sandbox::{LedgerView, SandboxConfig, SandboxProvider, SandboxState};
+use domain::proposal::ProposalStatus;
+use domain::{Currency, Money, OrderLine, OrderSnapshot, Role, RoleSet};
+use engine::proposals::{EvidenceRef, SubmitProposal};
+use engine::{Actor, Engine, EngineSettings};
+use std::sync::Arc;
+use std::time::Duration;
+use storage::proposals::StoredProposal;
+use storage::testing::TestDatabase;
+
+pub const PASSWORD: &str = "test-password-1";
+
+pub struct Harness {
+    pub engine: Engine,
+    pub sandbox: SandboxState,
+    pub test_db: TestDatabase,
+    pub sandbox_url: String,
+}
+
+pub fn fast_settings(executor: &str) -> EngineSettings {
+    EngineSettings {
+        lease: chrono::Duration::seconds(2),
+        first_check_after: chrono::Duration::milliseconds(20),
+        max_check_interval: chrono::Duration::milliseconds(100),
+        executor_name: executor.to_owned(),
+        ..EngineSettings::default()
+    }
+}
+
+impl Harness {
+    pub async fn start() -> Harness {
+        Harness::with(SandboxConfig::default(), fast_settings("executor-test")).await
+    }
+
+    pub async fn with(config: SandboxConfig, settings: EngineSettings) -> Harness {
+        let test_db = TestDatabase::new().await;
+        engine::demo::seed_demo(&test_db.db, PASSWORD, engine::now())
+            .await
+            .unwrap();
+        let sandbox = SandboxState::new(config).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let sandbox_url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(connectors::sandbox::serve_standalone(
+            listener,
+            sandbox.clone(),
+        ));
+        let engine = engine_for(&test_db, &sandbox_url, settings).await;
+        Harness {
+            engine,
+            sandbox,
+            test_db,
+            sandbox_url,
+        }
+    }
+
+    /// A second engine (another server process) on the same database.
+    pub async fn second_engine(&self, settings: EngineSettings) -> Engine {
+        engine_for(&self.test_db, &self.sandbox_url, settings).await
+    }
+
+    pub async fn actor(&self, name: &str) -> Actor {
+        let user = storage::users::find_by_name(self.engine.db.conn(), name)
+            .await
+            .unwrap()
+            .unwrap();
+        Actor {
+            user_id: user.id,
+            name: user.name,
+            roles: user.roles,
+        }
+    }
+
+    /// A staff member with the given roles, created on the fly.
+    pub async fn staff(&self, name: &str, roles: &[Role]) -> Actor {
+        engine::accounts::create_user(
+            &self.engine.db,
+            engine::accounts::users::CreateUser {
+                name,
+                display_name: None,
+                password: PASSWORD,
+                roles: RoleSet::new(roles.iter().copied()),
+            },
+            engine::now(),
+        )
+        .await
+        .unwrap();
+        self.actor(name).await
+    }
+
+    /// `count` more delivered orders of 25.00 EUR for `customer`, ids from `first`.
+    pub async fn more_orders(
+        &self,
+        customer: &Actor,
+        first: u32,
+        count: u32,
+        reference_prefix: &str,
+    ) -> Vec<String> {
+        let now = engine::now();
+        let tx = self.engine.db.begin_write().await.unwrap();
+        let mut ids = Vec::new();
+        for n in first..first + count {
+            let order = OrderSnapshot {
+                id: n.to_string(),
+                customer_id: customer.user_id.clone(),
+                status: "delivered".into(),
+                total: Money::new(2500, Currency::EUR),
+                payment_reference: format!("{reference_prefix}{n}"),
+                placed_at: now - chrono::Duration::days(6),
+                delivered_at: Some(now - chrono::Duration::days(3)),
+                version: 1,
+                lines: vec![OrderLine {
+                    sku: "CAP".into(),
+                    description: "Cap".into(),
+                    quantity: 1,
+                    unit_price_minor: 2500,
+                }],
+                refunds: vec![],
+            };
+            storage::orders::insert(&*tx, &order).await.unwrap();
+            ids.push(order.id);
+        }
+        tx.commit().await.unwrap();
+        ids
+    }
+
+    /// The customer asks for a full refund of `order_id`, citing the order and section 3.
+    pub async fn propose(&self, requester: &Actor, order_id: &str) -> StoredProposal {
+        self.engine
+            .submit_proposal(requester, refund_request(order_id))
+            .await
+            .unwrap()
+    }
+
+    pub fn ledger(&self) -> LedgerView {
+        self.sandbox.ledger()
+    }
+
+    pub async fn status(&self, id: &str) -> ProposalStatus {
+        storage::proposals::get(self.engine.db.conn(), id)
+            .await
+            .unwrap()
+            .unwrap()
+            .status()
+    }
+
+    /// Waits (running reconciliation passes) until the proposal reaches a
+    /// status in `wanted`, or panics after `limit`.
+    pub async fn settle(
+        &self,
+        id: &str,
+        wanted: &[ProposalStatus],
+        limit: Duration,
+    ) -> ProposalStatus {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let status = self.status(id).await;
+            if wanted.contains(&status) {
+                return status;
+            }
+            if tokio::time::Instant::now() > deadline {
+                panic!("proposal {id} stayed {status:?}, wanted one of {wanted:?}");
+            }
+            self.engine.reconcile_once().await.unwrap();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+pub fn refund_request(order_id: &str) -> SubmitProposal {
+    SubmitProposal {
+        order_id: order_id.to_owned(),
+        amount_minor: None,
+        currency: None,
+        evidence: vec![
+            EvidenceRef {
+                reference: format!("order:{order_id}"),
+                version: None,
+                quote: None,
+            },
+            EvidenceRef {
+                reference: "returns-policy:section-3".into(),
+                version: None,
+                quote: Some(
+                    "Unopened items in their original packaging may be returned within 30 days"
+                        .into(),
+                ),
+            },
+        ],
+        open_questions: vec![],
+        recommendation: "Delivered within 30 days; refund in full if unopened.".into(),
+        agent: "refund_specialist".into(),
+        conversation_id: None,
+        supersedes: None,
+    }
+}
+
+async fn engine_for(test_db: &TestDatabase, sandbox_url: &str, settings: EngineSettings) -> Engine {
+    let provider = SandboxProvider::new(
+        sandbox_url,
+        HttpTimeouts {
+            connect: Duration::from_secs(2),
+            request: Duration::from_millis(400),
+        },
+    )
+    .unwrap();
+    let policies = engine::policies::PolicyLibrary::load(test_db.db.clone())
+        .await
+        .unwrap();
+    Engine::new(test_db.db.clone(), Arc::new(provider), policies, settings)
+}

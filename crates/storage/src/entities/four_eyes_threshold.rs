@@ -1,0 +1,14 @@
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "four_eyes_thresholds")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub currency: String,
+    pub threshold_minor: i64,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}
