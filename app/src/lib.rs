@@ -11,6 +11,8 @@ pub mod orders;
 pub mod pages;
 #[cfg(feature = "ssr")]
 pub mod server;
+#[cfg(feature = "ssr")]
+pub mod server_errors;
 
 use components::nav::Nav;
 use leptos::prelude::*;

@@ -22,6 +22,7 @@ pub mod keys {
 pub struct ServerContext {
     pub db: Database,
     pub throttle: engine::accounts::ThrottlePolicy,
+    pub engine: engine::Engine,
 }
 
 /// How the caller proved who they are.
@@ -43,6 +44,15 @@ pub struct Identity {
 }
 
 impl Identity {
+    /// The caller as the engine's use cases see them.
+    pub fn actor(&self) -> engine::Actor {
+        engine::Actor {
+            user_id: self.user_id.clone(),
+            name: self.name.clone(),
+            roles: self.roles.clone(),
+        }
+    }
+
     pub fn summary(&self) -> UserSummary {
         UserSummary {
             id: self.user_id.clone(),

@@ -41,8 +41,48 @@ pub struct Settings {
     pub login_max_failures_per_account: u64,
     pub login_max_failures_per_address: u64,
     pub login_window_minutes: i64,
-    /// Take the client address from `X-Forwarded-For` (only behind a proxy you run).
+    /// Take the client address from the last `X-Forwarded-For` entry, the one
+    /// the proxy in front appended (only behind a single proxy you run).
     pub trust_forwarded_for: bool,
+    /// `sandbox` (the embedded default) or `stripe`.
+    pub payment_provider: PaymentProviderKind,
+    /// The provider's base URL. Sandbox: defaults to the one this server
+    /// mounts at `sandbox_path`; Stripe: `https://api.stripe.com`.
+    pub payment_base_url: Option<String>,
+    /// Stripe secret key (`sk_…`), required with `payment_provider = "stripe"`.
+    #[serde(skip_serializing)]
+    pub stripe_secret_key: Option<SecretString>,
+    pub payment_connect_timeout_ms: u64,
+    /// A provider call that takes longer has an unknown outcome.
+    pub payment_timeout_ms: u64,
+    /// Mount the sandbox payment provider in this server (empty: don't).
+    pub sandbox_path: String,
+    /// Fault plan for the mounted sandbox, as the JSON of `PUT /v1/faults`.
+    pub sandbox_faults: Option<String>,
+    pub proposal_ttl_hours: i64,
+    pub approval_ttl_hours: i64,
+    /// Refunds above this (minor units) need two approvers, unless an
+    /// administrator stored a per-currency threshold.
+    pub four_eyes_threshold_minor: i64,
+    /// An approver's limit (minor units) unless one is stored for them; 0 means no limit.
+    pub default_approval_limit_minor: i64,
+    pub execution_lease_seconds: i64,
+    /// How long the provider remembers idempotency keys.
+    pub key_retention_hours: i64,
+    /// Status checks of an unknown outcome before a person is told.
+    pub max_unknown_checks: u32,
+    /// Seconds between reconciliation passes (0: no reconciler in this process).
+    pub reconcile_interval_seconds: u64,
+    /// This process's name in claims and the journal (default: host and pid).
+    pub executor_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PaymentProviderKind {
+    #[default]
+    Sandbox,
+    Stripe,
 }
 
 impl Default for Settings {
@@ -61,6 +101,22 @@ impl Default for Settings {
             login_max_failures_per_address: 20,
             login_window_minutes: 15,
             trust_forwarded_for: false,
+            payment_provider: PaymentProviderKind::Sandbox,
+            payment_base_url: None,
+            stripe_secret_key: None,
+            payment_connect_timeout_ms: 3_000,
+            payment_timeout_ms: 10_000,
+            sandbox_path: "/sandbox/payments".to_owned(),
+            sandbox_faults: None,
+            proposal_ttl_hours: 48,
+            approval_ttl_hours: 24,
+            four_eyes_threshold_minor: 50_000,
+            default_approval_limit_minor: 100_000,
+            execution_lease_seconds: 60,
+            key_retention_hours: 24,
+            max_unknown_checks: 8,
+            reconcile_interval_seconds: 5,
+            executor_name: None,
         }
     }
 }
@@ -103,6 +159,33 @@ impl Settings {
                 "login_window_minutes must be at least 1".into(),
             ));
         }
+        if self.payment_provider == PaymentProviderKind::Stripe && self.stripe_secret_key.is_none()
+        {
+            return Err(ConfigError::Invalid(
+                "payment_provider = \"stripe\" needs stripe_secret_key".into(),
+            ));
+        }
+        if self.payment_provider == PaymentProviderKind::Sandbox
+            && self.payment_base_url.is_none()
+            && self.sandbox_path.is_empty()
+        {
+            return Err(ConfigError::Invalid(
+                "the sandbox provider needs payment_base_url or a sandbox_path to mount it".into(),
+            ));
+        }
+        if !self.sandbox_path.is_empty() && !self.sandbox_path.starts_with('/') {
+            return Err(ConfigError::Invalid(
+                "sandbox_path must start with /".into(),
+            ));
+        }
+        if self.proposal_ttl_hours < 1
+            || self.approval_ttl_hours < 1
+            || self.execution_lease_seconds < 5
+        {
+            return Err(ConfigError::Invalid(
+                "proposal_ttl_hours and approval_ttl_hours must be at least 1, execution_lease_seconds at least 5".into(),
+            ));
+        }
         if let Some(url) = &self.public_url {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(ConfigError::Invalid(
@@ -138,6 +221,26 @@ impl Settings {
 
     pub fn should_seed_demo(&self) -> bool {
         self.seed_demo.unwrap_or_else(|| self.is_sqlite())
+    }
+
+    /// The rules for proposals, approvals and execution.
+    pub fn engine_settings(&self) -> engine::EngineSettings {
+        let defaults = engine::EngineSettings::default();
+        engine::EngineSettings {
+            proposal_ttl: chrono::Duration::hours(self.proposal_ttl_hours),
+            approval_ttl: chrono::Duration::hours(self.approval_ttl_hours),
+            four_eyes_threshold_minor: self.four_eyes_threshold_minor,
+            default_approval_limit_minor: (self.default_approval_limit_minor > 0)
+                .then_some(self.default_approval_limit_minor),
+            lease: chrono::Duration::seconds(self.execution_lease_seconds),
+            key_retention: chrono::Duration::hours(self.key_retention_hours),
+            max_unknown_checks: self.max_unknown_checks,
+            executor_name: self
+                .executor_name
+                .clone()
+                .unwrap_or(defaults.executor_name.clone()),
+            ..defaults
+        }
     }
 
     /// A database URL safe to log (password removed).

@@ -5,6 +5,7 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod middleware;
+pub mod payments;
 pub mod session_store;
 pub mod startup;
 pub mod telemetry;

@@ -3,6 +3,7 @@
 
 use crate::config::Settings;
 use crate::middleware;
+use crate::payments::Payments;
 use crate::session_store::AnyStore;
 use crate::web;
 use app::server::ServerContext;
@@ -10,6 +11,9 @@ use app::{App, shell};
 use axum::Router;
 use axum::extract::FromRef;
 use axum::routing::get;
+use connectors::sandbox::{SandboxProvider, SandboxState};
+use engine::Engine;
+use engine::policies::PolicyLibrary;
 use leptos::prelude::*;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use std::net::SocketAddr;
@@ -24,6 +28,9 @@ use tower_sessions::{Expiry, SessionManagerLayer};
 #[derive(Clone)]
 pub struct AppState {
     pub db: Database,
+    pub engine: Engine,
+    /// The sandbox provider's client, for its ledger (None with Stripe).
+    pub sandbox: Option<SandboxProvider>,
     pub settings: Arc<Settings>,
     pub leptos_options: LeptosOptions,
     pub server_context: ServerContext,
@@ -49,7 +56,12 @@ pub async fn open_database(settings: &Settings) -> anyhow::Result<Database> {
 ///
 /// # Errors
 /// The session store could not be prepared.
-pub async fn build_router(settings: Arc<Settings>, db: Database) -> anyhow::Result<Router> {
+pub async fn build_router(
+    settings: Arc<Settings>,
+    db: Database,
+    engine: Engine,
+    payments: &Payments,
+) -> anyhow::Result<Router> {
     let leptos_options = LeptosOptions::builder()
         .output_name("countersign")
         .site_root(settings.site_root.clone())
@@ -58,6 +70,7 @@ pub async fn build_router(settings: Arc<Settings>, db: Database) -> anyhow::Resu
         .build();
     let server_context = ServerContext {
         db: db.clone(),
+        engine: engine.clone(),
         throttle: engine::accounts::ThrottlePolicy {
             max_failures_per_account: settings.login_max_failures_per_account,
             max_failures_per_address: settings.login_max_failures_per_address,
@@ -66,6 +79,8 @@ pub async fn build_router(settings: Arc<Settings>, db: Database) -> anyhow::Resu
     };
     let state = AppState {
         db: db.clone(),
+        engine,
+        sandbox: payments.sandbox_client.clone(),
         settings: settings.clone(),
         leptos_options: leptos_options.clone(),
         server_context: server_context.clone(),
@@ -80,7 +95,11 @@ pub async fn build_router(settings: Arc<Settings>, db: Database) -> anyhow::Resu
         .with_secure(settings.secure_cookies())
         .with_expiry(Expiry::OnInactivity(time::Duration::minutes(
             settings.session_idle_minutes,
-        )));
+        )))
+        // The store only moves a session's expiry when it saves it; without this
+        // an unmodified session would end `session_idle_minutes` after sign-in
+        // however active its user, instead of after that long idle.
+        .with_always_save(true);
 
     let routes = generate_route_list(App);
     let context_for_fns = server_context.clone();
@@ -89,6 +108,7 @@ pub async fn build_router(settings: Arc<Settings>, db: Database) -> anyhow::Resu
         .route("/healthz", get(web::health::healthz))
         .route("/readyz", get(web::health::readyz))
         .nest("/api/v1", web::api::router())
+        .route("/api/openapi.json", get(web::api::openapi::document))
         .route(
             "/fn/{*name}",
             // Reads are GET, changes are POST; the server-function registry
@@ -115,7 +135,17 @@ pub async fn build_router(settings: Arc<Settings>, db: Database) -> anyhow::Resu
             state.clone(),
             middleware::identity::identify,
         ))
-        .layer(sessions)
+        .layer(sessions);
+    // The sandbox stands for an outside payment service: it sits outside our
+    // sessions, identity and CSRF layers, as the real provider would.
+    let router = match &payments.mounted {
+        Some(sandbox) => router.nest_service(
+            &settings.sandbox_path,
+            connectors::sandbox::router(sandbox.clone()),
+        ),
+        None => router,
+    };
+    let router = router
         .layer(SetResponseHeaderLayer::if_not_present(
             http::header::X_CONTENT_TYPE_OPTIONS,
             http::HeaderValue::from_static("nosniff"),
@@ -159,6 +189,9 @@ fn server_fn_handler(
 pub struct Application {
     listener: TcpListener,
     router: Router,
+    engine: Engine,
+    mounted_sandbox: Option<SandboxState>,
+    reconcile_every: u64,
 }
 
 impl Application {
@@ -168,8 +201,32 @@ impl Application {
     /// The address cannot be bound or the router cannot be built.
     pub async fn build(settings: Arc<Settings>, db: Database) -> anyhow::Result<Self> {
         let listener = TcpListener::bind(settings.listen).await?;
-        let router = build_router(settings, db).await?;
-        Ok(Application { listener, router })
+        let payments = crate::payments::build(&settings, listener.local_addr()?)?;
+        let policies = PolicyLibrary::load(db.clone()).await?;
+        let engine = Engine::new(
+            db.clone(),
+            payments.provider.clone(),
+            policies,
+            settings.engine_settings(),
+        );
+        let reconcile_every_secs = settings.reconcile_interval_seconds;
+        let router = build_router(settings, db, engine.clone(), &payments).await?;
+        Ok(Application {
+            listener,
+            router,
+            engine,
+            mounted_sandbox: payments.mounted,
+            reconcile_every: reconcile_every_secs,
+        })
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The sandbox provider mounted in this server, if any (tests set faults on it).
+    pub fn mounted_sandbox(&self) -> Option<&SandboxState> {
+        self.mounted_sandbox.as_ref()
     }
 
     /// # Errors
@@ -186,13 +243,23 @@ impl Application {
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        axum::serve(
+        // Recovery first (expired leases, unknown outcomes left by a crash),
+        // then periodically.
+        let reconciler = (self.reconcile_every > 0).then(|| {
+            self.engine
+                .spawn_reconciler(std::time::Duration::from_secs(self.reconcile_every))
+        });
+        let served = axum::serve(
             self.listener,
             self.router
                 .into_make_service_with_connect_info::<SocketAddr>(),
         )
         .with_graceful_shutdown(shutdown)
-        .await
+        .await;
+        if let Some(reconciler) = reconciler {
+            reconciler.abort();
+        }
+        served
     }
 }
 

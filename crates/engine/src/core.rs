@@ -89,6 +89,15 @@ pub struct Engine {
     pub live: LiveUpdates,
 }
 
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("provider", &self.provider.name())
+            .field("executor", &self.settings.executor_name)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Engine {
     pub fn new(
         db: Database,

@@ -111,6 +111,7 @@ pub struct ProposalFilter {
     pub statuses: Vec<ProposalStatus>,
     pub order_id: Option<String>,
     pub on_behalf_of: Option<String>,
+    pub requested_by: Option<String>,
     pub conversation_id: Option<String>,
 }
 
@@ -135,6 +136,9 @@ pub async fn list(
     }
     if let Some(v) = &filter.on_behalf_of {
         query = query.filter(proposal::Column::OnBehalfOf.eq(v.clone()));
+    }
+    if let Some(v) = &filter.requested_by {
+        query = query.filter(proposal::Column::RequestedBy.eq(v.clone()));
     }
     if let Some(v) = &filter.conversation_id {
         query = query.filter(proposal::Column::ConversationId.eq(v.clone()));

@@ -1,16 +1,31 @@
 //! The versioned JSON API under `/api/v1`. Browsers authenticate with their
 //! session (plus the CSRF header for writes), machines with bearer tokens.
 
+mod extract;
+pub mod openapi;
+mod operations;
+mod proposals;
+pub mod views;
+
 use super::api_error::ApiError;
 use crate::startup::AppState;
 use app::server::Identity;
 use axum::extract::rejection::ExtensionRejection;
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use domain::UserSummary;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/me", get(me)).fallback(not_found)
+    Router::new()
+        .route("/me", get(me))
+        .route("/proposals", get(proposals::list).post(proposals::submit))
+        .route("/proposals/{id}", get(proposals::get_one))
+        .route("/proposals/{id}/approve", post(proposals::approve))
+        .route("/proposals/{id}/reject", post(proposals::reject))
+        .route("/proposals/{id}/events", get(proposals::events))
+        .route("/sandbox/ledger", get(operations::ledger))
+        .route("/audit/verify", get(operations::verify_journal))
+        .fallback(not_found)
 }
 
 /// The authenticated caller, for every API handler.
@@ -31,7 +46,10 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
     }
 }
 
-async fn me(Caller(identity): Caller) -> Json<UserSummary> {
+/// The authenticated caller.
+#[utoipa::path(get, path = "/api/v1/me", tag = "identity",
+    responses((status = 200, body = Object), (status = 401, body = openapi::ErrorBody)))]
+pub async fn me(Caller(identity): Caller) -> Json<UserSummary> {
     Json(identity.summary())
 }
 

@@ -1,0 +1,90 @@
+//! The OpenAPI document, generated from the handlers, at `/api/openapi.json`.
+
+use super::{operations, proposals, views};
+use serde::Serialize;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi, ToSchema};
+
+/// `{"error": {"code": "...", "message": "..."}}`, the one error shape.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// Machine-readable: `unauthenticated`, `forbidden`, `invalid`, `not_found`, `conflict`, …
+    pub code: String,
+    /// For people.
+    pub message: String,
+}
+
+struct Security;
+
+impl Modify for Security {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("`countersign token create --user NAME`"))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            "session",
+            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
+                "countersign_session",
+                "Browser session; writes also need the x-csrf-token header",
+            ))),
+        );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Countersign API",
+        description = "Agents propose; an authenticated person approves one specific proposal; Countersign executes it exactly once and verifies it. Money is integer minor units with an ISO currency; times are UTC.",
+        version = "1"
+    ),
+    paths(
+        proposals::list,
+        proposals::submit,
+        proposals::get_one,
+        proposals::approve,
+        proposals::reject,
+        proposals::events,
+        operations::ledger,
+        operations::verify_journal,
+        super::me,
+    ),
+    components(schemas(
+        ErrorBody,
+        ErrorDetail,
+        views::ProposalView,
+        views::ProposalDetailView,
+        views::EvidenceView,
+        views::QuestionView,
+        views::DecisionView,
+        views::ReceiptView,
+        views::EventView,
+        proposals::ApproveBody,
+        proposals::RejectBody,
+        proposals::SubmitProposalSchema,
+    )),
+    modifiers(&Security),
+    security(("bearer" = []), ("session" = [])),
+    tags(
+        (name = "proposals", description = "Refund proposals and decisions"),
+        (name = "operations", description = "Ledger and audit checks"),
+        (name = "identity", description = "Who is calling"),
+    )
+)]
+pub struct ApiDoc;
+
+pub async fn document() -> axum::Json<utoipa::openapi::OpenApi> {
+    axum::Json(ApiDoc::openapi())
+}

@@ -1,0 +1,226 @@
+//! `/api/v1/proposals`: submit (for agents inside or outside Countersign),
+//! list, read, approve, reject, and the journal of one proposal.
+
+use super::Caller;
+use super::extract::{ApiJson, ApiQuery};
+use super::views::{EventView, ProposalDetailView, ProposalView};
+use crate::startup::AppState;
+use crate::web::api_error::ApiError;
+use app::server::Identity;
+use app::server_errors::{decision_error, submit_error};
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use domain::Role;
+use domain::proposal::ProposalStatus;
+use engine::proposals::SubmitProposal;
+use serde::Deserialize;
+use storage::proposals::{ProposalFilter, StoredProposal};
+use utoipa::{IntoParams, ToSchema};
+
+const STAFF: &[Role] = &[Role::Approver, Role::Manager, Role::Admin];
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    /// Only proposals in this status (e.g. `awaiting_approval`).
+    pub status: Option<String>,
+    pub order_id: Option<String>,
+    /// At most 500; default 50.
+    pub limit: Option<u64>,
+    pub offset: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApproveBody {
+    /// The action digest the approver was shown.
+    pub action_digest: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RejectBody {
+    pub reason: String,
+}
+
+/// Staff see every proposal; agents those they submitted; customers those
+/// refunding them.
+fn visibility(identity: &Identity) -> Option<ProposalFilter> {
+    if identity.roles.any_of(STAFF) {
+        return Some(ProposalFilter::default());
+    }
+    if identity.roles.contains(Role::Agent) {
+        return Some(ProposalFilter {
+            requested_by: Some(identity.user_id.clone()),
+            ..ProposalFilter::default()
+        });
+    }
+    if identity.roles.contains(Role::Customer) {
+        return Some(ProposalFilter {
+            on_behalf_of: Some(identity.user_id.clone()),
+            ..ProposalFilter::default()
+        });
+    }
+    None
+}
+
+fn may_see(identity: &Identity, stored: &StoredProposal) -> bool {
+    let p = &stored.proposal.provenance;
+    identity.roles.any_of(STAFF)
+        || p.requested_by == identity.user_id
+        || p.on_behalf_of.as_deref() == Some(identity.user_id.as_str())
+}
+
+fn not_found(id: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!("no proposal {id}"),
+    )
+}
+
+/// List proposals visible to the caller.
+#[utoipa::path(get, path = "/api/v1/proposals", tag = "proposals", params(ListQuery),
+    responses((status = 200, body = [ProposalView]), (status = 400, body = super::openapi::ErrorBody), (status = 401, body = super::openapi::ErrorBody)))]
+pub async fn list(
+    State(state): State<AppState>,
+    Caller(identity): Caller,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> Result<Json<Vec<ProposalView>>, ApiError> {
+    let mut filter = visibility(&identity)
+        .ok_or_else(|| ApiError::forbidden("forbidden", "this account cannot see proposals"))?;
+    if let Some(status) = &query.status {
+        let status: ProposalStatus =
+            status
+                .parse()
+                .map_err(|e: domain::proposal::UnknownStatus| {
+                    ApiError::new(StatusCode::BAD_REQUEST, "invalid", e.to_string())
+                })?;
+        filter.statuses = vec![status];
+    }
+    filter.order_id = query.order_id;
+    let proposals = state
+        .engine
+        .proposals(
+            &filter,
+            query.limit.unwrap_or(50),
+            query.offset.unwrap_or(0),
+        )
+        .await
+        .map_err(|e| ApiError::internal(&e))?;
+    Ok(Json(proposals.iter().map(ProposalView::from).collect()))
+}
+
+/// Submit a refund proposal. The server checks the order and every evidence
+/// reference against live records, recomputes the amount, and stores an
+/// immutable proposal awaiting approval.
+#[utoipa::path(post, path = "/api/v1/proposals", tag = "proposals", request_body = SubmitProposalSchema,
+    responses((status = 201, body = ProposalView), (status = 404, body = super::openapi::ErrorBody), (status = 422, body = super::openapi::ErrorBody)))]
+pub async fn submit(
+    State(state): State<AppState>,
+    Caller(identity): Caller,
+    ApiJson(input): ApiJson<SubmitProposal>,
+) -> Result<(StatusCode, Json<ProposalView>), ApiError> {
+    let stored = state
+        .engine
+        .submit_proposal(&identity.actor(), input)
+        .await
+        .map_err(|e| ApiError::from(submit_error(e)))?;
+    Ok((StatusCode::CREATED, Json(ProposalView::from(&stored))))
+}
+
+/// A proposal with its decisions and receipt.
+#[utoipa::path(get, path = "/api/v1/proposals/{id}", tag = "proposals",
+    responses((status = 200, body = ProposalDetailView), (status = 404, body = super::openapi::ErrorBody)))]
+pub async fn get_one(
+    State(state): State<AppState>,
+    Caller(identity): Caller,
+    Path(id): Path<String>,
+) -> Result<Json<ProposalDetailView>, ApiError> {
+    let detail = state
+        .engine
+        .proposal(&id)
+        .await
+        .map_err(|e| ApiError::internal(&e))?
+        .filter(|d| may_see(&identity, &d.stored))
+        .ok_or_else(|| not_found(&id))?;
+    Ok(Json(ProposalDetailView::from(&detail)))
+}
+
+/// Approve the proposal whose action has the given digest. Completing the
+/// approvals claims it for execution at once.
+#[utoipa::path(post, path = "/api/v1/proposals/{id}/approve", tag = "proposals", request_body = ApproveBody,
+    responses((status = 200, body = ProposalView), (status = 403, body = super::openapi::ErrorBody), (status = 409, body = super::openapi::ErrorBody)))]
+pub async fn approve(
+    State(state): State<AppState>,
+    Caller(identity): Caller,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<ApproveBody>,
+) -> Result<Json<ProposalView>, ApiError> {
+    let stored = state
+        .engine
+        .approve(&identity.actor(), &id, body.action_digest.trim())
+        .await
+        .map_err(|e| ApiError::from(decision_error(e)))?;
+    Ok(Json(ProposalView::from(&stored)))
+}
+
+/// Reject the proposal, with a reason.
+#[utoipa::path(post, path = "/api/v1/proposals/{id}/reject", tag = "proposals", request_body = RejectBody,
+    responses((status = 200, body = ProposalView), (status = 403, body = super::openapi::ErrorBody), (status = 409, body = super::openapi::ErrorBody)))]
+pub async fn reject(
+    State(state): State<AppState>,
+    Caller(identity): Caller,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<RejectBody>,
+) -> Result<Json<ProposalView>, ApiError> {
+    let stored = state
+        .engine
+        .reject(&identity.actor(), &id, &body.reason)
+        .await
+        .map_err(|e| ApiError::from(decision_error(e)))?;
+    Ok(Json(ProposalView::from(&stored)))
+}
+
+/// The journal of one proposal, oldest first.
+#[utoipa::path(get, path = "/api/v1/proposals/{id}/events", tag = "proposals",
+    responses((status = 200, body = [EventView]), (status = 404, body = super::openapi::ErrorBody)))]
+pub async fn events(
+    State(state): State<AppState>,
+    Caller(identity): Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<EventView>>, ApiError> {
+    let detail = state
+        .engine
+        .proposal(&id)
+        .await
+        .map_err(|e| ApiError::internal(&e))?
+        .filter(|d| may_see(&identity, &d.stored))
+        .ok_or_else(|| not_found(&id))?;
+    Ok(Json(detail.events.iter().map(EventView::from).collect()))
+}
+
+/// Documents the body of `POST /api/v1/proposals`.
+#[derive(ToSchema)]
+#[expect(dead_code, reason = "exists to document the request body in OpenAPI")]
+pub struct SubmitProposalSchema {
+    /// The order to refund.
+    pub order_id: String,
+    /// Omit to refund everything still refundable; a given amount is checked.
+    pub amount_minor: Option<i64>,
+    /// Must match the order's currency if given.
+    pub currency: Option<String>,
+    /// Citations: `{"reference": "order:4821"}`, `{"reference": "returns-policy:section-3", "quote": "…", "version": "…"}`.
+    #[schema(value_type = Vec<Object>)]
+    pub evidence: Vec<serde_json::Value>,
+    /// Explicit unknowns: `{"question": "Was the parcel opened?", "ask": "customer", "answer": null}`.
+    #[schema(value_type = Vec<Object>)]
+    pub open_questions: Vec<serde_json::Value>,
+    pub recommendation: String,
+    /// The agent that produced it, e.g. `external:langgraph`.
+    pub agent: String,
+    pub conversation_id: Option<String>,
+    /// Id of a proposal awaiting approval that this one replaces.
+    pub supersedes: Option<String>,
+}
