@@ -1,6 +1,8 @@
 //! The command line: `countersign serve | migrate | user … | token … | seed-demo`.
 
+mod audit;
 mod policy;
+mod sandbox;
 mod token;
 mod user;
 
@@ -40,6 +42,14 @@ enum Command {
     /// Manage policy documents.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
+    /// Check the audit journal.
+    #[command(subcommand)]
+    Audit(audit::AuditCommand),
+    /// Run the sandbox payment provider on its own.
+    Sandbox {
+        #[arg(long, default_value = "127.0.0.1:3900")]
+        listen: SocketAddr,
+    },
     /// Load the demo users, orders and policies into an empty database.
     SeedDemo,
 }
@@ -71,6 +81,8 @@ pub fn main() -> anyhow::Result<()> {
             Command::User(command) => user::run(command, &settings).await,
             Command::Token(command) => token::run(command, &settings).await,
             Command::Policy(command) => policy::run(command, &settings).await,
+            Command::Audit(command) => audit::run(command, &settings).await,
+            Command::Sandbox { listen } => sandbox::run(listen, &settings).await,
             Command::SeedDemo => {
                 let mut settings = settings;
                 settings.seed_demo = Some(true);

@@ -48,7 +48,9 @@ pub async fn run(command: PolicyCommand, settings: &Settings) -> anyhow::Result<
             };
             let library = PolicyLibrary::load(db).await?;
             match library.import(&slug, &title, &body).await? {
-                ImportOutcome::Created { version } => println!("created {slug} at version {version}"),
+                ImportOutcome::Created { version } => {
+                    println!("created {slug} at version {version}")
+                }
                 ImportOutcome::NewVersion { version } => println!("{slug}: new version {version}"),
                 ImportOutcome::Unchanged { version } => {
                     println!("{slug}: unchanged (version {version})")

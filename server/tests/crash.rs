@@ -1,0 +1,243 @@
+//! Crash safety with the real binary: the server is killed with SIGKILL at
+//! each dangerous moment of a refund, restarted, and must end with exactly
+//! one refund at the provider and a resolved, verified proposal.
+//!
+//! The sandbox provider runs in this test process so it outlives the server.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use connectors::sandbox::{FaultMode, FaultPlan, FaultRule, SandboxConfig, SandboxState};
+use domain::proposal::ProposalStatus;
+use serde_json::{Value, json};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+use storage::testing::TestDatabase;
+use tokio::net::TcpListener;
+
+const PASSWORD: &str = "crash-test-password";
+
+struct Scenario {
+    db: TestDatabase,
+    sandbox: SandboxState,
+    sandbox_url: String,
+    port: u16,
+    agent_token: String,
+    approver_token: String,
+}
+
+impl Scenario {
+    async fn new(faults: FaultPlan) -> Scenario {
+        let db = TestDatabase::new().await;
+        engine::demo::seed_demo(&db.db, PASSWORD, engine::now()).await.unwrap();
+        let sandbox = SandboxState::new(
+            SandboxConfig::default()
+                .with_faults(faults)
+                .with_hang(Duration::from_secs(60)),
+        )
+        .unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let sandbox_url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(connectors::sandbox::serve_standalone(listener, sandbox.clone()));
+        let token = |user: &'static str| {
+            let db = db.db.clone();
+            async move {
+                engine::accounts::tokens::create_token(&db, user, "crash test", engine::now())
+                    .await
+                    .unwrap()
+                    .secret
+            }
+        };
+        let agent_token = token("agent").await;
+        let approver_token = token("approver").await;
+        Scenario {
+            port: free_port().await,
+            db,
+            sandbox,
+            sandbox_url,
+            agent_token,
+            approver_token,
+        }
+    }
+
+    fn start_server(&self, provider_url: &str) -> Child {
+        Command::new(env!("CARGO_BIN_EXE_countersign"))
+            .arg("serve")
+            .env("COUNTERSIGN_DATABASE_URL", &self.db.url)
+            .env("COUNTERSIGN_LISTEN", format!("127.0.0.1:{}", self.port))
+            .env("COUNTERSIGN_PAYMENT_BASE_URL", provider_url)
+            .env("COUNTERSIGN_SANDBOX_PATH", "")
+            .env("COUNTERSIGN_SEED_DEMO", "false")
+            .env("COUNTERSIGN_PAYMENT_TIMEOUT_MS", "120000")
+            .env("COUNTERSIGN_EXECUTION_LEASE_SECONDS", "5")
+            .env("COUNTERSIGN_RECONCILE_INTERVAL_SECONDS", "1")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    async fn wait_ready(&self) {
+        let client = reqwest::Client::new();
+        for _ in 0..300 {
+            if let Ok(response) = client.get(self.url("/readyz")).send().await {
+                if response.status().is_success() {
+                    return;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("server did not become ready");
+    }
+
+    /// Proposes the flagship refund and approves it over the API; returns its id.
+    async fn propose_and_approve(&self) -> String {
+        let client = reqwest::Client::new();
+        let proposal: Value = client
+            .post(self.url("/api/v1/proposals"))
+            .bearer_auth(&self.agent_token)
+            .json(&json!({
+                "order_id": "4821",
+                "evidence": [{"reference": "order:4821"}, {"reference": "returns-policy:section-3"}],
+                "recommendation": "Delivered 12 days ago; unopened items within 30 days.",
+                "agent": "external:crash-test"
+            }))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let id = proposal["id"].as_str().unwrap().to_owned();
+        let approved: Value = client
+            .post(self.url(&format!("/api/v1/proposals/{id}/approve")))
+            .bearer_auth(&self.approver_token)
+            .json(&json!({ "action_digest": proposal["action_digest"] }))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(approved["status"], "executing", "{approved}");
+        id
+    }
+
+    async fn status(&self, id: &str) -> ProposalStatus {
+        storage::proposals::get(self.db.db.conn(), id)
+            .await
+            .unwrap()
+            .unwrap()
+            .status()
+    }
+
+    async fn wait_for(&self, id: &str, wanted: ProposalStatus, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let status = self.status(id).await;
+            if status == wanted {
+                return;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "stuck at {status:?}, wanted {wanted:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn wait_until_provider_saw_a_request(&self) {
+        for _ in 0..200 {
+            if self.sandbox.fault_status().requests_seen > 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("the refund request never reached the provider");
+    }
+}
+
+async fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+fn kill(mut child: Child) {
+    child.kill().unwrap(); // SIGKILL: no shutdown code runs
+    child.wait().unwrap();
+}
+
+fn first_attempt(mode: FaultMode) -> FaultPlan {
+    FaultPlan::new(vec![FaultRule::always(mode).first_attempt_only()])
+}
+
+#[tokio::test]
+async fn killed_after_claim_before_the_call_reached_the_provider_the_restart_sends_once() {
+    let s = Scenario::new(FaultPlan::default()).await;
+    // The first server's provider is a black hole: it accepts the connection
+    // and never answers, so the claim is committed but nothing reaches the
+    // real provider before the kill.
+    let hole = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hole_url = format!("http://{}", hole.local_addr().unwrap());
+    let (accepted, mut accepted_rx) = tokio::sync::mpsc::channel(1);
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = hole.accept().await {
+            held.push(socket);
+            let _ = accepted.try_send(());
+        }
+    });
+    let first = s.start_server(&hole_url);
+    s.wait_ready().await;
+    let id = s.propose_and_approve().await;
+    accepted_rx.recv().await.unwrap();
+    kill(first);
+    assert_eq!(s.status(&id).await, ProposalStatus::Executing);
+    assert_eq!(s.sandbox.ledger().total_refunds, 0);
+
+    let second = s.start_server(&s.sandbox_url);
+    s.wait_for(&id, ProposalStatus::Verified, Duration::from_secs(30)).await;
+    kill(second);
+    assert_eq!(s.sandbox.ledger().count_for(&id), 1);
+}
+
+#[tokio::test]
+async fn killed_while_the_provider_holds_the_call_unexecuted_the_restart_sends_once() {
+    let s = Scenario::new(first_attempt(FaultMode::TimeoutBeforeExecute)).await;
+    let first = s.start_server(&s.sandbox_url);
+    s.wait_ready().await;
+    let id = s.propose_and_approve().await;
+    s.wait_until_provider_saw_a_request().await;
+    kill(first);
+
+    let second = s.start_server(&s.sandbox_url);
+    s.wait_for(&id, ProposalStatus::Verified, Duration::from_secs(30)).await;
+    kill(second);
+    assert_eq!(s.sandbox.ledger().count_for(&id), 1);
+}
+
+#[tokio::test]
+async fn killed_after_the_provider_refunded_but_before_the_receipt_the_restart_finds_it() {
+    let s = Scenario::new(first_attempt(FaultMode::ExecuteThenTimeout)).await;
+    let first = s.start_server(&s.sandbox_url);
+    s.wait_ready().await;
+    let id = s.propose_and_approve().await;
+    s.wait_until_provider_saw_a_request().await;
+    // The refund exists at the provider; our receipt does not.
+    for _ in 0..100 {
+        if s.sandbox.ledger().count_for(&id) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(s.sandbox.ledger().count_for(&id), 1);
+    kill(first);
+    assert_eq!(s.status(&id).await, ProposalStatus::Executing);
+
+    let second = s.start_server(&s.sandbox_url);
+    s.wait_for(&id, ProposalStatus::Verified, Duration::from_secs(30)).await;
+    kill(second);
+    assert_eq!(s.sandbox.ledger().count_for(&id), 1);
+    let receipt = storage::receipts::get(s.db.db.conn(), &id).await.unwrap().unwrap();
+    assert_eq!(receipt.amount_minor, 7900);
+}
