@@ -1,8 +1,9 @@
-//! Crash safety with the real binary: the server is killed with SIGKILL at
-//! each dangerous moment of a refund, restarted, and must end with exactly
-//! one refund at the provider and a resolved, verified proposal.
+//! The real binary as separate processes: two replicas racing on one
+//! database, and crash safety (the server is killed with SIGKILL at each
+//! dangerous moment of a refund, restarted, and must end with exactly one
+//! refund at the provider and a resolved, verified proposal).
 //!
-//! The sandbox provider runs in this test process so it outlives the server.
+//! The sandbox provider runs in this test process so it outlives the servers.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use connectors::sandbox::{FaultMode, FaultPlan, FaultRule, SandboxConfig, SandboxState};
@@ -27,7 +28,9 @@ struct Scenario {
 impl Scenario {
     async fn new(faults: FaultPlan) -> Scenario {
         let db = TestDatabase::new().await;
-        engine::demo::seed_demo(&db.db, PASSWORD, engine::now()).await.unwrap();
+        engine::demo::seed_demo(&db.db, PASSWORD, engine::now())
+            .await
+            .unwrap();
         let sandbox = SandboxState::new(
             SandboxConfig::default()
                 .with_faults(faults)
@@ -36,7 +39,10 @@ impl Scenario {
         .unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let sandbox_url = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(connectors::sandbox::serve_standalone(listener, sandbox.clone()));
+        tokio::spawn(connectors::sandbox::serve_standalone(
+            listener,
+            sandbox.clone(),
+        ));
         let token = |user: &'static str| {
             let db = db.db.clone();
             async move {
@@ -59,10 +65,15 @@ impl Scenario {
     }
 
     fn start_server(&self, provider_url: &str) -> Child {
+        self.start_server_on(self.port, provider_url, "replica-a")
+    }
+
+    fn start_server_on(&self, port: u16, provider_url: &str, name: &str) -> Child {
         Command::new(env!("CARGO_BIN_EXE_countersign"))
             .arg("serve")
             .env("COUNTERSIGN_DATABASE_URL", &self.db.url)
-            .env("COUNTERSIGN_LISTEN", format!("127.0.0.1:{}", self.port))
+            .env("COUNTERSIGN_LISTEN", format!("127.0.0.1:{port}"))
+            .env("COUNTERSIGN_EXECUTOR_NAME", name)
             .env("COUNTERSIGN_PAYMENT_BASE_URL", provider_url)
             .env("COUNTERSIGN_SANDBOX_PATH", "")
             .env("COUNTERSIGN_SEED_DEMO", "false")
@@ -81,16 +92,7 @@ impl Scenario {
     }
 
     async fn wait_ready(&self) {
-        let client = reqwest::Client::new();
-        for _ in 0..300 {
-            if let Ok(response) = client.get(self.url("/readyz")).send().await {
-                if response.status().is_success() {
-                    return;
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("server did not become ready");
+        wait_ready_on(self.port).await;
     }
 
     /// Proposes the flagship refund and approves it over the API; returns its id.
@@ -141,7 +143,10 @@ impl Scenario {
             if status == wanted {
                 return;
             }
-            assert!(tokio::time::Instant::now() < deadline, "stuck at {status:?}, wanted {wanted:?}");
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "stuck at {status:?}, wanted {wanted:?}"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
@@ -155,6 +160,23 @@ impl Scenario {
         }
         panic!("the refund request never reached the provider");
     }
+}
+
+async fn wait_ready_on(port: u16) {
+    let client = reqwest::Client::new();
+    for _ in 0..300 {
+        if let Ok(response) = client
+            .get(format!("http://127.0.0.1:{port}/readyz"))
+            .send()
+            .await
+        {
+            if response.status().is_success() {
+                return;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("server on port {port} did not become ready");
 }
 
 async fn free_port() -> u16 {
@@ -196,7 +218,8 @@ async fn killed_after_claim_before_the_call_reached_the_provider_the_restart_sen
     assert_eq!(s.sandbox.ledger().total_refunds, 0);
 
     let second = s.start_server(&s.sandbox_url);
-    s.wait_for(&id, ProposalStatus::Verified, Duration::from_secs(30)).await;
+    s.wait_for(&id, ProposalStatus::Verified, Duration::from_secs(30))
+        .await;
     kill(second);
     assert_eq!(s.sandbox.ledger().count_for(&id), 1);
 }
@@ -211,7 +234,8 @@ async fn killed_while_the_provider_holds_the_call_unexecuted_the_restart_sends_o
     kill(first);
 
     let second = s.start_server(&s.sandbox_url);
-    s.wait_for(&id, ProposalStatus::Verified, Duration::from_secs(30)).await;
+    s.wait_for(&id, ProposalStatus::Verified, Duration::from_secs(30))
+        .await;
     kill(second);
     assert_eq!(s.sandbox.ledger().count_for(&id), 1);
 }
@@ -235,9 +259,76 @@ async fn killed_after_the_provider_refunded_but_before_the_receipt_the_restart_f
     assert_eq!(s.status(&id).await, ProposalStatus::Executing);
 
     let second = s.start_server(&s.sandbox_url);
-    s.wait_for(&id, ProposalStatus::Verified, Duration::from_secs(30)).await;
+    s.wait_for(&id, ProposalStatus::Verified, Duration::from_secs(30))
+        .await;
     kill(second);
     assert_eq!(s.sandbox.ledger().count_for(&id), 1);
-    let receipt = storage::receipts::get(s.db.db.conn(), &id).await.unwrap().unwrap();
+    let receipt = storage::receipts::get(s.db.db.conn(), &id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(receipt.amount_minor, 7900);
+}
+
+#[tokio::test]
+async fn sixty_four_approvals_across_two_server_processes_make_exactly_one_refund() {
+    let s = Scenario::new(FaultPlan::default()).await;
+    let other_port = free_port().await;
+    let a = s.start_server(&s.sandbox_url);
+    let b = s.start_server_on(other_port, &s.sandbox_url, "replica-b");
+    s.wait_ready().await;
+    wait_ready_on(other_port).await;
+    let client = reqwest::Client::new();
+    let proposal: Value = client
+        .post(s.url("/api/v1/proposals"))
+        .bearer_auth(&s.agent_token)
+        .json(&json!({
+            "order_id": "4821",
+            "evidence": [{"reference": "order:4821"}, {"reference": "returns-policy:section-3"}],
+            "recommendation": "Delivered 12 days ago; unopened items within 30 days.",
+            "agent": "external:replica-test"
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = proposal["id"].as_str().unwrap().to_owned();
+    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(64));
+    let mut requests = Vec::new();
+    for n in 0..64u16 {
+        let port = if n % 2 == 0 { s.port } else { other_port };
+        let url = format!("http://127.0.0.1:{port}/api/v1/proposals/{id}/approve");
+        let (client, token, barrier) = (client.clone(), s.approver_token.clone(), barrier.clone());
+        let body = json!({ "action_digest": proposal["action_digest"] });
+        requests.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let response = client
+                .post(url)
+                .bearer_auth(token)
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            let status = response.status().as_u16();
+            let body: Value = response.json().await.unwrap();
+            (status, body)
+        }));
+    }
+    let mut accepted = 0;
+    for request in requests {
+        let (status, body) = request.await.unwrap();
+        match status {
+            200 => accepted += 1,
+            409 => assert_eq!(body["error"]["code"], "conflict", "{body}"),
+            other => panic!("unexpected {other}: {body}"),
+        }
+    }
+    assert_eq!(accepted, 1);
+    s.wait_for(&id, ProposalStatus::Verified, Duration::from_secs(30))
+        .await;
+    kill(a);
+    kill(b);
+    assert_eq!(s.sandbox.ledger().total_refunds, 1);
 }
