@@ -12,7 +12,10 @@ pub fn safe_next(next: Option<&str>) -> String {
             if path.starts_with('/')
                 && !path.starts_with("//")
                 && !path.starts_with("/\\")
-                && !path.starts_with("/login") =>
+                && !path.starts_with("/login")
+                // Browsers drop tabs and newlines from URLs ("/\t/x" means
+                // "//x"), and a newline cannot go into a Location header.
+                && !path.chars().any(char::is_control) =>
         {
             path.to_owned()
         }
@@ -88,4 +91,26 @@ pub async fn logout(csrf_token: String) -> Result<(), AppError> {
 #[server(prefix = "/fn", endpoint = "whoami", input = server_fn::codec::GetUrl)]
 pub async fn whoami() -> Result<Option<UserSummary>, AppError> {
     Ok(crate::server::identity().map(|identity| identity.summary()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safe_next;
+
+    #[test]
+    fn only_local_paths_are_redirected_to_after_sign_in() {
+        assert_eq!(safe_next(Some("/queue?tab=mine")), "/queue?tab=mine");
+        for unsafe_next in [
+            None,
+            Some(""),
+            Some("https://evil.example"),
+            Some("//evil.example"),
+            Some("/\\evil.example"),
+            Some("/\t/evil.example"),
+            Some("/\n/evil.example"),
+            Some("/login?next=/"),
+        ] {
+            assert_eq!(safe_next(unsafe_next), "/", "{unsafe_next:?}");
+        }
+    }
 }

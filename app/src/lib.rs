@@ -7,8 +7,10 @@ pub mod components;
 pub mod csrf;
 pub mod error;
 pub mod format;
+pub mod live;
 pub mod orders;
 pub mod pages;
+pub mod proposals;
 #[cfg(feature = "ssr")]
 pub mod server;
 #[cfg(feature = "ssr")]
@@ -21,7 +23,7 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 use pages::{
     admin::AdminPage, audit::AuditPage, chat::ChatPage, home::HomePage, login::LoginPage,
-    not_found::NotFound, queue::QueuePage,
+    not_found::NotFound, proposal::ProposalPage, queue::QueuePage,
 };
 
 /// The signed-in user, loaded once per page and shared by every component.
@@ -72,6 +74,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/audit") view=AuditPage/>
                     <Route path=path!("/admin") view=AdminPage/>
                     <Route path=path!("/chat") view=ChatPage/>
+                    <Route path=path!("/proposals/:id") view=ProposalPage/>
                 </Routes>
             </main>
         </Router>

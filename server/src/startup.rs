@@ -109,6 +109,7 @@ pub async fn build_router(
         .route("/readyz", get(web::health::readyz))
         .nest("/api/v1", web::api::router())
         .route("/api/openapi.json", get(web::api::openapi::document))
+        .route("/api/live/proposals", get(web::live::proposal_events))
         .route(
             "/fn/{*name}",
             // Reads are GET, changes are POST; the server-function registry

@@ -1,2 +1,3 @@
 pub mod nav;
 pub mod order_card;
+pub mod proposal_card;

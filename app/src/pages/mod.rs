@@ -4,4 +4,5 @@ pub mod chat;
 pub mod home;
 pub mod login;
 pub mod not_found;
+pub mod proposal;
 pub mod queue;

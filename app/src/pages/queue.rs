@@ -1,11 +1,127 @@
+//! The review queue: proposals awaiting approval, soonest expiry first,
+//! updating live. Approve names the proposal and shows exactly what will
+//! execute before the final click; Reject asks for a reason.
+
+use crate::components::proposal_card::ProposalSummary;
+use crate::csrf::csrf_token;
+use crate::live::use_proposal_changes;
+use crate::proposals::{ProposalCard, approve_proposal, reject_proposal, review_queue};
 use leptos::prelude::*;
 
 #[component]
 pub fn QueuePage() -> impl IntoView {
+    let changes = use_proposal_changes();
+    let queue = Resource::new(move || changes.get(), |_| review_queue());
     view! {
-        <section class="card wide">
+        <section class="wide">
             <h1>"Review queue"</h1>
-            <p class="muted">"Proposals awaiting your approval appear here, soonest expiry first."</p>
+            <Transition fallback=|| view! { <p class="muted">"Loading proposals…"</p> }>
+                {move || Suspend::new(async move {
+                    match queue.await {
+                        Ok(cards) if cards.is_empty() => view! {
+                            <p class="card muted" data-testid="queue-empty">"Nothing is waiting for approval."</p>
+                        }.into_any(),
+                        Ok(cards) => view! {
+                            <div class="queue" data-testid="queue">
+                                {cards.into_iter().map(|card| view! { <QueueItem card/> }).collect_view()}
+                            </div>
+                        }.into_any(),
+                        Err(error) => view! { <p class="error" role="alert">{error.to_string()}</p> }.into_any(),
+                    }
+                })}
+            </Transition>
         </section>
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Panel {
+    Closed,
+    ConfirmApprove,
+    Reject,
+}
+
+#[component]
+fn QueueItem(card: ProposalCard) -> impl IntoView {
+    let id = card.proposal.id.clone();
+    let digest = card.proposal.action_digest.clone();
+    let what = format!(
+        "Refund {} to payment {} for order {}",
+        card.proposal.amount.display(),
+        card.proposal.payment_reference,
+        card.proposal.order_id
+    );
+    let (panel, set_panel) = signal(Panel::Closed);
+    let (reason, set_reason) = signal(String::new());
+    let approve = Action::new(move |(id, digest): &(String, String)| {
+        approve_proposal(csrf_token(), id.clone(), digest.clone())
+    });
+    let reject = Action::new(move |(id, reason): &(String, String)| {
+        reject_proposal(csrf_token(), id.clone(), reason.clone())
+    });
+    let outcome = move || {
+        let result = approve.value().get().or_else(|| reject.value().get())?;
+        Some(match result {
+            Ok(card) => view! {
+                <p class="notice" role="status" data-testid="decision-result">
+                    {format!("Recorded. Proposal {} is now: {}", card.proposal.id, card.state.status().label())}
+                </p>
+            }.into_any(),
+            Err(error) => view! {
+                <p class="error" role="alert" data-testid="decision-error">{error.to_string()}</p>
+            }.into_any(),
+        })
+    };
+    let busy = move || approve.pending().get() || reject.pending().get();
+    let (id_a, digest_a, id_r) = (id.clone(), digest.clone(), id.clone());
+    let (id_shown, digest_shown) = (id.clone(), digest.clone());
+    let reason_field = format!("reason-{id}");
+    view! {
+        <article class="card proposal" data-proposal=id.clone()>
+            <ProposalSummary card=card.clone() link=true/>
+            <div class="decision">
+                <Show when=move || panel.get() == Panel::Closed>
+                    <div class="row">
+                        <button type="button" on:click=move |_| set_panel.set(Panel::ConfirmApprove)>"Approve…"</button>
+                        <button type="button" class="secondary" on:click=move |_| set_panel.set(Panel::Reject)>"Reject…"</button>
+                    </div>
+                </Show>
+                <Show when=move || panel.get() == Panel::ConfirmApprove>
+                    <div class="confirm" role="group" aria-label="Confirm approval">
+                        <p><strong>"You are approving exactly this:"</strong></p>
+                        <p data-testid="confirm-what">{what.clone()}</p>
+                        <p class="muted small mono">"Proposal " {id_shown.clone()} " · digest " {digest_shown.clone()}</p>
+                        <div class="row">
+                            <button type="button" data-testid="confirm-approve" disabled=busy
+                                on:click={
+                                    let (id, digest) = (id_a.clone(), digest_a.clone());
+                                    move |_| { approve.dispatch((id.clone(), digest.clone())); }
+                                }>
+                                "Confirm approval"
+                            </button>
+                            <button type="button" class="secondary" on:click=move |_| set_panel.set(Panel::Closed)>"Cancel"</button>
+                        </div>
+                    </div>
+                </Show>
+                <Show when=move || panel.get() == Panel::Reject>
+                    <form class="confirm" on:submit={
+                        let id = id_r.clone();
+                        move |ev: leptos::ev::SubmitEvent| {
+                            ev.prevent_default();
+                            reject.dispatch((id.clone(), reason.get_untracked()));
+                        }
+                    }>
+                        <label for=reason_field.clone()>"Why are you rejecting it?"</label>
+                        <textarea id=reason_field.clone() required maxlength="2000"
+                            prop:value=reason on:input=move |ev| set_reason.set(event_target_value(&ev))></textarea>
+                        <div class="row">
+                            <button type="submit" class="danger" disabled=busy>"Reject proposal"</button>
+                            <button type="button" class="secondary" on:click=move |_| set_panel.set(Panel::Closed)>"Cancel"</button>
+                        </div>
+                    </form>
+                </Show>
+                {outcome}
+            </div>
+        </article>
     }
 }

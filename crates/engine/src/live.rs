@@ -9,6 +9,8 @@ pub struct ProposalChanged {
     pub proposal_id: String,
     pub order_id: String,
     pub status: String,
+    /// The customer the refund is for: they may watch it too.
+    pub customer_id: Option<String>,
 }
 
 #[derive(Clone)]

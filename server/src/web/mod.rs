@@ -3,3 +3,4 @@
 pub mod api;
 pub mod api_error;
 pub mod health;
+pub mod live;

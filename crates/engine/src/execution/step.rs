@@ -124,6 +124,7 @@ impl Step {
             proposal_id: self.stored.proposal.id.clone(),
             order_id: self.stored.proposal.order_id.clone(),
             status: self.stored.state.status().as_str().to_owned(),
+            customer_id: self.stored.proposal.provenance.on_behalf_of.clone(),
         });
         Ok((self.stored, change))
     }

@@ -209,6 +209,7 @@ impl Engine {
             proposal_id: stored.proposal.id.clone(),
             order_id: stored.proposal.order_id.clone(),
             status: stored.status().as_str().to_owned(),
+            customer_id: stored.proposal.provenance.on_behalf_of.clone(),
         });
         for change in changes {
             self.live.publish(change);

@@ -1,0 +1,78 @@
+//! A proposal as a reviewer sees it: what would execute, why (evidence with
+//! the quoted passages), what is still unknown, and until when.
+
+use crate::format::{relative_time, short_digest, utc};
+use crate::proposals::ProposalCard;
+use domain::proposal::{EvidenceKind, ProposalState};
+use leptos::prelude::*;
+
+#[component]
+pub fn StatusBadge(state: ProposalState) -> impl IntoView {
+    let status = state.status();
+    view! {
+        <span class=format!("status {}", status.as_str()) data-testid="status" data-status=status.as_str()>
+            {status.label()}
+        </span>
+    }
+}
+
+#[component]
+pub fn ProposalSummary(card: ProposalCard, #[prop(optional)] link: bool) -> impl IntoView {
+    let p = card.proposal.clone();
+    let now = chrono::Utc::now();
+    let expires = format!("expires {}", relative_time(p.expires_at, now));
+    let title = format!("Refund {} for order {}", p.amount.display(), p.order_id);
+    let href = format!("/proposals/{}", p.id);
+    let approvals = card.state.approvals().len();
+    view! {
+        <header class="row">
+            <h3>
+                {if link {
+                    view! { <a href=href>{title.clone()}</a> }.into_any()
+                } else {
+                    view! { <span>{title.clone()}</span> }.into_any()
+                }}
+            </h3>
+            <StatusBadge state=card.state.clone()/>
+        </header>
+        <p class="muted small">
+            "Customer " <strong>{card.customer.clone()}</strong>
+            " · proposed by " {p.provenance.agent.clone()}
+            " · " <time datetime=p.expires_at.to_rfc3339() title=utc(p.expires_at)>{expires}</time>
+            {(approvals > 0).then(|| format!(" · {approvals} approval(s) so far"))}
+        </p>
+        <p class="recommendation">{p.recommendation.clone()}</p>
+        <details class="evidence">
+            <summary>{format!("Evidence ({} citations)", p.evidence.len())}</summary>
+            <ul>
+                {p.evidence.iter().map(|e| {
+                    let kind = match e.kind { EvidenceKind::Order => "order record", EvidenceKind::Policy => "policy", EvidenceKind::Other => "other" };
+                    view! {
+                        <li data-reference=e.reference.clone()>
+                            <strong>{e.title.clone()}</strong>
+                            {e.section.clone().map(|s| format!(" — {s}"))}
+                            <span class="muted small">{format!(" ({kind} {}, version {})", e.reference, short_digest(&e.version))}</span>
+                            <blockquote>{e.quote.clone()}</blockquote>
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        </details>
+        {(!p.open_questions.is_empty()).then(|| view! {
+            <div class="open-questions">
+                <strong>"Open questions"</strong>
+                <ul>
+                    {p.open_questions.iter().map(|q| view! {
+                        <li>
+                            {q.question.clone()} " — "
+                            {q.answer.clone().map(|a| format!("answered: {a}")).unwrap_or_else(|| "unknown".to_owned())}
+                        </li>
+                    }).collect_view()}
+                </ul>
+            </div>
+        })}
+        <p class="muted small mono" title="SHA-256 of exactly what would execute">
+            "Proposal " {p.id.clone()} " · action digest " {short_digest(&p.action_digest)}
+        </p>
+    }
+}

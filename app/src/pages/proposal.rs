@@ -1,0 +1,146 @@
+//! One proposal: the state machine with the current state highlighted, the
+//! timeline from the journal, decisions, receipt and verification, updating
+//! live as execution proceeds.
+
+use crate::components::proposal_card::ProposalSummary;
+use crate::format::utc;
+use crate::live::use_proposal_changes;
+use crate::proposals::{ProposalDetails, proposal_page};
+use domain::proposal::{Decision, ProposalStatus};
+use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
+
+#[component]
+pub fn ProposalPage() -> impl IntoView {
+    let params = use_params_map();
+    let changes = use_proposal_changes();
+    let page = Resource::new(
+        move || (params.read().get("id").unwrap_or_default(), changes.get()),
+        |(id, _)| proposal_page(id),
+    );
+    view! {
+        <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match page.await {
+                    Ok(details) => view! { <Details details/> }.into_any(),
+                    Err(error) => view! { <p class="card error" role="alert">{error.to_string()}</p> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+/// The path a refund normally takes, and the side exits.
+const MAIN_PATH: [ProposalStatus; 5] = [
+    ProposalStatus::AwaitingApproval,
+    ProposalStatus::Approved,
+    ProposalStatus::Executing,
+    ProposalStatus::Succeeded,
+    ProposalStatus::Verified,
+];
+const SIDE_EXITS: [ProposalStatus; 7] = [
+    ProposalStatus::OutcomeUnknown,
+    ProposalStatus::NeedsAttention,
+    ProposalStatus::Failed,
+    ProposalStatus::Rejected,
+    ProposalStatus::Expired,
+    ProposalStatus::Invalidated,
+    ProposalStatus::Superseded,
+];
+
+#[component]
+fn StateMachine(current: ProposalStatus) -> impl IntoView {
+    let step = move |status: ProposalStatus| {
+        let class = if status == current { "step current" } else { "step" };
+        view! {
+            <li class=class aria-current=(status == current).then_some("step")>{status.label()}</li>
+        }
+    };
+    view! {
+        <nav class="state-machine" aria-label="Proposal states">
+            <ol class="main-path">{MAIN_PATH.into_iter().map(step).collect_view()}</ol>
+            <ul class="side-exits">{SIDE_EXITS.into_iter().map(step).collect_view()}</ul>
+        </nav>
+    }
+}
+
+#[component]
+fn Details(details: ProposalDetails) -> impl IntoView {
+    let status = details.card.state.status();
+    let conversation = details.card.proposal.provenance.conversation_id.clone();
+    view! {
+        <article class="card wide proposal-detail" data-proposal=details.card.proposal.id.clone()>
+            <ProposalSummary card=details.card.clone()/>
+            <StateMachine current=status/>
+            {conversation.map(|id| view! {
+                <p class="small">"From conversation " <a href=format!("/chat?conversation={id}")>{id.clone()}</a></p>
+            })}
+        </article>
+        <div class="grid">
+            <section class="card">
+                <h2>"Receipt and verification"</h2>
+                {match &details.receipt {
+                    Some(r) => view! {
+                        <dl class="receipt" data-testid="receipt">
+                            <dt>"Provider"</dt><dd>{r.provider.clone()}</dd>
+                            <dt>"Refund id"</dt><dd class="mono">{r.provider_refund_id.clone()}</dd>
+                            <dt>"Amount"</dt><dd>{r.amount.display()}</dd>
+                            <dt>"Provider status"</dt><dd>{r.status.clone()}</dd>
+                            <dt>"Recorded"</dt><dd>{utc(r.recorded_at)}</dd>
+                        </dl>
+                    }.into_any(),
+                    None => view! { <p class="muted">"No receipt yet."</p> }.into_any(),
+                }}
+                <p data-testid="verification">{verification_text(status)}</p>
+            </section>
+            <section class="card">
+                <h2>"Decisions"</h2>
+                {if details.decisions.is_empty() {
+                    view! { <p class="muted">"Nobody has decided yet."</p> }.into_any()
+                } else {
+                    view! {
+                        <ul>
+                            {details.decisions.iter().map(|d| {
+                                let what = match &d.decision {
+                                    Decision::Approve => "approved".to_owned(),
+                                    Decision::Reject { reason } => format!("rejected: {reason}"),
+                                };
+                                view! { <li>{format!("{} {} at {}", d.approver_id, what, utc(d.decided_at))}</li> }
+                            }).collect_view()}
+                        </ul>
+                    }.into_any()
+                }}
+            </section>
+        </div>
+        <section class="card wide">
+            <h2>"Timeline"</h2>
+            <table class="timeline" data-testid="timeline">
+                <thead><tr><th>"When"</th><th>"Who"</th><th>"What"</th><th>"State"</th></tr></thead>
+                <tbody>
+                    {details.timeline.iter().map(|e| view! {
+                        <tr>
+                            <td>{utc(e.at)}</td>
+                            <td>{e.actor.clone()}</td>
+                            <td>{e.kind.replace('_', " ")}</td>
+                            <td>{match (&e.from_status, &e.to_status) {
+                                (Some(from), Some(to)) => format!("{from} → {to}"),
+                                (None, Some(to)) => to.clone(),
+                                _ => String::new(),
+                            }}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </section>
+    }
+}
+
+fn verification_text(status: ProposalStatus) -> &'static str {
+    match status {
+        ProposalStatus::Verified => "Verified: the provider lists exactly one refund under this proposal's key, for the approved amount.",
+        ProposalStatus::Succeeded => "The provider confirmed the refund; verification is in progress.",
+        ProposalStatus::OutcomeUnknown => "The provider's answer was lost; we are asking it what happened. Nothing is assumed failed.",
+        ProposalStatus::NeedsAttention => "Verification needs a person: see the timeline for what did not match.",
+        _ => "Not executed.",
+    }
+}

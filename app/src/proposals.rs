@@ -1,0 +1,209 @@
+//! Server functions over proposals: the review queue, one proposal, and the
+//! approver's decisions. The same engine use cases serve the JSON API.
+
+use crate::error::AppError;
+use domain::proposal::{Approval, ProposalState, RefundProposal};
+use leptos::prelude::*;
+use leptos::server_fn;
+use serde::{Deserialize, Serialize};
+
+/// A proposal as the interface shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProposalCard {
+    pub proposal: RefundProposal,
+    pub state: ProposalState,
+    /// The customer's display name.
+    pub customer: String,
+}
+
+/// One journal event on the proposal's timeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimelineEntry {
+    pub seq: i64,
+    pub at: domain::Timestamp,
+    pub actor: String,
+    pub kind: String,
+    pub from_status: Option<String>,
+    pub to_status: Option<String>,
+    pub payload: String,
+}
+
+/// A receipt from the payment provider.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReceiptInfo {
+    pub provider: String,
+    pub provider_refund_id: String,
+    pub amount: domain::Money,
+    pub status: String,
+    pub recorded_at: domain::Timestamp,
+}
+
+/// Everything the proposal page shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProposalDetails {
+    pub card: ProposalCard,
+    pub decisions: Vec<Approval>,
+    pub receipt: Option<ReceiptInfo>,
+    pub timeline: Vec<TimelineEntry>,
+}
+
+#[cfg(feature = "ssr")]
+mod backend {
+    use super::*;
+    use crate::server;
+    use domain::Role;
+    use storage::proposals::StoredProposal;
+
+    pub const STAFF: &[Role] = &[Role::Approver, Role::Manager, Role::Admin];
+
+    pub async fn card(stored: StoredProposal) -> Result<ProposalCard, AppError> {
+        let ctx = server::context()?;
+        let customer_id = stored.proposal.provenance.on_behalf_of.clone().unwrap_or_default();
+        let customer = storage::users::find_by_id(ctx.db.conn(), &customer_id)
+            .await
+            .map_err(|e| server::internal(&e))?
+            .map(|u| u.display_name)
+            .unwrap_or_else(|| "unknown customer".to_owned());
+        Ok(ProposalCard {
+            proposal: stored.proposal,
+            state: stored.state,
+            customer,
+        })
+    }
+
+    pub fn may_see(identity: &server::Identity, card: &RefundProposal) -> bool {
+        identity.roles.any_of(STAFF)
+            || card.provenance.requested_by == identity.user_id
+            || card.provenance.on_behalf_of.as_deref() == Some(identity.user_id.as_str())
+    }
+}
+
+/// Proposals awaiting approval, soonest expiry first.
+#[server(prefix = "/fn", endpoint = "review_queue", input = server_fn::codec::GetUrl)]
+pub async fn review_queue() -> Result<Vec<ProposalCard>, AppError> {
+    use crate::server;
+    use domain::proposal::ProposalStatus;
+    server::require_role(crate::access::QUEUE_ROLES)?;
+    let ctx = server::context()?;
+    let filter = storage::proposals::ProposalFilter {
+        statuses: vec![ProposalStatus::AwaitingApproval],
+        ..Default::default()
+    };
+    let stored = ctx
+        .engine
+        .proposals(&filter, 200, 0)
+        .await
+        .map_err(|e| server::internal(&e))?;
+    let mut cards = Vec::with_capacity(stored.len());
+    for proposal in stored {
+        cards.push(backend::card(proposal).await?);
+    }
+    Ok(cards)
+}
+
+/// Recent proposals the caller may see (staff: all), newest first.
+#[server(prefix = "/fn", endpoint = "recent_proposals", input = server_fn::codec::GetUrl)]
+pub async fn recent_proposals() -> Result<Vec<ProposalCard>, AppError> {
+    use crate::server;
+    let me = server::require_user()?;
+    let ctx = server::context()?;
+    let mut filter = storage::proposals::ProposalFilter::default();
+    if !me.roles.any_of(backend::STAFF) {
+        filter.on_behalf_of = Some(me.user_id.clone());
+    }
+    let stored = ctx
+        .engine
+        .proposals(&filter, 50, 0)
+        .await
+        .map_err(|e| server::internal(&e))?;
+    let mut cards = Vec::with_capacity(stored.len());
+    for proposal in stored {
+        cards.push(backend::card(proposal).await?);
+    }
+    Ok(cards)
+}
+
+/// One proposal with its decisions, receipt and timeline.
+#[server(prefix = "/fn", endpoint = "proposal_page", input = server_fn::codec::GetUrl)]
+pub async fn proposal_page(id: String) -> Result<ProposalDetails, AppError> {
+    use crate::server;
+    let me = server::require_user()?;
+    let ctx = server::context()?;
+    let missing = || server::fail(AppError::NotFound(format!("no proposal {id}")));
+    let detail = ctx
+        .engine
+        .proposal(id.trim())
+        .await
+        .map_err(|e| server::internal(&e))?
+        .ok_or_else(missing)?;
+    if !backend::may_see(&me, &detail.stored.proposal) {
+        return Err(missing());
+    }
+    let receipt = detail.receipt.as_ref().map(|r| ReceiptInfo {
+        provider: r.provider.clone(),
+        provider_refund_id: r.provider_refund_id.clone(),
+        amount: domain::Money::new(
+            r.amount_minor,
+            domain::Currency::parse(&r.currency).unwrap_or(domain::Currency::EUR),
+        ),
+        status: r.status.clone(),
+        recorded_at: r.recorded_at,
+    });
+    let timeline = detail
+        .events
+        .iter()
+        .map(|e| TimelineEntry {
+            seq: e.seq,
+            at: e.at,
+            actor: e.actor.clone(),
+            kind: e.kind.clone(),
+            from_status: e.from_status.clone(),
+            to_status: e.to_status.clone(),
+            payload: e.payload.clone(),
+        })
+        .collect();
+    Ok(ProposalDetails {
+        card: backend::card(detail.stored).await?,
+        decisions: detail.decisions,
+        receipt,
+        timeline,
+    })
+}
+
+/// Approve one proposal, bound to the action digest the approver was shown.
+#[server(prefix = "/fn", endpoint = "approve_proposal")]
+pub async fn approve_proposal(
+    csrf_token: String,
+    id: String,
+    action_digest: String,
+) -> Result<ProposalCard, AppError> {
+    use crate::server;
+    server::check_csrf(&csrf_token)?;
+    let me = server::require_user()?;
+    let ctx = server::context()?;
+    let stored = ctx
+        .engine
+        .approve(&me.actor(), id.trim(), action_digest.trim())
+        .await
+        .map_err(|e| server::fail(crate::server_errors::decision_error(e)))?;
+    backend::card(stored).await
+}
+
+/// Reject one proposal with a reason.
+#[server(prefix = "/fn", endpoint = "reject_proposal")]
+pub async fn reject_proposal(
+    csrf_token: String,
+    id: String,
+    reason: String,
+) -> Result<ProposalCard, AppError> {
+    use crate::server;
+    server::check_csrf(&csrf_token)?;
+    let me = server::require_user()?;
+    let ctx = server::context()?;
+    let stored = ctx
+        .engine
+        .reject(&me.actor(), id.trim(), &reason)
+        .await
+        .map_err(|e| server::fail(crate::server_errors::decision_error(e)))?;
+    backend::card(stored).await
+}

@@ -1,0 +1,167 @@
+//! Benchmark: refunds approved → verified per second with 32 concurrent
+//! approvers against the sandbox provider on loopback, next to the raw commit
+//! rate of the same database at the same concurrency (single-row UPDATE
+//! transactions), measured in the same run.
+//!
+//! ```sh
+//! cargo run --release -p engine --example refund_throughput               # SQLite
+//! TEST_DATABASE_URL=postgres://countersign:countersign@127.0.0.1:5432/countersign \
+//!   cargo run --release -p engine --example refund_throughput             # PostgreSQL
+//! ```
+//! Options (environment): BENCH_CONCURRENCY (32), BENCH_REFUNDS (1024),
+//! BENCH_RAW_SECONDS (3).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use connectors::HttpTimeouts;
+use connectors::sandbox::{SandboxConfig, SandboxProvider, SandboxState};
+use domain::proposal::ProposalStatus;
+use domain::{Currency, Money, OrderLine, OrderSnapshot};
+use engine::proposals::{EvidenceRef, SubmitProposal};
+use engine::{Actor, Engine, EngineSettings};
+use sea_orm::ConnectionTrait;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use storage::testing::TestDatabase;
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+#[tokio::main]
+async fn main() {
+    let concurrency = env_or("BENCH_CONCURRENCY", 32) as usize;
+    let refunds = env_or("BENCH_REFUNDS", 1024) as usize;
+    let raw_seconds = env_or("BENCH_RAW_SECONDS", 3);
+    let test_db = TestDatabase::new().await;
+    let db = test_db.db.clone();
+    let backend = format!("{:?}", db.backend());
+
+    // --- raw commit rate: single-row UPDATE transactions ---------------------
+    let conn = db.conn();
+    conn.execute_unprepared("CREATE TABLE bench_counter (id INTEGER PRIMARY KEY, n BIGINT NOT NULL)").await.unwrap();
+    for id in 0..concurrency {
+        conn.execute_unprepared(&format!("INSERT INTO bench_counter VALUES ({id}, 0)")).await.unwrap();
+    }
+    let commits = Arc::new(AtomicU64::new(0));
+    let deadline = Instant::now() + Duration::from_secs(raw_seconds);
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for id in 0..concurrency {
+        let (db, commits) = (db.clone(), commits.clone());
+        workers.push(tokio::spawn(async move {
+            while Instant::now() < deadline {
+                let tx = db.begin_write().await.unwrap();
+                tx.execute_unprepared(&format!("UPDATE bench_counter SET n = n + 1 WHERE id = {id}")).await.unwrap();
+                tx.commit().await.unwrap();
+                commits.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    for worker in workers {
+        worker.await.unwrap();
+    }
+    let raw_rate = commits.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64();
+
+    // --- refunds approved → verified ----------------------------------------
+    engine::demo::seed_demo(&db, "bench-password", engine::now()).await.unwrap();
+    let sandbox = SandboxState::new(SandboxConfig::default()).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(connectors::sandbox::serve_standalone(listener, sandbox.clone()));
+    let provider = SandboxProvider::new(&url, HttpTimeouts::default()).unwrap();
+    let policies = engine::policies::PolicyLibrary::load(db.clone()).await.unwrap();
+    let engine = Engine::new(db.clone(), Arc::new(provider), policies, EngineSettings::default());
+    let actor = |name: &str| {
+        let db = db.clone();
+        let name = name.to_owned();
+        async move {
+            let user = storage::users::find_by_name(db.conn(), &name).await.unwrap().unwrap();
+            Actor { user_id: user.id, name: user.name, roles: user.roles }
+        }
+    };
+    let customer = actor("customer3").await;
+    let approver = actor("approver").await;
+    let now = engine::now();
+    let tx = db.begin_write().await.unwrap();
+    for n in 0..refunds {
+        let order = OrderSnapshot {
+            id: format!("b{n}"),
+            customer_id: customer.user_id.clone(),
+            status: "delivered".into(),
+            total: Money::new(2500, Currency::EUR),
+            payment_reference: format!("pay_b{n}"),
+            placed_at: now - chrono::Duration::days(5),
+            delivered_at: Some(now - chrono::Duration::days(2)),
+            version: 1,
+            lines: vec![OrderLine { sku: "CAP".into(), description: "Cap".into(), quantity: 1, unit_price_minor: 2500 }],
+            refunds: vec![],
+        };
+        storage::orders::insert(&*tx, &order).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+    let mut proposals = Vec::with_capacity(refunds);
+    for n in 0..refunds {
+        let stored = engine
+            .submit_proposal(&customer, SubmitProposal {
+                order_id: format!("b{n}"),
+                amount_minor: None,
+                currency: None,
+                evidence: vec![
+                    EvidenceRef { reference: format!("order:b{n}"), version: None, quote: None },
+                    EvidenceRef { reference: "returns-policy:section-3".into(), version: None, quote: None },
+                ],
+                open_questions: vec![],
+                recommendation: "Benchmark refund.".into(),
+                agent: "bench".into(),
+                conversation_id: None,
+                supersedes: None,
+            })
+            .await
+            .unwrap();
+        proposals.push((stored.proposal.id, stored.proposal.action_digest));
+    }
+    let mut verified_events = engine.live.subscribe();
+    let proposals = Arc::new(proposals);
+    let next = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let waiter = tokio::spawn(async move {
+        let mut verified = 0;
+        while verified < refunds {
+            match verified_events.recv().await {
+                Ok(change) if change.status == ProposalStatus::Verified.as_str() => verified += 1,
+                Ok(_) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(_) => break,
+            }
+        }
+    });
+    let mut approvers = Vec::new();
+    for _ in 0..concurrency {
+        let (engine, approver, proposals, next) = (engine.clone(), approver.clone(), proposals.clone(), next.clone());
+        approvers.push(tokio::spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                let Some((id, digest)) = proposals.get(i) else { break };
+                engine.approve(&approver, id, digest).await.unwrap();
+            }
+        }));
+    }
+    for a in approvers {
+        a.await.unwrap();
+    }
+    tokio::time::timeout(Duration::from_secs(600), waiter).await.unwrap().unwrap();
+    let elapsed = started.elapsed();
+    let refund_rate = refunds as f64 / elapsed.as_secs_f64();
+    let ledger = sandbox.ledger();
+    assert_eq!(ledger.total_refunds, refunds, "exactly one refund per proposal");
+    assert!(ledger.duplicated_keys.is_empty());
+    let verified = storage::proposals::count(db.conn(), ProposalStatus::Verified).await.unwrap();
+    assert_eq!(verified as usize, refunds);
+
+    println!("backend            {backend}");
+    println!("concurrency        {concurrency}");
+    println!("raw commits/s      {raw_rate:.0}   (single-row UPDATE transactions, {raw_seconds} s)");
+    println!("refunds/s          {refund_rate:.0}   ({refunds} approved -> verified in {:.2} s)", elapsed.as_secs_f64());
+    println!("ratio              {:.3}", refund_rate / raw_rate);
+}
