@@ -1,0 +1,85 @@
+import { expect, Page, test } from "@playwright/test";
+import { signIn } from "./helpers";
+
+/** The customer asks for a refund through the JSON API with their session. */
+async function proposeAsCustomer(page: Page, orderId: string) {
+  const csrf = await page.locator('meta[name="csrf-token"]').getAttribute("content");
+  const response = await page.request.post("/api/v1/proposals", {
+    headers: { "x-csrf-token": csrf ?? "", origin: new URL(page.url()).origin },
+    data: {
+      order_id: orderId,
+      evidence: [{ reference: `order:${orderId}` }, { reference: "returns-policy:section-3" }],
+      open_questions: [{ question: "Was the parcel opened?", ask: "customer", answer: "No, still sealed" }],
+      recommendation: "Delivered 12 days ago and unopened: refund in full under section 3.",
+      agent: "refund_specialist",
+    },
+  });
+  expect(response.status()).toBe(201);
+  return response.json();
+}
+
+test("an approver sees a new proposal appear live, confirms exactly what executes, and watches it verify", async ({ browser }) => {
+  const approverContext = await browser.newContext();
+  const customerContext = await browser.newContext();
+  const approver = await approverContext.newPage();
+  const customer = await customerContext.newPage();
+
+  await signIn(approver, "approver");
+  await approver.goto("/queue");
+  await expect(approver.getByTestId("queue-empty")).toBeVisible();
+  await expect(approver.locator("body")).toHaveAttribute("data-live", "open");
+
+  await signIn(customer, "customer");
+  const proposal = await proposeAsCustomer(customer, "4821");
+  expect(proposal.amount_minor).toBe(7900);
+
+  // Appears without a reload.
+  const card = approver.locator(`[data-proposal="${proposal.id}"]`);
+  await expect(card).toBeVisible();
+  await expect(card).toContainText("Refund 79.00 EUR for order 4821");
+  await card.getByText(/Evidence \(2 citations\)/).click();
+  await expect(card.locator('[data-reference="returns-policy:section-3"]')).toContainText("3. Unopened items");
+  await expect(card).toContainText("Was the parcel opened?");
+
+  await card.getByRole("button", { name: "Approve…" }).click();
+  await expect(card.getByTestId("confirm-what")).toHaveText("Refund 79.00 EUR to payment pay_4821 for order 4821");
+  await expect(card).toContainText(proposal.action_digest);
+  await card.getByTestId("confirm-approve").click();
+
+  await approver.goto(`/proposals/${proposal.id}`);
+  await expect(approver.getByTestId("status")).toHaveAttribute("data-status", "verified");
+  await expect(approver.getByTestId("receipt")).toContainText("79.00 EUR");
+  await expect(approver.getByTestId("timeline")).toContainText("user:approver");
+  await expect(approver.locator(".state-machine .current")).toHaveText("Refunded and verified");
+
+  // The customer sees their refund's page too.
+  await customer.goto(`/proposals/${proposal.id}`);
+  await expect(customer.getByTestId("status")).toHaveAttribute("data-status", "verified");
+  await approverContext.close();
+  await customerContext.close();
+});
+
+test("an approver is told plainly why they cannot approve a refund they requested", async ({ page }) => {
+  await signIn(page, "approver2");
+  const proposal = await (async () => {
+    const csrf = await page.locator('meta[name="csrf-token"]').getAttribute("content");
+    const response = await page.request.post("/api/v1/proposals", {
+      headers: { "x-csrf-token": csrf ?? "", origin: new URL(page.url()).origin },
+      data: {
+        order_id: "4830",
+        evidence: [{ reference: "order:4830" }, { reference: "returns-policy:section-2" }],
+        recommendation: "Damaged on arrival.",
+        agent: "support_desk",
+      },
+    });
+    expect(response.status()).toBe(201);
+    return response.json();
+  })();
+  await page.goto("/queue");
+  const card = page.locator(`[data-proposal="${proposal.id}"]`);
+  await card.getByRole("button", { name: "Approve…" }).click();
+  await card.getByTestId("confirm-approve").click();
+  await expect(card.getByTestId("decision-error")).toHaveText(
+    "you asked for this refund or would receive it, so someone else must approve it",
+  );
+});
