@@ -6,8 +6,8 @@ pub use sea_orm_migration::prelude::*;
 mod m20261130_000001_accounts;
 mod m20261130_000002_commerce;
 mod m20261130_000003_proposals;
-
-pub use m20261130_000003_proposals::GENESIS_HASH;
+mod m20261130_000004_conversations;
+mod m20261130_000005_journal;
 
 pub struct Migrator;
 
@@ -18,6 +18,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000001_accounts::Migration),
             Box::new(m20261130_000002_commerce::Migration),
             Box::new(m20261130_000003_proposals::Migration),
+            Box::new(m20261130_000005_journal::Migration),
+            Box::new(m20261130_000004_conversations::Migration),
         ]
     }
 }

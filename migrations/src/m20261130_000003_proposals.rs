@@ -1,5 +1,5 @@
-//! Proposals (immutable content + current state), approvals, receipts,
-//! approval limits, and the hash-chained journal.
+//! Proposals (immutable content + current state), approvals, receipts and
+//! approval limits.
 
 use crate::{id, utc};
 use sea_orm_migration::prelude::*;
@@ -85,30 +85,6 @@ enum FourEyesThresholds {
     ThresholdMinor,
 }
 
-#[derive(DeriveIden)]
-enum JournalEvents {
-    Table,
-    Seq,
-    ProposalId,
-    OrderId,
-    Actor,
-    Kind,
-    FromStatus,
-    ToStatus,
-    Payload,
-    At,
-    PrevHash,
-    Hash,
-}
-
-#[derive(DeriveIden)]
-enum JournalHead {
-    Table,
-    Id,
-    Seq,
-    Hash,
-}
-
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
@@ -119,30 +95,59 @@ impl MigrationTrait for Migration {
                     .col(id(Proposals::Id).primary_key())
                     .col(ColumnDef::new(Proposals::Kind).string_len(32).not_null())
                     .col(id(Proposals::OrderId))
-                    .col(ColumnDef::new(Proposals::AmountMinor).big_integer().not_null())
+                    .col(
+                        ColumnDef::new(Proposals::AmountMinor)
+                            .big_integer()
+                            .not_null(),
+                    )
                     .col(ColumnDef::new(Proposals::Currency).string_len(3).not_null())
-                    .col(ColumnDef::new(Proposals::ActionDigest).string_len(64).not_null())
+                    .col(
+                        ColumnDef::new(Proposals::ActionDigest)
+                            .string_len(64)
+                            .not_null(),
+                    )
                     .col(ColumnDef::new(Proposals::Content).text().not_null())
                     .col(ColumnDef::new(Proposals::Status).string_len(32).not_null())
                     .col(ColumnDef::new(Proposals::State).text().not_null())
-                    .col(ColumnDef::new(Proposals::StateVersion).big_integer().not_null())
+                    .col(
+                        ColumnDef::new(Proposals::StateVersion)
+                            .big_integer()
+                            .not_null(),
+                    )
                     .col(id(Proposals::RequestedBy))
                     .col(ColumnDef::new(Proposals::OnBehalfOf).string_len(64).null())
-                    .col(ColumnDef::new(Proposals::ConversationId).string_len(64).null())
+                    .col(
+                        ColumnDef::new(Proposals::ConversationId)
+                            .string_len(64)
+                            .null(),
+                    )
                     .col(ColumnDef::new(Proposals::Supersedes).string_len(64).null())
                     .col(utc(Proposals::CreatedAt))
                     .col(utc(Proposals::ExpiresAt))
                     .col(utc(Proposals::UpdatedAt))
-                    .col(ColumnDef::new(Proposals::DueAt).timestamp_with_time_zone().null())
+                    .col(
+                        ColumnDef::new(Proposals::DueAt)
+                            .timestamp_with_time_zone()
+                            .null(),
+                    )
                     .to_owned(),
             )
             .await?;
         for (name, columns) in [
-            ("idx_proposals_status_expiry", vec![Proposals::Status, Proposals::ExpiresAt]),
-            ("idx_proposals_status_due", vec![Proposals::Status, Proposals::DueAt]),
+            (
+                "idx_proposals_status_expiry",
+                vec![Proposals::Status, Proposals::ExpiresAt],
+            ),
+            (
+                "idx_proposals_status_due",
+                vec![Proposals::Status, Proposals::DueAt],
+            ),
             ("idx_proposals_order", vec![Proposals::OrderId]),
         ] {
-            let mut index = Index::create().name(name).table(Proposals::Table).to_owned();
+            let mut index = Index::create()
+                .name(name)
+                .table(Proposals::Table)
+                .to_owned();
             for column in columns {
                 index.col(column);
             }
@@ -155,9 +160,17 @@ impl MigrationTrait for Migration {
                     .col(id(Approvals::Id).primary_key())
                     .col(id(Approvals::ProposalId))
                     .col(id(Approvals::ApproverId))
-                    .col(ColumnDef::new(Approvals::Decision).string_len(16).not_null())
+                    .col(
+                        ColumnDef::new(Approvals::Decision)
+                            .string_len(16)
+                            .not_null(),
+                    )
                     .col(ColumnDef::new(Approvals::Reason).text().null())
-                    .col(ColumnDef::new(Approvals::ActionDigestShown).string_len(64).not_null())
+                    .col(
+                        ColumnDef::new(Approvals::ActionDigestShown)
+                            .string_len(64)
+                            .not_null(),
+                    )
                     .col(ColumnDef::new(Approvals::Conditions).text().not_null())
                     .col(utc(Approvals::DecidedAt))
                     .col(utc(Approvals::ExpiresAt))
@@ -192,8 +205,16 @@ impl MigrationTrait for Migration {
                     .table(Receipts::Table)
                     .col(id(Receipts::ProposalId).primary_key())
                     .col(ColumnDef::new(Receipts::Provider).string_len(32).not_null())
-                    .col(ColumnDef::new(Receipts::ProviderRefundId).string_len(128).not_null())
-                    .col(ColumnDef::new(Receipts::AmountMinor).big_integer().not_null())
+                    .col(
+                        ColumnDef::new(Receipts::ProviderRefundId)
+                            .string_len(128)
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(Receipts::AmountMinor)
+                            .big_integer()
+                            .not_null(),
+                    )
                     .col(ColumnDef::new(Receipts::Currency).string_len(3).not_null())
                     .col(ColumnDef::new(Receipts::Status).string_len(32).not_null())
                     .col(ColumnDef::new(Receipts::Raw).text().not_null())
@@ -211,8 +232,16 @@ impl MigrationTrait for Migration {
                 Table::create()
                     .table(ApprovalLimits::Table)
                     .col(id(ApprovalLimits::UserId))
-                    .col(ColumnDef::new(ApprovalLimits::Currency).string_len(3).not_null())
-                    .col(ColumnDef::new(ApprovalLimits::LimitMinor).big_integer().not_null())
+                    .col(
+                        ColumnDef::new(ApprovalLimits::Currency)
+                            .string_len(3)
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(ApprovalLimits::LimitMinor)
+                            .big_integer()
+                            .not_null(),
+                    )
                     .primary_key(
                         Index::create()
                             .col(ApprovalLimits::UserId)
@@ -245,79 +274,21 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
-        manager
-            .create_table(
-                Table::create()
-                    .table(JournalEvents::Table)
-                    .col(ColumnDef::new(JournalEvents::Seq).big_integer().not_null().primary_key())
-                    .col(ColumnDef::new(JournalEvents::ProposalId).string_len(64).null())
-                    .col(ColumnDef::new(JournalEvents::OrderId).string_len(64).null())
-                    .col(ColumnDef::new(JournalEvents::Actor).string_len(200).not_null())
-                    .col(ColumnDef::new(JournalEvents::Kind).string_len(64).not_null())
-                    .col(ColumnDef::new(JournalEvents::FromStatus).string_len(32).null())
-                    .col(ColumnDef::new(JournalEvents::ToStatus).string_len(32).null())
-                    .col(ColumnDef::new(JournalEvents::Payload).text().not_null())
-                    .col(utc(JournalEvents::At))
-                    .col(ColumnDef::new(JournalEvents::PrevHash).string_len(64).not_null())
-                    .col(ColumnDef::new(JournalEvents::Hash).string_len(64).not_null())
-                    .to_owned(),
-            )
-            .await?;
-        for (name, column) in [
-            ("idx_journal_proposal", JournalEvents::ProposalId),
-            ("idx_journal_order", JournalEvents::OrderId),
-            ("idx_journal_actor", JournalEvents::Actor),
-            ("idx_journal_at", JournalEvents::At),
-        ] {
-            manager
-                .create_index(
-                    Index::create()
-                        .name(name)
-                        .table(JournalEvents::Table)
-                        .col(column)
-                        .to_owned(),
-                )
-                .await?;
-        }
-        // The chain's head: one row, locked by every append so events get
-        // consecutive sequence numbers and each covers the previous hash.
-        manager
-            .create_table(
-                Table::create()
-                    .table(JournalHead::Table)
-                    .col(ColumnDef::new(JournalHead::Id).integer().not_null().primary_key())
-                    .col(ColumnDef::new(JournalHead::Seq).big_integer().not_null())
-                    .col(ColumnDef::new(JournalHead::Hash).string_len(64).not_null())
-                    .to_owned(),
-            )
-            .await?;
-        manager
-            .exec_stmt(
-                Query::insert()
-                    .into_table(JournalHead::Table)
-                    .columns([JournalHead::Id, JournalHead::Seq, JournalHead::Hash])
-                    .values_panic([1.into(), 0.into(), GENESIS_HASH.into()])
-                    .to_owned(),
-            )
-            .await?;
         Ok(())
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         for table in [
-            JournalHead::Table.into_iden(),
-            JournalEvents::Table.into_iden(),
             FourEyesThresholds::Table.into_iden(),
             ApprovalLimits::Table.into_iden(),
             Receipts::Table.into_iden(),
             Approvals::Table.into_iden(),
             Proposals::Table.into_iden(),
         ] {
-            manager.drop_table(Table::drop().table(table).to_owned()).await?;
+            manager
+                .drop_table(Table::drop().table(table).to_owned())
+                .await?;
         }
         Ok(())
     }
 }
-
-/// The hash that the first event's `prev_hash` points at.
-pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";

@@ -25,7 +25,10 @@ use std::time::{Duration, Instant};
 use storage::testing::TestDatabase;
 
 fn env_or(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 #[tokio::main]
@@ -39,9 +42,15 @@ async fn main() {
 
     // --- raw commit rate: single-row UPDATE transactions ---------------------
     let conn = db.conn();
-    conn.execute_unprepared("CREATE TABLE bench_counter (id INTEGER PRIMARY KEY, n BIGINT NOT NULL)").await.unwrap();
+    conn.execute_unprepared(
+        "CREATE TABLE bench_counter (id INTEGER PRIMARY KEY, n BIGINT NOT NULL)",
+    )
+    .await
+    .unwrap();
     for id in 0..concurrency {
-        conn.execute_unprepared(&format!("INSERT INTO bench_counter VALUES ({id}, 0)")).await.unwrap();
+        conn.execute_unprepared(&format!("INSERT INTO bench_counter VALUES ({id}, 0)"))
+            .await
+            .unwrap();
     }
     let commits = Arc::new(AtomicU64::new(0));
     let deadline = Instant::now() + Duration::from_secs(raw_seconds);
@@ -52,7 +61,11 @@ async fn main() {
         workers.push(tokio::spawn(async move {
             while Instant::now() < deadline {
                 let tx = db.begin_write().await.unwrap();
-                tx.execute_unprepared(&format!("UPDATE bench_counter SET n = n + 1 WHERE id = {id}")).await.unwrap();
+                tx.execute_unprepared(&format!(
+                    "UPDATE bench_counter SET n = n + 1 WHERE id = {id}"
+                ))
+                .await
+                .unwrap();
                 tx.commit().await.unwrap();
                 commits.fetch_add(1, Ordering::Relaxed);
             }
@@ -64,20 +77,39 @@ async fn main() {
     let raw_rate = commits.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64();
 
     // --- refunds approved → verified ----------------------------------------
-    engine::demo::seed_demo(&db, "bench-password", engine::now()).await.unwrap();
+    engine::demo::seed_demo(&db, "bench-password", engine::now())
+        .await
+        .unwrap();
     let sandbox = SandboxState::new(SandboxConfig::default()).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(connectors::sandbox::serve_standalone(listener, sandbox.clone()));
+    tokio::spawn(connectors::sandbox::serve_standalone(
+        listener,
+        sandbox.clone(),
+    ));
     let provider = SandboxProvider::new(&url, HttpTimeouts::default()).unwrap();
-    let policies = engine::policies::PolicyLibrary::load(db.clone()).await.unwrap();
-    let engine = Engine::new(db.clone(), Arc::new(provider), policies, EngineSettings::default());
+    let policies = engine::policies::PolicyLibrary::load(db.clone())
+        .await
+        .unwrap();
+    let engine = Engine::new(
+        db.clone(),
+        Arc::new(provider),
+        policies,
+        EngineSettings::default(),
+    );
     let actor = |name: &str| {
         let db = db.clone();
         let name = name.to_owned();
         async move {
-            let user = storage::users::find_by_name(db.conn(), &name).await.unwrap().unwrap();
-            Actor { user_id: user.id, name: user.name, roles: user.roles }
+            let user = storage::users::find_by_name(db.conn(), &name)
+                .await
+                .unwrap()
+                .unwrap();
+            Actor {
+                user_id: user.id,
+                name: user.name,
+                roles: user.roles,
+            }
         }
     };
     let customer = actor("customer3").await;
@@ -94,7 +126,12 @@ async fn main() {
             placed_at: now - chrono::Duration::days(5),
             delivered_at: Some(now - chrono::Duration::days(2)),
             version: 1,
-            lines: vec![OrderLine { sku: "CAP".into(), description: "Cap".into(), quantity: 1, unit_price_minor: 2500 }],
+            lines: vec![OrderLine {
+                sku: "CAP".into(),
+                description: "Cap".into(),
+                quantity: 1,
+                unit_price_minor: 2500,
+            }],
             refunds: vec![],
         };
         storage::orders::insert(&*tx, &order).await.unwrap();
@@ -103,20 +140,31 @@ async fn main() {
     let mut proposals = Vec::with_capacity(refunds);
     for n in 0..refunds {
         let stored = engine
-            .submit_proposal(&customer, SubmitProposal {
-                order_id: format!("b{n}"),
-                amount_minor: None,
-                currency: None,
-                evidence: vec![
-                    EvidenceRef { reference: format!("order:b{n}"), version: None, quote: None },
-                    EvidenceRef { reference: "returns-policy:section-3".into(), version: None, quote: None },
-                ],
-                open_questions: vec![],
-                recommendation: "Benchmark refund.".into(),
-                agent: "bench".into(),
-                conversation_id: None,
-                supersedes: None,
-            })
+            .submit_proposal(
+                &customer,
+                SubmitProposal {
+                    order_id: format!("b{n}"),
+                    amount_minor: None,
+                    currency: None,
+                    evidence: vec![
+                        EvidenceRef {
+                            reference: format!("order:b{n}"),
+                            version: None,
+                            quote: None,
+                        },
+                        EvidenceRef {
+                            reference: "returns-policy:section-3".into(),
+                            version: None,
+                            quote: None,
+                        },
+                    ],
+                    open_questions: vec![],
+                    recommendation: "Benchmark refund.".into(),
+                    agent: "bench".into(),
+                    conversation_id: None,
+                    supersedes: None,
+                },
+            )
             .await
             .unwrap();
         proposals.push((stored.proposal.id, stored.proposal.action_digest));
@@ -138,11 +186,18 @@ async fn main() {
     });
     let mut approvers = Vec::new();
     for _ in 0..concurrency {
-        let (engine, approver, proposals, next) = (engine.clone(), approver.clone(), proposals.clone(), next.clone());
+        let (engine, approver, proposals, next) = (
+            engine.clone(),
+            approver.clone(),
+            proposals.clone(),
+            next.clone(),
+        );
         approvers.push(tokio::spawn(async move {
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed) as usize;
-                let Some((id, digest)) = proposals.get(i) else { break };
+                let Some((id, digest)) = proposals.get(i) else {
+                    break;
+                };
                 engine.approve(&approver, id, digest).await.unwrap();
             }
         }));
@@ -150,18 +205,31 @@ async fn main() {
     for a in approvers {
         a.await.unwrap();
     }
-    tokio::time::timeout(Duration::from_secs(600), waiter).await.unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(600), waiter)
+        .await
+        .unwrap()
+        .unwrap();
     let elapsed = started.elapsed();
     let refund_rate = refunds as f64 / elapsed.as_secs_f64();
     let ledger = sandbox.ledger();
-    assert_eq!(ledger.total_refunds, refunds, "exactly one refund per proposal");
+    assert_eq!(
+        ledger.total_refunds, refunds,
+        "exactly one refund per proposal"
+    );
     assert!(ledger.duplicated_keys.is_empty());
-    let verified = storage::proposals::count(db.conn(), ProposalStatus::Verified).await.unwrap();
+    let verified = storage::proposals::count(db.conn(), ProposalStatus::Verified)
+        .await
+        .unwrap();
     assert_eq!(verified as usize, refunds);
 
     println!("backend            {backend}");
     println!("concurrency        {concurrency}");
-    println!("raw commits/s      {raw_rate:.0}   (single-row UPDATE transactions, {raw_seconds} s)");
-    println!("refunds/s          {refund_rate:.0}   ({refunds} approved -> verified in {:.2} s)", elapsed.as_secs_f64());
+    println!(
+        "raw commits/s      {raw_rate:.0}   (single-row UPDATE transactions, {raw_seconds} s)"
+    );
+    println!(
+        "refunds/s          {refund_rate:.0}   ({refunds} approved -> verified in {:.2} s)",
+        elapsed.as_secs_f64()
+    );
     println!("ratio              {:.3}", refund_rate / raw_rate);
 }

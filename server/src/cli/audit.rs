@@ -16,13 +16,21 @@ pub async fn run(command: AuditCommand, settings: &Settings) -> anyhow::Result<(
     let db = open_database(settings).await?;
     match command {
         AuditCommand::Verify => match storage::journal::verify_chain(db.conn()).await? {
-            ChainReport::Intact { events, head } => {
-                println!("journal intact: {events} events, head {head}");
+            ChainReport::Intact {
+                events,
+                streams,
+                checkpoints,
+            } => {
+                println!(
+                    "journal intact: {events} events in {streams} streams, {checkpoints} checkpoints"
+                );
                 Ok(())
             }
-            ChainReport::Broken { at_seq, problem } => {
-                anyhow::bail!("journal BROKEN at event {at_seq}: {problem}")
-            }
+            ChainReport::Broken {
+                stream,
+                at_seq,
+                problem,
+            } => anyhow::bail!("journal BROKEN in {stream} at event {at_seq}: {problem}"),
         },
     }
 }

@@ -16,6 +16,8 @@ pub struct ReconcileReport {
     pub expired: usize,
     pub checked: usize,
     pub verified: usize,
+    /// Journal streams covered by a new checkpoint.
+    pub checkpointed: usize,
 }
 
 impl Engine {
@@ -48,7 +50,20 @@ impl Engine {
                 report.verified += 1;
             }
         }
+        report.checkpointed = self.checkpoint_journal().await?;
         Ok(report)
+    }
+
+    /// Chains the heads of every journal stream changed since the last
+    /// checkpoint into a new checkpoint.
+    ///
+    /// # Errors
+    /// Storage failures.
+    pub async fn checkpoint_journal(&self) -> Result<usize, StorageError> {
+        let tx = self.db.begin_write().await?;
+        let covered = storage::journal::checkpoint(&*tx, crate::now()).await?;
+        tx.commit().await?;
+        Ok(covered)
     }
 
     /// Runs a pass now (recovery after a restart) and then every `every`.

@@ -3,8 +3,13 @@ use sea_orm::entity::prelude::*;
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "journal_events")]
 pub struct Model {
-    #[sea_orm(primary_key, auto_increment = false)]
+    /// Insertion order across all streams (not part of any hash).
+    #[sea_orm(primary_key)]
     pub seq: i64,
+    /// The chain this event belongs to: a proposal id, or `system`.
+    pub stream: String,
+    /// 1, 2, 3… within the stream.
+    pub stream_seq: i64,
     pub proposal_id: Option<String>,
     pub order_id: Option<String>,
     pub actor: String,

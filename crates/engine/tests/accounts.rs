@@ -1,0 +1,337 @@
+//! Accounts use cases against a real database: sign-in with throttling per
+//! account and per address, and API tokens. SQLite by default, PostgreSQL
+//! when `TEST_DATABASE_URL` is set.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use chrono::Duration;
+use domain::{Role, RoleSet, Timestamp};
+use engine::accounts::tokens::{authenticate_token, create_token, revoke_token};
+use engine::accounts::users::{AccountError, CreateUser, create_user};
+use engine::accounts::{LoginError, ThrottlePolicy, authenticate, disable_user};
+use storage::testing::TestDatabase;
+
+const PASSWORD: &str = "correct horse battery";
+const ADDRESS: &str = "192.0.2.10";
+
+async fn with_user(name: &str, roles: &[Role]) -> TestDatabase {
+    let test = TestDatabase::new().await;
+    create_user(
+        &test.db,
+        CreateUser {
+            name,
+            display_name: None,
+            password: PASSWORD,
+            roles: RoleSet::new(roles.iter().copied()),
+        },
+        engine::now(),
+    )
+    .await
+    .unwrap();
+    test
+}
+
+async fn sign_in(
+    test: &TestDatabase,
+    policy: &ThrottlePolicy,
+    name: &str,
+    password: &str,
+    address: &str,
+    now: Timestamp,
+) -> Result<storage::users::UserRecord, LoginError> {
+    authenticate(&test.db, policy, name, password, address, now).await
+}
+
+async fn failures(test: &TestDatabase, scope: &str) -> u64 {
+    storage::throttle::failures_since(test.db.conn(), scope, engine::now() - Duration::hours(1))
+        .await
+        .unwrap()
+        .0
+}
+
+#[tokio::test]
+async fn the_right_password_signs_in_with_a_normalised_name() {
+    let test = with_user("ada", &[Role::Approver]).await;
+    let user = sign_in(
+        &test,
+        &ThrottlePolicy::default(),
+        "  ADA ",
+        PASSWORD,
+        ADDRESS,
+        engine::now(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(user.name, "ada");
+    assert!(user.roles.contains(Role::Approver));
+}
+
+#[tokio::test]
+async fn a_wrong_password_is_refused_and_counted_for_account_and_address() {
+    let test = with_user("ada", &[Role::Approver]).await;
+    let result = sign_in(
+        &test,
+        &ThrottlePolicy::default(),
+        "ada",
+        "wrong password",
+        ADDRESS,
+        engine::now(),
+    )
+    .await;
+    assert!(
+        matches!(result, Err(LoginError::InvalidCredentials)),
+        "{result:?}"
+    );
+    assert_eq!(failures(&test, "account:ada").await, 1);
+    assert_eq!(failures(&test, &format!("address:{ADDRESS}")).await, 1);
+}
+
+#[tokio::test]
+async fn an_unknown_user_is_refused_exactly_like_a_wrong_password() {
+    let test = with_user("ada", &[Role::Approver]).await;
+    let result = sign_in(
+        &test,
+        &ThrottlePolicy::default(),
+        "nobody",
+        PASSWORD,
+        ADDRESS,
+        engine::now(),
+    )
+    .await;
+    let Err(error) = result else {
+        panic!("an unknown user signed in");
+    };
+    assert!(matches!(error, LoginError::InvalidCredentials));
+    assert_eq!(error.to_string(), "wrong user name or password");
+    // Unknown names are throttled too, so probing them costs the same.
+    assert_eq!(failures(&test, "account:nobody").await, 1);
+}
+
+#[tokio::test]
+async fn five_failures_lock_the_account_even_against_the_right_password() {
+    let test = with_user("ada", &[Role::Approver]).await;
+    let policy = ThrottlePolicy::default();
+    let now = engine::now();
+    for _ in 0..5 {
+        let result = sign_in(&test, &policy, "ada", "wrong password", ADDRESS, now).await;
+        assert!(matches!(result, Err(LoginError::InvalidCredentials)));
+    }
+
+    let locked = sign_in(&test, &policy, "ada", PASSWORD, ADDRESS, now).await;
+
+    let Err(error) = locked else {
+        panic!("a locked account signed in");
+    };
+    // PostgreSQL keeps microseconds, so the window may end a fraction early.
+    assert!(
+        matches!(error, LoginError::AccountThrottled { retry_after_secs } if (899..=900).contains(&retry_after_secs)),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "too many failed sign-ins for this account; try again in 15 minute(s)"
+    );
+    // A locked attempt is not counted again and does not touch other accounts.
+    assert_eq!(failures(&test, "account:ada").await, 5);
+}
+
+#[tokio::test]
+async fn the_lock_reports_when_the_oldest_failure_leaves_the_window_and_then_lifts() {
+    let test = with_user("ada", &[Role::Approver]).await;
+    let policy = ThrottlePolicy::default();
+    let start = engine::now() - Duration::minutes(10);
+    for _ in 0..5 {
+        let _ = sign_in(&test, &policy, "ada", "wrong password", ADDRESS, start).await;
+    }
+    let now = engine::now();
+
+    let locked = sign_in(&test, &policy, "ada", PASSWORD, ADDRESS, now)
+        .await
+        .unwrap_err();
+    assert!(
+        locked.to_string().ends_with("try again in 5 minute(s)"),
+        "{locked}"
+    );
+
+    let later = start + policy.window + Duration::seconds(1);
+    let user = sign_in(&test, &policy, "ada", PASSWORD, ADDRESS, later)
+        .await
+        .unwrap();
+    assert_eq!(user.name, "ada");
+}
+
+#[tokio::test]
+async fn too_many_failures_from_one_address_lock_every_account_from_it() {
+    let test = with_user("ada", &[Role::Approver]).await;
+    let policy = ThrottlePolicy {
+        max_failures_per_address: 3,
+        ..ThrottlePolicy::default()
+    };
+    let now = engine::now();
+    for name in ["bob", "cy", "dee"] {
+        let _ = sign_in(&test, &policy, name, "guess", ADDRESS, now).await;
+    }
+
+    let from_there = sign_in(&test, &policy, "ada", PASSWORD, ADDRESS, now).await;
+    let Err(error) = from_there else {
+        panic!("a locked address signed in");
+    };
+    assert!(
+        matches!(error, LoginError::AddressThrottled { .. }),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "too many failed sign-ins from your network address; try again in 15 minute(s)"
+    );
+
+    let elsewhere = sign_in(&test, &policy, "ada", PASSWORD, "198.51.100.7", now).await;
+    assert_eq!(elsewhere.unwrap().name, "ada");
+}
+
+#[tokio::test]
+async fn a_successful_sign_in_clears_the_account_counter() {
+    let test = with_user("ada", &[Role::Approver]).await;
+    let policy = ThrottlePolicy::default();
+    let now = engine::now();
+    for _ in 0..4 {
+        let _ = sign_in(&test, &policy, "ada", "wrong password", ADDRESS, now).await;
+    }
+    sign_in(&test, &policy, "ada", PASSWORD, ADDRESS, now)
+        .await
+        .unwrap();
+    assert_eq!(failures(&test, "account:ada").await, 0);
+
+    for _ in 0..4 {
+        let _ = sign_in(&test, &policy, "ada", "wrong password", ADDRESS, now).await;
+    }
+    let user = sign_in(&test, &policy, "ada", PASSWORD, ADDRESS, now).await;
+    assert!(user.is_ok(), "{user:?}");
+}
+
+#[tokio::test]
+async fn a_disabled_user_cannot_sign_in() {
+    let test = with_user("ada", &[Role::Approver]).await;
+    disable_user(&test.db, "ada", engine::now()).await.unwrap();
+    let result = sign_in(
+        &test,
+        &ThrottlePolicy::default(),
+        "ada",
+        PASSWORD,
+        ADDRESS,
+        engine::now(),
+    )
+    .await;
+    assert!(matches!(result, Err(LoginError::Disabled)), "{result:?}");
+}
+
+#[tokio::test]
+async fn a_user_name_can_be_taken_only_once() {
+    let test = with_user("ada", &[Role::Approver]).await;
+    let again = create_user(
+        &test.db,
+        CreateUser {
+            name: "Ada",
+            display_name: None,
+            password: PASSWORD,
+            roles: RoleSet::new([Role::Customer]),
+        },
+        engine::now(),
+    )
+    .await;
+    assert!(
+        matches!(again, Err(AccountError::NameTaken(ref name)) if name == "ada"),
+        "{again:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_bearer_token_authenticates_its_user_until_revoked() {
+    let test = with_user("agent", &[Role::Agent]).await;
+    let now = engine::now();
+    let token = create_token(&test.db, "agent", "ci", now).await.unwrap();
+    assert!(token.secret.starts_with("cst_"));
+
+    let user = authenticate_token(&test.db, &token.secret, now)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(user.name, "agent");
+
+    assert!(revoke_token(&test.db, &token.id, now).await.unwrap());
+    assert_eq!(
+        authenticate_token(&test.db, &token.secret, now)
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+#[tokio::test]
+async fn malformed_or_unknown_secrets_and_disabled_users_get_no_identity() {
+    let test = with_user("agent", &[Role::Agent]).await;
+    let now = engine::now();
+    let token = create_token(&test.db, "agent", "ci", now).await.unwrap();
+    for secret in ["", "cst_", "nonsense", &format!("cst_{}", "0".repeat(64))] {
+        assert_eq!(
+            authenticate_token(&test.db, secret, now).await.unwrap(),
+            None,
+            "{secret:?}"
+        );
+    }
+    disable_user(&test.db, "agent", now).await.unwrap();
+    assert_eq!(
+        authenticate_token(&test.db, &token.secret, now)
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn parallel_guesses_cannot_get_past_the_account_limit() {
+    const GUESSES: usize = 20;
+    let test = std::sync::Arc::new(with_user("ada", &[Role::Approver]).await);
+    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(GUESSES));
+    let now = engine::now();
+    let guesses: Vec<_> = (0..GUESSES)
+        .map(|i| {
+            let (test, barrier) = (test.clone(), barrier.clone());
+            tokio::spawn(async move {
+                barrier.wait().await;
+                let password = format!("guess number {i}");
+                let policy = ThrottlePolicy::default();
+                sign_in(&test, &policy, "ada", &password, ADDRESS, now).await
+            })
+        })
+        .collect();
+    let (mut checked, mut throttled) = (0, 0);
+    for guess in guesses {
+        match guess.await.unwrap() {
+            Err(LoginError::InvalidCredentials) => checked += 1,
+            Err(LoginError::AccountThrottled { .. }) => throttled += 1,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(
+        (checked, throttled),
+        (5, GUESSES - 5),
+        "only five passwords may be tried"
+    );
+    assert_eq!(failures(&test, "account:ada").await, 5);
+}
+
+#[tokio::test]
+async fn a_successful_sign_in_does_not_count_against_the_address() {
+    let test = with_user("ada", &[Role::Approver]).await;
+    let policy = ThrottlePolicy {
+        max_failures_per_address: 2,
+        ..ThrottlePolicy::default()
+    };
+    let now = engine::now();
+    for _ in 0..3 {
+        sign_in(&test, &policy, "ada", PASSWORD, ADDRESS, now)
+            .await
+            .unwrap();
+    }
+    assert_eq!(failures(&test, &format!("address:{ADDRESS}")).await, 0);
+}
