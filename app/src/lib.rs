@@ -2,6 +2,8 @@
 //! the browser, and the thin server functions behind them.
 
 pub mod access;
+pub mod admin;
+pub mod audit;
 pub mod auth;
 pub mod components;
 pub mod csrf;

@@ -22,9 +22,10 @@ fn connect(set_tick: WriteSignal<u64>) {
     let Ok(source) = web_sys::EventSource::new("/api/live/proposals") else {
         return;
     };
-    let on_change = Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |_: web_sys::MessageEvent| {
-        set_tick.update(|n| *n += 1);
-    });
+    let on_change =
+        Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |_: web_sys::MessageEvent| {
+            set_tick.update(|n| *n += 1);
+        });
     for kind in ["proposal", "resync"] {
         let _ = source.add_event_listener_with_callback(kind, on_change.as_ref().unchecked_ref());
     }

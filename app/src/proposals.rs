@@ -58,7 +58,12 @@ mod backend {
 
     pub async fn card(stored: StoredProposal) -> Result<ProposalCard, AppError> {
         let ctx = server::context()?;
-        let customer_id = stored.proposal.provenance.on_behalf_of.clone().unwrap_or_default();
+        let customer_id = stored
+            .proposal
+            .provenance
+            .on_behalf_of
+            .clone()
+            .unwrap_or_default();
         let customer = storage::users::find_by_id(ctx.db.conn(), &customer_id)
             .await
             .map_err(|e| server::internal(&e))?

@@ -16,3 +16,19 @@ export async function signIn(page: Page, user: string) {
   await expect(page.getByTestId("signed-in-as")).toBeVisible();
   await waitForHydration(page);
 }
+
+/** Proposes a refund through the JSON API with the page's session and CSRF token. */
+export async function proposeViaApi(page: Page, orderId: string, section = "returns-policy:section-3") {
+  const csrf = await page.locator('meta[name="csrf-token"]').getAttribute("content");
+  const response = await page.request.post("/api/v1/proposals", {
+    headers: { "x-csrf-token": csrf ?? "", origin: new URL(page.url()).origin },
+    data: {
+      order_id: orderId,
+      evidence: [{ reference: `order:${orderId}` }, { reference: section }],
+      recommendation: "Refund under the cited policy section.",
+      agent: "refund_specialist",
+    },
+  });
+  expect(response.status()).toBe(201);
+  return response.json();
+}

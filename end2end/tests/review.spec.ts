@@ -1,5 +1,5 @@
 import { expect, Page, test } from "@playwright/test";
-import { signIn } from "./helpers";
+import { signIn, waitForHydration } from "./helpers";
 
 /** The customer asks for a refund through the JSON API with their session. */
 async function proposeAsCustomer(page: Page, orderId: string) {
@@ -26,7 +26,8 @@ test("an approver sees a new proposal appear live, confirms exactly what execute
 
   await signIn(approver, "approver");
   await approver.goto("/queue");
-  await expect(approver.getByTestId("queue-empty")).toBeVisible();
+  await waitForHydration(approver);
+  await expect(approver.getByRole("heading", { name: "Review queue" })).toBeVisible();
   await expect(approver.locator("body")).toHaveAttribute("data-live", "open");
 
   await signIn(customer, "customer");
@@ -45,8 +46,11 @@ test("an approver sees a new proposal appear live, confirms exactly what execute
   await expect(card.getByTestId("confirm-what")).toHaveText("Refund 79.00 EUR to payment pay_4821 for order 4821");
   await expect(card).toContainText(proposal.action_digest);
   await card.getByTestId("confirm-approve").click();
+  await expect(approver.locator(`[data-decision="${proposal.id}"]`)).toContainText(`Recorded. Proposal ${proposal.id} is now`);
 
   await approver.goto(`/proposals/${proposal.id}`);
+
+  await waitForHydration(approver);
   await expect(approver.getByTestId("status")).toHaveAttribute("data-status", "verified");
   await expect(approver.getByTestId("receipt")).toContainText("79.00 EUR");
   await expect(approver.getByTestId("timeline")).toContainText("user:approver");
@@ -54,6 +58,7 @@ test("an approver sees a new proposal appear live, confirms exactly what execute
 
   // The customer sees their refund's page too.
   await customer.goto(`/proposals/${proposal.id}`);
+  await waitForHydration(customer);
   await expect(customer.getByTestId("status")).toHaveAttribute("data-status", "verified");
   await approverContext.close();
   await customerContext.close();
@@ -76,6 +81,7 @@ test("an approver is told plainly why they cannot approve a refund they requeste
     return response.json();
   })();
   await page.goto("/queue");
+  await waitForHydration(page);
   const card = page.locator(`[data-proposal="${proposal.id}"]`);
   await card.getByRole("button", { name: "Approve…" }).click();
   await card.getByTestId("confirm-approve").click();

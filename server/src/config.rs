@@ -75,6 +75,30 @@ pub struct Settings {
     pub reconcile_interval_seconds: u64,
     /// This process's name in claims and the journal (default: host and pid).
     pub executor_name: Option<String>,
+    /// The chat model: `offline` (the built-in rules, no network or key) or
+    /// `openai` (any OpenAI-compatible chat-completions server).
+    pub model_backend: ModelBackend,
+    /// The OpenAI-compatible API root, e.g. `https://api.openai.com/v1` or
+    /// `http://localhost:11434/v1` (Ollama); required with `openai`.
+    pub model_base_url: Option<String>,
+    /// Bearer key for the model server (local servers usually need none).
+    #[serde(skip_serializing)]
+    pub model_api_key: Option<SecretString>,
+    /// The model id, e.g. `gpt-4o-mini` or `qwen2.5:7b`; required with `openai`.
+    pub model_name: Option<String>,
+    /// Limit for one model call attempt (transient failures are retried twice).
+    pub model_timeout_seconds: u64,
+}
+
+/// Which chat model drives the agents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelBackend {
+    /// `countersign-offline-rules`: deterministic rules, the embedded default.
+    #[default]
+    Offline,
+    /// An OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp).
+    Openai,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -117,6 +141,11 @@ impl Default for Settings {
             max_unknown_checks: 8,
             reconcile_interval_seconds: 5,
             executor_name: None,
+            model_backend: ModelBackend::Offline,
+            model_base_url: None,
+            model_api_key: None,
+            model_name: None,
+            model_timeout_seconds: 60,
         }
     }
 }
@@ -184,6 +213,31 @@ impl Settings {
         {
             return Err(ConfigError::Invalid(
                 "proposal_ttl_hours and approval_ttl_hours must be at least 1, execution_lease_seconds at least 5".into(),
+            ));
+        }
+        if self.model_backend == ModelBackend::Openai {
+            let base_ok = self
+                .model_base_url
+                .as_deref()
+                .is_some_and(|url| url.starts_with("http://") || url.starts_with("https://"));
+            if !base_ok {
+                return Err(ConfigError::Invalid(
+                    "model_backend = \"openai\" needs model_base_url, an http(s) URL".into(),
+                ));
+            }
+            if self
+                .model_name
+                .as_deref()
+                .is_none_or(|name| name.trim().is_empty())
+            {
+                return Err(ConfigError::Invalid(
+                    "model_backend = \"openai\" needs model_name".into(),
+                ));
+            }
+        }
+        if self.model_timeout_seconds < 1 {
+            return Err(ConfigError::Invalid(
+                "model_timeout_seconds must be at least 1".into(),
             ));
         }
         if let Some(url) = &self.public_url {
@@ -296,5 +350,23 @@ mod tests {
         };
         let error = settings.validate().unwrap_err().to_string();
         assert!(error.contains("session_idle_minutes"), "{error}");
+    }
+
+    #[test]
+    fn the_openai_model_backend_needs_a_base_url_and_a_model_name() {
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("COUNTERSIGN_MODEL_BACKEND", "openai");
+            let error = Settings::load().map(|_| ()).unwrap_err().to_string();
+            assert!(error.contains("model_base_url"), "{error}");
+            jail.set_env("COUNTERSIGN_MODEL_BASE_URL", "http://localhost:11434/v1");
+            jail.set_env("COUNTERSIGN_MODEL_NAME", "qwen2.5:7b");
+            jail.set_env("COUNTERSIGN_MODEL_API_KEY", "sk-test");
+            let settings = Settings::load().map_err(|e| e.to_string())?;
+            assert_eq!(settings.model_backend, ModelBackend::Openai);
+            assert_eq!(settings.model_name.as_deref(), Some("qwen2.5:7b"));
+            assert!(settings.model_api_key.is_some());
+            Ok(())
+        });
+        assert_eq!(Settings::default().model_backend, ModelBackend::Offline);
     }
 }

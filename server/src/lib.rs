@@ -1,6 +1,7 @@
 //! The countersign server: configuration, wiring of the web application,
 //! middleware, and the command line.
 
+pub mod chat_model;
 pub mod cli;
 pub mod config;
 pub mod demo;

@@ -57,6 +57,14 @@ impl SessionStore for AnyStore {
     }
 
     async fn save(&self, record: &Record) -> session_store::Result<()> {
+        // Every session is saved after each request (sliding idle expiry), and
+        // the stores' save is an upsert: a slow request that loaded the session
+        // before a concurrent sign-out would bring it back. The session layer
+        // only calls `save` for sessions it found in the store, so one that is
+        // gone now was ended meanwhile and must stay gone.
+        if self.load(&record.id).await?.is_none() {
+            return Ok(());
+        }
         match self {
             AnyStore::Sqlite(store) => store.save(record).await,
             AnyStore::Postgres(store) => store.save(record).await,

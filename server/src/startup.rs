@@ -209,7 +209,8 @@ impl Application {
             payments.provider.clone(),
             policies,
             settings.engine_settings(),
-        );
+        )
+        .with_assistant(crate::chat_model::assistant(&settings)?);
         let reconcile_every_secs = settings.reconcile_interval_seconds;
         let router = build_router(settings, db, engine.clone(), &payments).await?;
         Ok(Application {

@@ -5,8 +5,9 @@ use crate::config::LogFormat;
 use tracing_subscriber::EnvFilter;
 
 pub fn init(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,sea_orm=warn,tower_sessions=warn"));
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        EnvFilter::new("info,sqlx=warn,sea_orm=warn,tower_sessions=warn,tantivy=warn")
+    });
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_target(true);

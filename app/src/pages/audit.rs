@@ -1,11 +1,145 @@
+//! `/audit`: the journal for managers, with filters in the URL (so a view can
+//! be linked and works before hydration), paging, CSV export and the
+//! hash-chain status.
+
+use crate::audit::{AuditQuery, PER_PAGE, audit_chain_status, audit_events};
+use crate::format::utc;
 use leptos::prelude::*;
+use leptos_router::components::Form;
+use leptos_router::hooks::use_query_map;
 
 #[component]
 pub fn AuditPage() -> impl IntoView {
+    let params = use_query_map();
+    let query = move || {
+        let map = params.read();
+        let get = |key: &str| map.get(key).unwrap_or_default();
+        AuditQuery {
+            order: get("order"),
+            proposal: get("proposal"),
+            user: get("user"),
+            action: get("action"),
+            from: get("from"),
+            until: get("until"),
+        }
+    };
+    let page = move || {
+        params
+            .read()
+            .get("page")
+            .and_then(|p| p.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let events = Resource::new(move || (query(), page()), |(q, p)| audit_events(q, p));
+    let chain = Resource::new(|| (), |_| audit_chain_status());
+    let export = move || {
+        let q = query();
+        let pairs = [
+            ("order", q.order),
+            ("proposal", q.proposal),
+            ("user", q.user),
+            ("action", q.action),
+            ("from", q.from),
+            ("until", q.until),
+        ];
+        let encoded: Vec<String> = pairs
+            .iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| format!("{k}={}", urlencode(v)))
+            .collect();
+        format!("/api/v1/audit/events.csv?{}", encoded.join("&"))
+    };
+    let field = move |name: &'static str, label: &'static str, kind: &'static str| {
+        let value = move || params.read().get(name).unwrap_or_default();
+        view! {
+            <label>{label}<input type=kind name=name prop:value=value maxlength="200"/></label>
+        }
+    };
     view! {
         <section class="card wide">
-            <h1>"Audit trail"</h1>
-            <p class="muted">"The journal of every proposal, approval, execution and verification appears here."</p>
+            <header class="row">
+                <h1>"Audit trail"</h1>
+                <Suspense fallback=|| view! { <span class="status">"Checking the chain…"</span> }>
+                    {move || Suspend::new(async move {
+                        match chain.await {
+                            Ok(status) => view! {
+                                <span class=if status.intact { "status verified" } else { "status failed" }
+                                    data-testid="chain-status" data-intact=status.intact.to_string()>
+                                    {status.message}
+                                </span>
+                            }.into_any(),
+                            Err(error) => view! { <span class="error">{error.to_string()}</span> }.into_any(),
+                        }
+                    })}
+                </Suspense>
+            </header>
+            <Form method="GET" action="/audit" attr:class="filters">
+                {field("order", "Order", "text")}
+                {field("proposal", "Proposal", "text")}
+                {field("user", "User", "text")}
+                {field("action", "Action", "text")}
+                {field("from", "From", "date")}
+                {field("until", "Until", "date")}
+                <button type="submit">"Filter"</button>
+                <a class="button secondary" href="/audit">"Clear"</a>
+                <a class="button secondary" href=export data-testid="export-csv" download>"Export CSV"</a>
+            </Form>
+        </section>
+        <section class="card wide">
+            <Transition fallback=|| view! { <p class="muted">"Loading events…"</p> }>
+                {move || Suspend::new(async move {
+                    match events.await {
+                        Ok(result) => {
+                            let pages = result.total.div_ceil(PER_PAGE).max(1);
+                            let current = result.page;
+                            let link = move |p: u64| {
+                                let mut pairs: Vec<(String, String)> = params.read().clone().into_iter().filter(|(k, _)| k != "page").map(|(k, v)| (k.into_owned(), v)).collect();
+                                pairs.push(("page".into(), p.to_string()));
+                                let q: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={}", urlencode(v))).collect();
+                                format!("/audit?{}", q.join("&"))
+                            };
+                            view! {
+                                <p class="muted" data-testid="audit-total">{format!("{} events", result.total)}</p>
+                                <table data-testid="audit-table">
+                                    <thead><tr><th>"#"</th><th>"When (UTC)"</th><th>"Who"</th><th>"Action"</th><th>"Proposal"</th><th>"Order"</th><th>"State"</th><th>"Details"</th></tr></thead>
+                                    <tbody>
+                                        {result.rows.into_iter().map(|r| view! {
+                                            <tr>
+                                                <td>{r.seq}</td>
+                                                <td>{utc(r.at)}</td>
+                                                <td>{r.actor}</td>
+                                                <td>{r.kind}</td>
+                                                <td>{r.proposal_id.map(|id| view! { <a href=format!("/proposals/{id}")>{id.clone()}</a> })}</td>
+                                                <td>{r.order_id}</td>
+                                                <td>{match (r.from_status, r.to_status) { (Some(f), Some(t)) => format!("{f} → {t}"), (None, Some(t)) => t, _ => String::new() }}</td>
+                                                <td class="mono small">{r.payload}</td>
+                                            </tr>
+                                        }).collect_view()}
+                                    </tbody>
+                                </table>
+                                <nav class="row" aria-label="Pages">
+                                    {(current > 0).then(|| view! { <a href=link(current - 1)>"← Newer page"</a> })}
+                                    <span class="muted">{format!("Page {} of {pages}", current + 1)}</span>
+                                    {(current + 1 < pages).then(|| view! { <a href=link(current + 1)>"Next page →"</a> })}
+                                </nav>
+                            }.into_any()
+                        }
+                        Err(error) => view! { <p class="error" role="alert">{error.to_string()}</p> }.into_any(),
+                    }
+                })}
+            </Transition>
         </section>
     }
+}
+
+fn urlencode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            other => format!("%{other:02X}"),
+        })
+        .collect()
 }

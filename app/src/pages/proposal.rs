@@ -51,7 +51,11 @@ const SIDE_EXITS: [ProposalStatus; 7] = [
 #[component]
 fn StateMachine(current: ProposalStatus) -> impl IntoView {
     let step = move |status: ProposalStatus| {
-        let class = if status == current { "step current" } else { "step" };
+        let class = if status == current {
+            "step current"
+        } else {
+            "step"
+        };
         view! {
             <li class=class aria-current=(status == current).then_some("step")>{status.label()}</li>
         }
@@ -137,10 +141,18 @@ fn Details(details: ProposalDetails) -> impl IntoView {
 
 fn verification_text(status: ProposalStatus) -> &'static str {
     match status {
-        ProposalStatus::Verified => "Verified: the provider lists exactly one refund under this proposal's key, for the approved amount.",
-        ProposalStatus::Succeeded => "The provider confirmed the refund; verification is in progress.",
-        ProposalStatus::OutcomeUnknown => "The provider's answer was lost; we are asking it what happened. Nothing is assumed failed.",
-        ProposalStatus::NeedsAttention => "Verification needs a person: see the timeline for what did not match.",
+        ProposalStatus::Verified => {
+            "Verified: the provider lists exactly one refund under this proposal's key, for the approved amount."
+        }
+        ProposalStatus::Succeeded => {
+            "The provider confirmed the refund; verification is in progress."
+        }
+        ProposalStatus::OutcomeUnknown => {
+            "The provider's answer was lost; we are asking it what happened. Nothing is assumed failed."
+        }
+        ProposalStatus::NeedsAttention => {
+            "Verification needs a person: see the timeline for what did not match."
+        }
         _ => "Not executed.",
     }
 }

@@ -8,13 +8,40 @@ use crate::live::use_proposal_changes;
 use crate::proposals::{ProposalCard, approve_proposal, reject_proposal, review_queue};
 use leptos::prelude::*;
 
+/// Decision outcomes by proposal id, kept by the page so a message survives
+/// the live refresh that re-renders the card it belongs to.
+#[derive(Clone, Copy)]
+struct Outcomes(RwSignal<std::collections::HashMap<String, Result<String, String>>>);
+
 #[component]
 pub fn QueuePage() -> impl IntoView {
+    let outcomes =
+        RwSignal::new(std::collections::HashMap::<String, Result<String, String>>::new());
+    provide_context(Outcomes(outcomes));
     let changes = use_proposal_changes();
     let queue = Resource::new(move || changes.get(), |_| review_queue());
+    // Decisions stay listed here after their cards leave the queue.
+    let decided = move || {
+        outcomes.with(|all| {
+            all.iter()
+                .map(|(id, result)| {
+                    let (class, text) = match result {
+                        Ok(message) => ("notice", message.clone()),
+                        Err(error) => ("error", format!("Proposal {id}: {error}")),
+                    };
+                    view! {
+                        <li class=class data-decision=id.clone()>
+                            {text} " · " <a href=format!("/proposals/{id}")>"follow it"</a>
+                        </li>
+                    }
+                })
+                .collect_view()
+        })
+    };
     view! {
         <section class="wide">
             <h1>"Review queue"</h1>
+            <ul class="decisions" role="status" aria-live="polite">{decided}</ul>
             <Transition fallback=|| view! { <p class="muted">"Loading proposals…"</p> }>
                 {move || Suspend::new(async move {
                     match queue.await {
@@ -59,18 +86,40 @@ fn QueueItem(card: ProposalCard) -> impl IntoView {
     let reject = Action::new(move |(id, reason): &(String, String)| {
         reject_proposal(csrf_token(), id.clone(), reason.clone())
     });
+    let outcomes = expect_context::<Outcomes>().0;
+    for action_value in [approve.value(), reject.value()] {
+        let id = id.clone();
+        Effect::new(move |_| {
+            if let Some(result) = action_value.get() {
+                let message = result
+                    .map(|card| {
+                        format!(
+                            "Recorded. Proposal {} is now: {}",
+                            card.proposal.id,
+                            card.state.status().label()
+                        )
+                    })
+                    .map_err(|error| error.to_string());
+                outcomes.update(|all| {
+                    all.insert(id.clone(), message);
+                });
+            }
+        });
+    }
+    let id_outcome = id.clone();
     let outcome = move || {
-        let result = approve.value().get().or_else(|| reject.value().get())?;
-        Some(match result {
-            Ok(card) => view! {
-                <p class="notice" role="status" data-testid="decision-result">
-                    {format!("Recorded. Proposal {} is now: {}", card.proposal.id, card.state.status().label())}
-                </p>
-            }.into_any(),
-            Err(error) => view! {
-                <p class="error" role="alert" data-testid="decision-error">{error.to_string()}</p>
-            }.into_any(),
-        })
+        outcomes
+            .with(|all| all.get(&id_outcome).cloned())
+            .map(|result| match result {
+                Ok(message) => view! {
+                    <p class="notice" role="status" data-testid="decision-result">{message}</p>
+                }
+                .into_any(),
+                Err(error) => view! {
+                    <p class="error" role="alert" data-testid="decision-error">{error}</p>
+                }
+                .into_any(),
+            })
     };
     let busy = move || approve.pending().get() || reject.pending().get();
     let (id_a, digest_a, id_r) = (id.clone(), digest.clone(), id.clone());

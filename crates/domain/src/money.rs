@@ -19,6 +19,8 @@ pub enum MoneyError {
     CurrencyMismatch(Currency, Currency),
     #[error("amount overflows")]
     Overflow,
+    #[error("{0:?} is not an amount; write it like 79.00")]
+    InvalidAmount(String),
 }
 
 impl Currency {
@@ -101,6 +103,35 @@ impl Money {
         Ok(Money::new(amount_minor, currency))
     }
 
+    /// Parses a decimal amount as people type it (`500`, `79.00`, `0.5`) in
+    /// the currency's minor units, exactly, without floating point.
+    ///
+    /// # Errors
+    /// [`MoneyError::InvalidAmount`] for anything else (signs, letters, more
+    /// decimals than the currency has).
+    pub fn parse_decimal(text: &str, currency: Currency) -> Result<Money, MoneyError> {
+        let text = text.trim();
+        let invalid = || MoneyError::InvalidAmount(text.to_owned());
+        let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+        let digits = currency.minor_digits() as usize;
+        let all_digits = |s: &str| s.chars().all(|c| c.is_ascii_digit());
+        if whole.is_empty() || !all_digits(whole) || !all_digits(fraction) || fraction.len() > digits {
+            return Err(invalid());
+        }
+        let scale = 10i64.pow(currency.minor_digits());
+        let whole: i64 = whole.parse().map_err(|_| invalid())?;
+        let fraction: i64 = if fraction.is_empty() {
+            0
+        } else {
+            format!("{fraction:0<digits$}").parse().map_err(|_| invalid())?
+        };
+        whole
+            .checked_mul(scale)
+            .and_then(|w| w.checked_add(fraction))
+            .map(|minor| Money::new(minor, currency))
+            .ok_or(MoneyError::Overflow)
+    }
+
     /// # Errors
     /// [`MoneyError::CurrencyMismatch`] or [`MoneyError::Overflow`].
     pub fn checked_sub(self, other: Money) -> Result<Money, MoneyError> {
@@ -177,6 +208,20 @@ mod tests {
             eur.checked_sub(usd),
             Err(MoneyError::CurrencyMismatch(_, _))
         ));
+    }
+
+    #[test]
+    fn decimal_amounts_parse_exactly_into_minor_units() {
+        let eur = |t: &str| Money::parse_decimal(t, Currency::EUR).map(|m| m.amount_minor);
+        assert_eq!(eur("79.00"), Ok(7900));
+        assert_eq!(eur("79.5"), Ok(7950));
+        assert_eq!(eur(" 500 "), Ok(50000));
+        for bad in ["", "-1", "1.234", "1,00", "abc", ".5", "1e3"] {
+            assert!(eur(bad).is_err(), "{bad:?} accepted");
+        }
+        let jpy = Currency::parse("JPY").unwrap();
+        assert_eq!(Money::parse_decimal("1200", jpy).unwrap().amount_minor, 1200);
+        assert!(Money::parse_decimal("12.5", jpy).is_err());
     }
 
     #[test]

@@ -87,6 +87,8 @@ pub struct Engine {
     pub policies: PolicyLibrary,
     pub settings: Arc<EngineSettings>,
     pub live: LiveUpdates,
+    /// The chat agents and their model (the offline rules by default).
+    pub assistant: crate::assistant::Assistant,
 }
 
 impl std::fmt::Debug for Engine {
@@ -111,10 +113,32 @@ impl Engine {
             policies,
             settings: Arc::new(settings),
             live: LiveUpdates::default(),
+            assistant: crate::assistant::Assistant::offline(),
         }
+    }
+
+    /// The same engine with another chat model or agent set-up.
+    pub fn with_assistant(mut self, assistant: crate::assistant::Assistant) -> Self {
+        self.assistant = assistant;
+        self
     }
 
     pub(crate) fn system_actor(&self) -> String {
         format!("system:{}", self.settings.executor_name)
+    }
+}
+
+/// Runs a state-changing use case to completion on its own task, so a caller
+/// that goes away (a closed browser tab, a client timeout) cannot cut it off
+/// between its commit and the work that must follow the commit.
+pub(crate) async fn detached<T: Send + 'static>(
+    work: impl std::future::Future<Output = T> + Send + 'static,
+) -> T {
+    match tokio::spawn(work).await {
+        Ok(value) => value,
+        Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+        // Nothing aborts these tasks; a cancelled one means the runtime is
+        // shutting down, and the caller cannot be answered anyway.
+        Err(error) => panic!("use case task ended without finishing: {error}"),
     }
 }

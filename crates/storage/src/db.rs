@@ -67,7 +67,7 @@ impl Database {
             .min_connections(1)
             .map_sqlx_sqlite_opts(|opts| {
                 opts.journal_mode(SqliteJournalMode::Wal)
-                    .synchronous(SqliteSynchronous::Normal)
+                    .synchronous(SqliteSynchronous::Full)
                     .foreign_keys(true)
                     .busy_timeout(Duration::from_secs(15))
                     .create_if_missing(true)

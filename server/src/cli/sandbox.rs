@@ -13,7 +13,10 @@ pub async fn run(listen: SocketAddr, settings: &Settings) -> anyhow::Result<()> 
         state.set_faults(update)?;
     }
     let listener = tokio::net::TcpListener::bind(listen).await?;
-    println!("sandbox payment provider listening on http://{}", listener.local_addr()?);
+    println!(
+        "sandbox payment provider listening on http://{}",
+        listener.local_addr()?
+    );
     tokio::select! {
         served = connectors::sandbox::serve_standalone(listener, state) => served?,
         () = crate::startup::shutdown_signal() => {}

@@ -88,15 +88,18 @@ pub fn bearer_token(request: &Request) -> Option<String> {
 }
 
 fn client_address(state: &AppState, request: &Request) -> String {
-    if state.settings.trust_forwarded_for {
-        if let Some(first) = request
+    if state.settings.trust_forwarded_for
+        && let Some(appended) = request
             .headers()
             .get("x-forwarded-for")
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(',').next())
-        {
-            return first.trim().to_owned();
-        }
+            // The last entry is the one our proxy appended; everything to its
+            // left came from the client and could be forged.
+            .and_then(|v| v.rsplit(',').next())
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+    {
+        return appended.to_owned();
     }
     request
         .extensions()

@@ -11,7 +11,9 @@ use http::{Method, StatusCode};
 
 pub async fn guard(request: Request, next: Next) -> Response {
     let path = request.uri().path();
-    if request.method() != Method::GET || !crate::middleware::is_page_path(path) {
+    // HEAD renders the page like GET (only the body is dropped), so it is guarded too.
+    let renders_page = matches!(*request.method(), Method::GET | Method::HEAD);
+    if !renders_page || !crate::middleware::is_page_path(path) {
         return next.run(request).await;
     }
     let access = page_access(path);

@@ -2,5 +2,6 @@
 
 pub mod api;
 pub mod api_error;
+pub mod audit_csv;
 pub mod health;
 pub mod live;

@@ -64,6 +64,17 @@ impl Engine {
         proposal_id: &str,
         digest_shown: &str,
     ) -> Result<StoredProposal, DecisionError> {
+        let (engine, actor) = (self.clone(), actor.clone());
+        let (id, digest) = (proposal_id.to_owned(), digest_shown.to_owned());
+        crate::core::detached(async move { engine.approve_now(&actor, &id, &digest).await }).await
+    }
+
+    async fn approve_now(
+        &self,
+        actor: &Actor,
+        proposal_id: &str,
+        digest_shown: &str,
+    ) -> Result<StoredProposal, DecisionError> {
         let now = crate::now();
         let tx = self.db.begin_write().await?;
         let stored = load(&tx, proposal_id).await?;
@@ -141,6 +152,17 @@ impl Engine {
     /// # Errors
     /// As [`Engine::approve`]; a blank reason is refused.
     pub async fn reject(
+        &self,
+        actor: &Actor,
+        proposal_id: &str,
+        reason: &str,
+    ) -> Result<StoredProposal, DecisionError> {
+        let (engine, actor) = (self.clone(), actor.clone());
+        let (id, reason) = (proposal_id.to_owned(), reason.to_owned());
+        crate::core::detached(async move { engine.reject_now(&actor, &id, &reason).await }).await
+    }
+
+    async fn reject_now(
         &self,
         actor: &Actor,
         proposal_id: &str,

@@ -1,6 +1,7 @@
 //! The versioned JSON API under `/api/v1`. Browsers authenticate with their
 //! session (plus the CSRF header for writes), machines with bearer tokens.
 
+mod conversations;
 mod extract;
 pub mod openapi;
 mod operations;
@@ -23,8 +24,14 @@ pub fn router() -> Router<AppState> {
         .route("/proposals/{id}/approve", post(proposals::approve))
         .route("/proposals/{id}/reject", post(proposals::reject))
         .route("/proposals/{id}/events", get(proposals::events))
+        .route("/conversations", post(conversations::create))
+        .route("/conversations/{id}", get(conversations::get_one))
+        .route("/conversations/{id}/messages", post(conversations::message))
+        .route("/conversations/{id}/stop", post(conversations::stop))
+        .route("/conversations/{id}/events", get(conversations::events))
         .route("/sandbox/ledger", get(operations::ledger))
         .route("/audit/verify", get(operations::verify_journal))
+        .route("/audit/events.csv", get(crate::web::audit_csv::export))
         .fallback(not_found)
 }
 

@@ -1,6 +1,6 @@
 //! The OpenAPI document, generated from the handlers, at `/api/openapi.json`.
 
-use super::{operations, proposals, views};
+use super::{conversations, operations, proposals, views};
 use serde::Serialize;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi, ToSchema};
@@ -59,6 +59,11 @@ impl Modify for Security {
         proposals::events,
         operations::ledger,
         operations::verify_journal,
+        conversations::create,
+        conversations::get_one,
+        conversations::message,
+        conversations::stop,
+        conversations::events,
         super::me,
     ),
     components(schemas(
@@ -74,6 +79,16 @@ impl Modify for Security {
         proposals::ApproveBody,
         proposals::RejectBody,
         proposals::SubmitProposalSchema,
+        conversations::CreateConversationBody,
+        conversations::MessageBody,
+        conversations::ConversationView,
+        conversations::MessageView,
+        conversations::ToolCallView,
+        conversations::LinkedProposalView,
+        conversations::EvidenceItemView,
+        conversations::TurnView,
+        conversations::StopView,
+        conversations::ConversationEventView,
     )),
     modifiers(&Security),
     security(("bearer" = []), ("session" = [])),
@@ -81,6 +96,7 @@ impl Modify for Security {
         (name = "proposals", description = "Refund proposals and decisions"),
         (name = "operations", description = "Ledger and audit checks"),
         (name = "identity", description = "Who is calling"),
+        (name = "chat", description = "Conversations with the coordinator and the refund specialist"),
     )
 )]
 pub struct ApiDoc;

@@ -1,0 +1,376 @@
+//! `/api/v1/conversations`: the customer chat for machines and the widget.
+//! Open a conversation, send a message (the reply, the speaking agent, the
+//! evidence and any proposal come back), stop the turn in flight, read the
+//! transcript and its agent events.
+
+use super::Caller;
+use super::extract::ApiJson;
+use super::openapi::ErrorBody;
+use crate::startup::AppState;
+use crate::web::api_error::ApiError;
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use chrono::{DateTime, Utc};
+use engine::assistant::{
+    ChatError, Conversation, ConversationEvent, MAX_MESSAGE_CHARS, Message, OpenConversationError,
+    Provenance, Role, TurnControl, TurnEnd, TurnResult,
+};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateConversationBody {
+    /// The customer (user id) the conversation is about. Customers omit it
+    /// (or give their own id); staff and agent accounts must give it.
+    #[serde(default)]
+    pub customer_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MessageBody {
+    /// 1 to 4000 characters.
+    pub text: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ConversationView {
+    pub id: String,
+    pub owner_id: String,
+    pub customer_id: String,
+    /// The agent that will read the next message.
+    pub active_agent: String,
+    /// A turn is running now.
+    pub running: bool,
+    pub turns: u64,
+    /// The model driving the agents (`countersign-offline-rules` by default).
+    pub model: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub messages: Vec<MessageView>,
+    /// Proposals this conversation prepared.
+    pub proposals: Vec<LinkedProposalView>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MessageView {
+    /// `user`, `assistant` or `tool`.
+    pub role: String,
+    /// The agent that wrote (assistant) or received (tool) it.
+    pub agent: Option<String>,
+    pub text: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallView>,
+    /// For tool results: the call answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// For tool results: `found`, `not_found`, `unknown`, `invalid_arguments`,
+    /// `refused`, `handed_off` or `cancelled`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ToolCallView {
+    pub id: String,
+    pub name: String,
+    #[schema(value_type = Object)]
+    pub arguments: serde_json::Value,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LinkedProposalView {
+    pub order_id: String,
+    pub proposal_id: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EvidenceItemView {
+    /// `order:4821`, `returns-policy:section-3`.
+    pub source: String,
+    pub title: String,
+    pub section: Option<String>,
+    /// The version read (order version, policy content hash).
+    pub version: String,
+    pub quote: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TurnView {
+    pub conversation_id: String,
+    pub turn: u64,
+    /// The agent that spoke.
+    pub agent: String,
+    pub reply: String,
+    /// `answered`, `stopped` or `step_limit`.
+    pub outcome: String,
+    /// What the reply rests on.
+    pub evidence: Vec<EvidenceItemView>,
+    /// A proposal prepared in this turn (awaiting approval; nothing is executed).
+    pub proposal_id: Option<String>,
+    /// Unknowns recorded in this turn, asked of the customer.
+    pub questions: Vec<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StopView {
+    pub conversation_id: String,
+    pub stopping: bool,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ConversationEventView {
+    pub seq: i64,
+    pub turn: i64,
+    pub agent: String,
+    /// `model_call_started`, `tool_call_finished`, `handoff_accepted`, …
+    pub kind: String,
+    pub at: DateTime<Utc>,
+    #[schema(value_type = Object)]
+    pub event: serde_json::Value,
+}
+
+/// Open a conversation.
+#[utoipa::path(post, path = "/api/v1/conversations", tag = "chat", request_body = CreateConversationBody,
+    responses((status = 201, body = ConversationView), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn create(
+    State(state): State<AppState>,
+    Caller(identity): Caller,
+    ApiJson(body): ApiJson<CreateConversationBody>,
+) -> Result<(StatusCode, Json<ConversationView>), ApiError> {
+    let conversation = state
+        .engine
+        .create_conversation(&identity.actor(), body.customer_id.as_deref())
+        .await
+        .map_err(open_error)?;
+    Ok((StatusCode::CREATED, Json(view(&state, &conversation))))
+}
+
+/// The conversation and its transcript, for its owner, its customer or staff.
+#[utoipa::path(get, path = "/api/v1/conversations/{id}", tag = "chat",
+    responses((status = 200, body = ConversationView), (status = 404, body = ErrorBody)))]
+pub async fn get_one(
+    State(state): State<AppState>,
+    Caller(identity): Caller,
+    Path(id): Path<String>,
+) -> Result<Json<ConversationView>, ApiError> {
+    let conversation = state
+        .engine
+        .conversation(&identity.actor(), &id)
+        .await
+        .map_err(chat_error)?;
+    Ok(Json(view(&state, &conversation)))
+}
+
+/// Send a message and wait for the reply. One turn at a time per
+/// conversation: a message while a turn runs is a 409.
+#[utoipa::path(post, path = "/api/v1/conversations/{id}/messages", tag = "chat", request_body = MessageBody,
+    responses((status = 200, body = TurnView), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody), (status = 422, body = ErrorBody), (status = 502, body = ErrorBody)))]
+pub async fn message(
+    State(state): State<AppState>,
+    Caller(identity): Caller,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<MessageBody>,
+) -> Result<Json<TurnView>, ApiError> {
+    let chars = body.text.trim().chars().count();
+    if chars == 0 || chars > MAX_MESSAGE_CHARS {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+            format!("text must be 1 to {MAX_MESSAGE_CHARS} characters, got {chars}"),
+        ));
+    }
+    let result = state
+        .engine
+        .chat_turn(&identity.actor(), &id, &body.text, TurnControl::new())
+        .await
+        .map_err(chat_error)?;
+    Ok(Json(turn_view(result)))
+}
+
+/// Stop the turn in flight; it ends cleanly and its transcript is saved.
+#[utoipa::path(post, path = "/api/v1/conversations/{id}/stop", tag = "chat",
+    responses((status = 202, body = StopView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn stop(
+    State(state): State<AppState>,
+    Caller(identity): Caller,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<StopView>), ApiError> {
+    state
+        .engine
+        .stop_turn(&identity.actor(), &id)
+        .await
+        .map_err(chat_error)?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(StopView {
+            conversation_id: id,
+            stopping: true,
+        }),
+    ))
+}
+
+/// The agent events of a conversation (model calls, tool calls and their
+/// outcomes, handoffs, stops), oldest first.
+#[utoipa::path(get, path = "/api/v1/conversations/{id}/events", tag = "chat",
+    responses((status = 200, body = [ConversationEventView]), (status = 404, body = ErrorBody)))]
+pub async fn events(
+    State(state): State<AppState>,
+    Caller(identity): Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<ConversationEventView>>, ApiError> {
+    let events = state
+        .engine
+        .conversation_events(&identity.actor(), &id)
+        .await
+        .map_err(chat_error)?;
+    Ok(Json(events.into_iter().map(event_view).collect()))
+}
+
+fn view(state: &AppState, conversation: &Conversation) -> ConversationView {
+    ConversationView {
+        id: conversation.id.clone(),
+        owner_id: conversation.owner_id.clone(),
+        customer_id: conversation.customer_id.clone(),
+        active_agent: conversation.active_agent.clone(),
+        running: conversation.running,
+        turns: conversation.turns,
+        model: state.engine.assistant.model_name().to_owned(),
+        created_at: conversation.created_at,
+        updated_at: conversation.updated_at,
+        messages: conversation
+            .state
+            .messages()
+            .iter()
+            .map(message_view)
+            .collect(),
+        proposals: conversation
+            .proposals
+            .iter()
+            .map(|(order_id, proposal_id)| LinkedProposalView {
+                order_id: order_id.clone(),
+                proposal_id: proposal_id.clone(),
+            })
+            .collect(),
+    }
+}
+
+fn message_view(message: &Message) -> MessageView {
+    let role = match message.role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    };
+    MessageView {
+        role: role.to_owned(),
+        agent: message.agent.clone(),
+        text: message.content.clone(),
+        tool_calls: message
+            .tool_calls
+            .iter()
+            .map(|call| ToolCallView {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            })
+            .collect(),
+        tool_call_id: message.tool_call_id.clone(),
+        outcome: message.outcome.map(|o| o.as_str().to_owned()),
+    }
+}
+
+fn turn_view(result: TurnResult) -> TurnView {
+    let outcome = match result.end {
+        TurnEnd::Answered => "answered",
+        TurnEnd::Stopped { .. } => "stopped",
+        TurnEnd::StepLimit { .. } => "step_limit",
+    };
+    TurnView {
+        conversation_id: result.conversation_id,
+        turn: result.turn,
+        agent: result.agent,
+        reply: result.reply,
+        outcome: outcome.to_owned(),
+        evidence: result.evidence.into_iter().map(evidence_view).collect(),
+        proposal_id: result.proposal_id,
+        questions: result.questions,
+    }
+}
+
+fn evidence_view(item: Provenance) -> EvidenceItemView {
+    EvidenceItemView {
+        source: item.source,
+        title: item.title,
+        section: item.section,
+        version: item.version,
+        quote: item.quote,
+    }
+}
+
+fn event_view(event: ConversationEvent) -> ConversationEventView {
+    ConversationEventView {
+        seq: event.seq,
+        turn: event.turn,
+        agent: event.agent,
+        kind: event.kind,
+        at: event.at,
+        event: event.event,
+    }
+}
+
+fn open_error(error: OpenConversationError) -> ApiError {
+    let message = error.to_string();
+    match error {
+        OpenConversationError::CustomerRequired | OpenConversationError::InvalidCustomerId => {
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", message)
+        }
+        OpenConversationError::UnknownCustomer(_) => ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unknown_customer",
+            message,
+        ),
+        OpenConversationError::NotAllowed => ApiError::forbidden("forbidden", &message),
+        OpenConversationError::Storage(error) => ApiError::internal(&error),
+    }
+}
+
+fn chat_error(error: ChatError) -> ApiError {
+    let message = error.to_string();
+    match error {
+        ChatError::InvalidMessage(_) => {
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", message)
+        }
+        ChatError::NotFound(_) => ApiError::new(StatusCode::NOT_FOUND, "not_found", message),
+        ChatError::ReadOnly(_) => ApiError::forbidden("forbidden", &message),
+        ChatError::TurnInProgress(_) => {
+            ApiError::new(StatusCode::CONFLICT, "turn_in_progress", message)
+        }
+        ChatError::NoTurnRunning(_) => ApiError::new(StatusCode::CONFLICT, "not_running", message),
+        ChatError::ClaimLost(_) => ApiError::new(StatusCode::CONFLICT, "conflict", message),
+        ChatError::ModelFailed { agent, kind, .. } => {
+            // The provider's own message may name internal hosts: log it, send the kind.
+            tracing::warn!(%agent, %kind, error = %message, "chat turn: the model failed");
+            ApiError::new(
+                StatusCode::BAD_GATEWAY,
+                "model_failed",
+                format!(
+                    "the model could not answer ({kind}); your message was kept and nothing else was done — try again"
+                ),
+            )
+        }
+        ChatError::Corrupt(_) | ChatError::Interrupted => ApiError::internal(&message),
+        ChatError::Storage(storage::StorageError::Unavailable(reason)) => {
+            tracing::error!(%reason, "chat: database unavailable");
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "the database is unavailable; try again shortly",
+            )
+        }
+        ChatError::Storage(error) => ApiError::internal(&error),
+    }
+}
