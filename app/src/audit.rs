@@ -90,10 +90,10 @@ pub mod backend {
     pub fn journal_filter(query: &AuditQuery) -> Result<JournalFilter, String> {
         let from = day(&query.from, "from")?;
         let until = day(&query.until, "until")?.map(|d| d + chrono::Duration::days(1));
-        if let (Some(from), Some(until)) = (from, until) {
-            if until <= from {
-                return Err("the date range ends before it starts".to_owned());
-            }
+        if let (Some(from), Some(until)) = (from, until)
+            && until <= from
+        {
+            return Err("the date range ends before it starts".to_owned());
         }
         Ok(JournalFilter {
             order_id: text(&query.order, "order")?,

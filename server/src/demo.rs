@@ -45,10 +45,10 @@ pub async fn seed_and_announce(settings: &Settings, db: &Database) -> anyhow::Re
     let password = if fresh {
         let password = configured.clone().unwrap_or_else(random_password);
         engine::demo::seed_demo(db, &password, engine::now()).await?;
-        if configured.is_none() {
-            if let Some(file) = &file {
-                write_private(file, &password)?;
-            }
+        if configured.is_none()
+            && let Some(file) = &file
+        {
+            write_private(file, &password)?;
         }
         Some(password)
     } else {

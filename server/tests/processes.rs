@@ -169,10 +169,9 @@ async fn wait_ready_on(port: u16) {
             .get(format!("http://127.0.0.1:{port}/readyz"))
             .send()
             .await
+            && response.status().is_success()
         {
-            if response.status().is_success() {
-                return;
-            }
+            return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

@@ -11,9 +11,13 @@ use leptos::form::ActionForm;
 use leptos::prelude::*;
 
 /// Shows an action's outcome (or its error) below its form.
-fn outcome<T: Clone + Send + Sync + 'static>(action: ServerAction<T>) -> impl IntoView
+fn outcome<T>(action: ServerAction<T>) -> impl IntoView
 where
-    T: leptos::server_fn::ServerFn<Output = String, Error = crate::error::AppError>,
+    T: leptos::server_fn::ServerFn<Output = String, Error = crate::error::AppError>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
 {
     move || {
         action.value().get().map(|result| match result {

@@ -128,7 +128,6 @@ pub(crate) async fn read_body(response: reqwest::Response) -> Result<String, Pro
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

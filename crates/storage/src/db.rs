@@ -155,11 +155,11 @@ fn create_parent_dir(url: &str) -> Result<(), StorageError> {
     if path.is_empty() || path == ":memory:" {
         return Ok(());
     }
-    if let Some(parent) = std::path::Path::new(path).parent() {
-        if !parent.as_os_str().is_empty() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| StorageError::Unavailable(format!("cannot create {parent:?}: {e}")))?;
-        }
+    if let Some(parent) = std::path::Path::new(path).parent()
+        && !parent.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| StorageError::Unavailable(format!("cannot create {parent:?}: {e}")))?;
     }
     Ok(())
 }

@@ -77,13 +77,13 @@ async fn check(
 
 fn check_provenance(state: &AppState, request: &Request) -> Result<(), ApiError> {
     let headers = request.headers();
-    if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
-        if !matches!(site, "same-origin" | "none") {
-            return Err(ApiError::forbidden(
-                "cross_site_refused",
-                "cross-site requests may not change anything",
-            ));
-        }
+    if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok())
+        && !matches!(site, "same-origin" | "none")
+    {
+        return Err(ApiError::forbidden(
+            "cross_site_refused",
+            "cross-site requests may not change anything",
+        ));
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("null");

@@ -24,11 +24,10 @@ pub async fn proposal_events(
         loop {
             match changes.recv().await {
                 Ok(change) => {
-                    if staff || change.customer_id.as_deref() == Some(user_id.as_str()) {
-                        if let Ok(event) = Event::default().event("proposal").json_data(&change) {
+                    if (staff || change.customer_id.as_deref() == Some(user_id.as_str()))
+                        && let Ok(event) = Event::default().event("proposal").json_data(&change) {
                             yield Ok(event);
                         }
-                    }
                 }
                 // Fell behind: tell the page to reload everything it shows.
                 Err(RecvError::Lagged(_)) => yield Ok(Event::default().event("resync").data("{}")),

@@ -223,14 +223,14 @@ fn amount_to_refund(
     requested_minor: Option<i64>,
     requested_currency: Option<&str>,
 ) -> Result<Money, SubmitError> {
-    if let Some(code) = requested_currency {
-        if Currency::parse(code).ok() != Some(order.currency()) {
-            return Err(SubmitError::CurrencyMismatch {
-                order_id: order.id.clone(),
-                order_currency: order.currency(),
-                given: code.to_owned(),
-            });
-        }
+    if let Some(code) = requested_currency
+        && Currency::parse(code).ok() != Some(order.currency())
+    {
+        return Err(SubmitError::CurrencyMismatch {
+            order_id: order.id.clone(),
+            order_currency: order.currency(),
+            given: code.to_owned(),
+        });
     }
     let refundable = order.refundable().map_err(|e| SubmitError::Evidence {
         reference: format!("order:{}", order.id),
