@@ -115,7 +115,11 @@ impl Money {
         let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
         let digits = currency.minor_digits() as usize;
         let all_digits = |s: &str| s.chars().all(|c| c.is_ascii_digit());
-        if whole.is_empty() || !all_digits(whole) || !all_digits(fraction) || fraction.len() > digits {
+        if whole.is_empty()
+            || !all_digits(whole)
+            || !all_digits(fraction)
+            || fraction.len() > digits
+        {
             return Err(invalid());
         }
         let scale = 10i64.pow(currency.minor_digits());
@@ -123,7 +127,9 @@ impl Money {
         let fraction: i64 = if fraction.is_empty() {
             0
         } else {
-            format!("{fraction:0<digits$}").parse().map_err(|_| invalid())?
+            format!("{fraction:0<digits$}")
+                .parse()
+                .map_err(|_| invalid())?
         };
         whole
             .checked_mul(scale)
@@ -220,7 +226,10 @@ mod tests {
             assert!(eur(bad).is_err(), "{bad:?} accepted");
         }
         let jpy = Currency::parse("JPY").unwrap();
-        assert_eq!(Money::parse_decimal("1200", jpy).unwrap().amount_minor, 1200);
+        assert_eq!(
+            Money::parse_decimal("1200", jpy).unwrap().amount_minor,
+            1200
+        );
         assert!(Money::parse_decimal("12.5", jpy).is_err());
     }
 

@@ -3,6 +3,7 @@
 
 pub mod accounts;
 pub mod approvals;
+pub mod assistant;
 pub mod core;
 pub mod demo;
 pub mod execution;

@@ -3,6 +3,8 @@
 pub mod api_token;
 pub mod approval;
 pub mod approval_limit;
+pub mod conversation;
+pub mod conversation_event;
 pub mod four_eyes_threshold;
 pub mod journal_checkpoint;
 pub mod journal_event;

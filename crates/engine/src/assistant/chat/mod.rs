@@ -1,0 +1,207 @@
+//! The chat use cases: open a conversation, run one turn of it, stop the
+//! turn in flight, read it back.
+//!
+//! A conversation belongs to the user who opened it and is about one
+//! customer, whose records are all its tools may read. Turns are serialized
+//! per conversation by a claim on its row (a second message while one runs
+//! is a conflict, on any replica); the transcript and the turn's events are
+//! written in one transaction when the turn ends, however it ends.
+
+mod open;
+mod turn;
+
+use agents::{ConversationState, Provenance, StopPoint};
+use chrono::Duration;
+use domain::{Role, Timestamp};
+use serde::Serialize;
+use storage::StorageError;
+use storage::conversations::StoredConversation;
+
+use crate::core::Actor;
+
+/// Longest message accepted, in characters.
+pub const MAX_MESSAGE_CHARS: usize = 4000;
+
+/// A claim not renewed for this long belongs to a crashed process.
+const TURN_LEASE: Duration = Duration::seconds(60);
+/// How often a running turn renews its claim.
+const RENEW_EVERY: std::time::Duration = std::time::Duration::from_secs(15);
+/// How often a running turn looks for a Stop made on another replica.
+const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// A conversation with its transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    pub id: String,
+    pub owner_id: String,
+    pub customer_id: String,
+    /// A turn holds the conversation now.
+    pub running: bool,
+    /// The agent that will read the next message.
+    pub active_agent: String,
+    pub turns: u64,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub state: ConversationState,
+    /// Proposals this conversation prepared: (order id, proposal id).
+    pub proposals: Vec<(String, String)>,
+}
+
+/// One recorded agent event.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConversationEvent {
+    pub seq: i64,
+    pub turn: i64,
+    pub agent: String,
+    pub kind: String,
+    pub at: Timestamp,
+    /// The whole event as the runtime recorded it.
+    pub event: serde_json::Value,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum TurnEnd {
+    /// The agent answered.
+    Answered,
+    /// Stop landed; the transcript ends with a short note.
+    Stopped { during: StopPoint },
+    /// The step bound was reached; the reply says so.
+    StepLimit { steps: u32 },
+}
+
+/// What one turn produced.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnResult {
+    pub conversation_id: String,
+    /// 1-based turn number.
+    pub turn: u64,
+    /// The agent that spoke last.
+    pub agent: String,
+    pub reply: String,
+    #[serde(flatten)]
+    pub end: TurnEnd,
+    /// What the reply rests on: the cited evidence of a proposal prepared
+    /// in this turn, otherwise every source read in this turn.
+    pub evidence: Vec<Provenance>,
+    /// The proposal prepared in this turn, if any.
+    pub proposal_id: Option<String>,
+    /// Unknowns recorded in this turn, to be answered by the customer.
+    pub questions: Vec<String>,
+}
+
+/// Why a conversation could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenConversationError {
+    #[error("customer_id is required: staff and agent accounts open conversations for a customer")]
+    CustomerRequired,
+    #[error("customer_id must be 1 to 64 characters")]
+    InvalidCustomerId,
+    #[error("there is no customer {0}")]
+    UnknownCustomer(String),
+    #[error("customers may only open conversations for themselves")]
+    NotAllowed,
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// Why a turn, a stop or a read was refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ChatError {
+    #[error("the message must be 1 to {MAX_MESSAGE_CHARS} characters of text, got {0}")]
+    InvalidMessage(String),
+    #[error("no conversation {0}")]
+    NotFound(String),
+    #[error("only the person who opened conversation {0} may write to it")]
+    ReadOnly(String),
+    #[error("a turn of conversation {0} is still running; wait for its reply or stop it")]
+    TurnInProgress(String),
+    #[error("no turn of conversation {0} is running")]
+    NoTurnRunning(String),
+    #[error(
+        "the turn lost its claim on conversation {0} (it ran past its lease); its reply was not saved"
+    )]
+    ClaimLost(String),
+    #[error(
+        "the model could not answer ({kind}); the message was kept, nothing else was done: {message}"
+    )]
+    ModelFailed {
+        agent: String,
+        kind: String,
+        message: String,
+    },
+    #[error("conversation {0} is stored in a form this version cannot read")]
+    Corrupt(String),
+    #[error("the turn could not run to completion")]
+    Interrupted,
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+fn is_staff(actor: &Actor) -> bool {
+    actor
+        .roles
+        .any_of(&[Role::Approver, Role::Manager, Role::Admin])
+}
+
+/// Its owner, its customer and staff may read a conversation.
+fn may_read(actor: &Actor, stored: &StoredConversation) -> bool {
+    stored.owner_id == actor.user_id || stored.customer_id == actor.user_id || is_staff(actor)
+}
+
+/// Only the person who opened it writes to it.
+fn may_write(actor: &Actor, stored: &StoredConversation) -> bool {
+    stored.owner_id == actor.user_id
+}
+
+/// Its owner and staff may stop a turn.
+fn may_stop(actor: &Actor, stored: &StoredConversation) -> bool {
+    stored.owner_id == actor.user_id || is_staff(actor)
+}
+
+/// The message, trimmed, if it is usable.
+fn checked_message(text: &str) -> Result<&str, ChatError> {
+    let trimmed = text.trim();
+    let chars = trimmed.chars().count();
+    if chars == 0 {
+        return Err(ChatError::InvalidMessage("an empty message".into()));
+    }
+    if chars > MAX_MESSAGE_CHARS {
+        return Err(ChatError::InvalidMessage(format!("{chars} characters")));
+    }
+    if trimmed
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
+    {
+        return Err(ChatError::InvalidMessage(
+            "text with control characters".into(),
+        ));
+    }
+    Ok(trimmed)
+}
+
+fn decode_state(stored: &StoredConversation) -> Result<ConversationState, ChatError> {
+    serde_json::from_str(&stored.state).map_err(|error| {
+        tracing::error!(%error, conversation.id = %stored.id, "stored conversation state does not parse");
+        ChatError::Corrupt(stored.id.clone())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_must_be_short_plain_text() {
+        assert_eq!(
+            checked_message("  check order 4821 ").ok(),
+            Some("check order 4821")
+        );
+        assert!(checked_message("   ").is_err());
+        assert!(checked_message(&"a".repeat(MAX_MESSAGE_CHARS)).is_ok());
+        assert!(checked_message(&"a".repeat(MAX_MESSAGE_CHARS + 1)).is_err());
+        assert!(checked_message("line one\nline two").is_ok());
+        assert!(checked_message("bell\u{7}").is_err());
+    }
+}

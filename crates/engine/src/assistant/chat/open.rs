@@ -1,0 +1,200 @@
+//! Opening a conversation, reading it back, and Stop.
+
+use super::{
+    ChatError, Conversation, ConversationEvent, OpenConversationError, decode_state, is_staff,
+    may_read, may_stop,
+};
+use crate::core::{Actor, Engine};
+use agents::ConversationState;
+use domain::Role;
+use storage::conversations::{NewConversation, StoredConversation};
+use storage::ids::new_id;
+use storage::proposals::ProposalFilter;
+
+/// The most proposals listed with a conversation.
+const MAX_LINKED_PROPOSALS: u64 = 200;
+
+impl Engine {
+    /// Opens a conversation. Customers open them for themselves; staff and
+    /// agent accounts open them for a customer, named by user id.
+    ///
+    /// # Errors
+    /// [`OpenConversationError`] naming the problem; nothing is stored then.
+    pub async fn create_conversation(
+        &self,
+        actor: &Actor,
+        customer_id: Option<&str>,
+    ) -> Result<Conversation, OpenConversationError> {
+        let for_others = is_staff(actor) || actor.roles.contains(Role::Agent);
+        let customer_id = match customer_id.map(str::trim) {
+            Some(id) if id.is_empty() || id.chars().count() > 64 => {
+                return Err(OpenConversationError::InvalidCustomerId);
+            }
+            Some(id) if id == actor.user_id && actor.roles.contains(Role::Customer) => {
+                id.to_owned()
+            }
+            Some(id) if for_others => {
+                let customer = storage::users::find_by_id(self.db.conn(), id).await?;
+                match customer {
+                    Some(user) if user.roles.contains(Role::Customer) && !user.disabled => user.id,
+                    _ => return Err(OpenConversationError::UnknownCustomer(id.to_owned())),
+                }
+            }
+            Some(_) => return Err(OpenConversationError::NotAllowed),
+            None if actor.roles.contains(Role::Customer) => actor.user_id.clone(),
+            None if for_others => return Err(OpenConversationError::CustomerRequired),
+            None => return Err(OpenConversationError::NotAllowed),
+        };
+        let id = new_id("cnv");
+        let now = crate::now();
+        let state = ConversationState::new();
+        let state_json = serde_json::to_string(&state).map_err(|e| {
+            OpenConversationError::Storage(storage::StorageError::Corrupt(e.to_string()))
+        })?;
+        let tx = self.db.begin_write().await?;
+        storage::conversations::insert(
+            &*tx,
+            NewConversation {
+                id: &id,
+                owner_id: &actor.user_id,
+                customer_id: &customer_id,
+                state: &state_json,
+                now,
+            },
+        )
+        .await?;
+        tx.commit().await?;
+        tracing::info!(conversation.id = %id, customer.id = %customer_id, "conversation opened");
+        Ok(Conversation {
+            id,
+            owner_id: actor.user_id.clone(),
+            customer_id,
+            running: false,
+            active_agent: self.assistant.workflow().root().name().to_owned(),
+            turns: 0,
+            created_at: now,
+            updated_at: now,
+            state,
+            proposals: Vec::new(),
+        })
+    }
+
+    /// A conversation with its transcript, for its owner, its customer or staff.
+    ///
+    /// # Errors
+    /// [`ChatError::NotFound`] when it does not exist or the actor may not
+    /// see it (the two are not distinguished), storage failures.
+    pub async fn conversation(&self, actor: &Actor, id: &str) -> Result<Conversation, ChatError> {
+        let stored = self.readable(actor, id).await?;
+        let state = decode_state(&stored)?;
+        // The proposals' own link is the truth (a proposal stored by a tool
+        // call that Stop then cut short is still listed).
+        let mut linked = storage::proposals::list(
+            self.db.conn(),
+            &ProposalFilter {
+                conversation_id: Some(id.to_owned()),
+                ..ProposalFilter::default()
+            },
+            MAX_LINKED_PROPOSALS,
+            0,
+        )
+        .await?;
+        linked.sort_by_key(|p| p.proposal.created_at);
+        let mut conversation = self.conversation_of(&stored, state);
+        conversation.proposals = linked
+            .into_iter()
+            .map(|p| (p.proposal.order_id, p.proposal.id))
+            .collect();
+        Ok(conversation)
+    }
+
+    /// The agent events of a conversation, oldest first.
+    ///
+    /// # Errors
+    /// As [`Engine::conversation`].
+    pub async fn conversation_events(
+        &self,
+        actor: &Actor,
+        id: &str,
+    ) -> Result<Vec<ConversationEvent>, ChatError> {
+        self.readable(actor, id).await?;
+        let events = storage::conversations::events(self.db.conn(), id).await?;
+        Ok(events
+            .into_iter()
+            .map(|event| ConversationEvent {
+                seq: event.seq,
+                turn: event.turn,
+                agent: event.agent,
+                kind: event.kind,
+                at: event.at,
+                event: serde_json::from_str(&event.payload).unwrap_or_default(),
+            })
+            .collect())
+    }
+
+    /// Stops the turn in flight, wherever it runs: directly when it runs in
+    /// this process, through the conversation row otherwise. The turn then
+    /// ends cleanly and its transcript is saved.
+    ///
+    /// # Errors
+    /// [`ChatError::NoTurnRunning`] when no turn runs, [`ChatError::NotFound`]
+    /// for a conversation the actor cannot see, [`ChatError::ReadOnly`] for
+    /// one they may only read.
+    pub async fn stop_turn(&self, actor: &Actor, id: &str) -> Result<(), ChatError> {
+        let stored = self.readable(actor, id).await?;
+        if !may_stop(actor, &stored) {
+            return Err(ChatError::ReadOnly(id.to_owned()));
+        }
+        let here = self.assistant.running().stop(id);
+        let tx = self.db.begin_write().await?;
+        let flagged = storage::conversations::request_stop(&*tx, id, crate::now()).await?;
+        tx.commit().await?;
+        if here || flagged {
+            tracing::info!(conversation.id = %id, local = here, "stop requested");
+            Ok(())
+        } else {
+            Err(ChatError::NoTurnRunning(id.to_owned()))
+        }
+    }
+
+    pub(super) async fn readable(
+        &self,
+        actor: &Actor,
+        id: &str,
+    ) -> Result<StoredConversation, ChatError> {
+        let not_found = || ChatError::NotFound(id.to_owned());
+        if id.is_empty() || id.len() > 64 {
+            return Err(not_found());
+        }
+        let stored = storage::conversations::get(self.db.conn(), id)
+            .await?
+            .ok_or_else(not_found)?;
+        if may_read(actor, &stored) {
+            Ok(stored)
+        } else {
+            Err(not_found())
+        }
+    }
+
+    fn conversation_of(
+        &self,
+        stored: &StoredConversation,
+        state: ConversationState,
+    ) -> Conversation {
+        Conversation {
+            id: stored.id.clone(),
+            owner_id: stored.owner_id.clone(),
+            customer_id: stored.customer_id.clone(),
+            running: stored.is_running(crate::now()),
+            active_agent: state
+                .active_agent()
+                .unwrap_or(self.assistant.workflow().root().name())
+                .to_owned(),
+            turns: state.turns(),
+            created_at: stored.created_at,
+            updated_at: stored.updated_at,
+            state,
+            proposals: Vec::new(),
+        }
+    }
+}

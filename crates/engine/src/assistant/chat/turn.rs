@@ -1,0 +1,380 @@
+//! One turn of a conversation: claim it, run the agents, save the
+//! transcript and the turn's events together, release it.
+//!
+//! The turn runs in its own task, so a client that disconnects mid-turn
+//! neither cancels it half-way nor leaves the conversation claimed; only
+//! Stop ends a turn early, and then cleanly.
+
+use super::{
+    ChatError, RENEW_EVERY, STOP_POLL, TURN_LEASE, TurnEnd, TurnResult, checked_message,
+    decode_state, may_write,
+};
+use crate::assistant::ledger::Ledger;
+use crate::assistant::running::Registration;
+use crate::assistant::scope::TurnScope;
+use crate::assistant::sink::TurnEvents;
+use crate::assistant::tools::{
+    GET_ORDER, PREPARE_REFUND, PreparedProposal, RECORD_UNKNOWN, RecordedQuestion, SEARCH_POLICY,
+};
+use crate::core::{Actor, Engine};
+use agents::{
+    ConversationState, Event, OutcomeKind, Principal, Provenance, Role, RunError, ToolContext,
+    TurnControl, TurnOutcome,
+};
+use std::collections::HashMap;
+use storage::Database;
+use storage::conversations::{NewEvent, SavedTurn};
+use storage::ids::new_id;
+use tokio::time::Instant;
+
+impl Engine {
+    /// Runs one turn of conversation `conversation_id`: the actor's
+    /// `message` in, the speaking agent's reply out, with the evidence it
+    /// rests on and any proposal it prepared. `control` stops the turn (so
+    /// does [`Engine::stop_turn`]).
+    ///
+    /// # Errors
+    /// [`ChatError`]: an invalid message, a conversation the actor cannot
+    /// see or write, a turn already running ([`ChatError::TurnInProgress`]),
+    /// a model that failed after its retries (the transcript is saved
+    /// first), storage failures.
+    #[tracing::instrument(skip_all, fields(conversation.id = %conversation_id))]
+    pub async fn chat_turn(
+        &self,
+        actor: &Actor,
+        conversation_id: &str,
+        message: &str,
+        control: TurnControl,
+    ) -> Result<TurnResult, ChatError> {
+        let message = checked_message(message)?.to_owned();
+        let stored = self.readable(actor, conversation_id).await?;
+        if !may_write(actor, &stored) {
+            return Err(ChatError::ReadOnly(conversation_id.to_owned()));
+        }
+        let turn_id = new_id("trn");
+        let now = crate::now();
+        let tx = self.db.begin_write().await?;
+        let claimed = storage::conversations::claim_turn(
+            &*tx,
+            conversation_id,
+            &turn_id,
+            now,
+            now + TURN_LEASE,
+        )
+        .await?;
+        tx.commit().await?;
+        if !claimed {
+            return Err(ChatError::TurnInProgress(conversation_id.to_owned()));
+        }
+        let registration = self
+            .assistant
+            .running()
+            .register(conversation_id, control.clone());
+        let job = TurnJob {
+            engine: self.clone(),
+            actor: actor.clone(),
+            conversation_id: conversation_id.to_owned(),
+            customer_id: stored.customer_id,
+            turn_id,
+            message,
+            control,
+            _registration: registration,
+        };
+        match tokio::spawn(job.run()).await {
+            Ok(result) => result,
+            Err(error) => {
+                // The claim lapses with its lease; the transcript stays as
+                // it was before this turn.
+                tracing::error!(%error, "a chat turn task failed");
+                Err(ChatError::Interrupted)
+            }
+        }
+    }
+}
+
+struct TurnJob {
+    engine: Engine,
+    actor: Actor,
+    conversation_id: String,
+    customer_id: String,
+    turn_id: String,
+    message: String,
+    control: TurnControl,
+    _registration: Registration,
+}
+
+impl TurnJob {
+    async fn run(self) -> Result<TurnResult, ChatError> {
+        // Read after claiming: the previous turn may have saved meanwhile.
+        let stored =
+            match storage::conversations::get(self.engine.db.conn(), &self.conversation_id).await {
+                Ok(Some(stored)) => stored,
+                Ok(None) => return Err(ChatError::NotFound(self.conversation_id.clone())),
+                Err(error) => {
+                    self.release().await;
+                    return Err(error.into());
+                }
+            };
+        let mut state = match decode_state(&stored) {
+            Ok(state) => state,
+            Err(error) => {
+                self.release().await;
+                return Err(error);
+            }
+        };
+        let mut ledger = Ledger::from_transcript(state.messages());
+        ledger.customer_said(&self.message);
+        let scope = TurnScope::new(
+            self.engine.clone(),
+            self.actor.clone(),
+            self.conversation_id.clone(),
+            self.customer_id.clone(),
+            ledger,
+        );
+        let ctx = ToolContext::new(Principal {
+            user_id: self.actor.user_id.clone(),
+            roles: self
+                .actor
+                .roles
+                .iter()
+                .map(|r| r.as_str().to_owned())
+                .collect(),
+            customer_id: Some(self.customer_id.clone()),
+        })
+        .with_extension(scope);
+        let sink = TurnEvents::default();
+        let before = state.messages().len();
+        let watcher = tokio::spawn(watch_claim(
+            self.engine.db.clone(),
+            self.conversation_id.clone(),
+            self.turn_id.clone(),
+            self.control.clone(),
+        ));
+        let assistant = &self.engine.assistant;
+        let outcome = assistant
+            .runner
+            .run_turn(
+                &assistant.workflow,
+                &mut state,
+                self.message.as_str(),
+                &ctx,
+                &self.control,
+                &sink,
+            )
+            .await;
+        watcher.abort();
+        if let Err(RunError::UnknownActiveAgent { agent }) = &outcome {
+            tracing::error!(%agent, "the conversation is held by an agent the workflow lacks");
+            self.release().await;
+            return Err(ChatError::Corrupt(self.conversation_id.clone()));
+        }
+        self.save(&state, &sink.take()).await?;
+        let known = ctx
+            .extension::<TurnScope>()
+            .map(|scope| scope.ledger().evidence().to_vec())
+            .unwrap_or_default();
+        match outcome {
+            Ok(outcome) => Ok(self.result(&state, before, &outcome, &known)),
+            Err(RunError::Model {
+                agent,
+                step,
+                source,
+            }) => {
+                tracing::warn!(%agent, step, error = %source, "the model failed");
+                Err(ChatError::ModelFailed {
+                    agent,
+                    kind: source.kind().to_owned(),
+                    message: source.to_string(),
+                })
+            }
+            Err(RunError::UnknownActiveAgent { .. }) => {
+                Err(ChatError::Corrupt(self.conversation_id.clone()))
+            }
+        }
+    }
+
+    /// Writes the transcript and the events, and releases the claim, in one
+    /// transaction.
+    async fn save(&self, state: &ConversationState, events: &[Event]) -> Result<(), ChatError> {
+        let state_json = serde_json::to_string(state)
+            .map_err(|e| ChatError::Storage(storage::StorageError::Corrupt(e.to_string())))?;
+        let rows: Vec<NewEvent> = events.iter().map(event_row).collect();
+        let tx = self.engine.db.begin_write().await?;
+        let saved = storage::conversations::save_turn(
+            &*tx,
+            &self.conversation_id,
+            &self.turn_id,
+            SavedTurn {
+                state: &state_json,
+                active_agent: state.active_agent(),
+                turns: i64::try_from(state.turns()).unwrap_or(i64::MAX),
+                now: crate::now(),
+            },
+        )
+        .await?;
+        if !saved {
+            return Err(ChatError::ClaimLost(self.conversation_id.clone()));
+        }
+        storage::conversations::insert_events(&*tx, &self.conversation_id, &rows).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Gives the claim back without saving (the turn never started).
+    async fn release(&self) {
+        let released = async {
+            let tx = self.engine.db.begin_write().await?;
+            storage::conversations::release_claim(&*tx, &self.conversation_id, &self.turn_id)
+                .await?;
+            tx.commit().await
+        }
+        .await;
+        if let Err(error) = released {
+            tracing::warn!(%error, "releasing a turn's claim failed; it lapses with its lease");
+        }
+    }
+
+    /// The turn's result. Its evidence: what a proposal prepared in it
+    /// cites; otherwise what the turn read, plus earlier readings the reply
+    /// names by reference (a policy read in an earlier turn and quoted now).
+    fn result(
+        &self,
+        state: &ConversationState,
+        before: usize,
+        outcome: &TurnOutcome,
+        known: &[Provenance],
+    ) -> TurnResult {
+        let new = state.messages().get(before..).unwrap_or_default();
+        let mut tool_of: HashMap<&str, &str> = HashMap::new();
+        let mut read: Vec<Provenance> = Vec::new();
+        let mut cited: Option<Vec<Provenance>> = None;
+        let mut proposal_id = None;
+        let mut questions = Vec::new();
+        for message in new {
+            for call in &message.tool_calls {
+                tool_of.insert(&call.id, &call.name);
+            }
+            if message.role != Role::Tool || message.outcome != Some(OutcomeKind::Found) {
+                continue;
+            }
+            let tool = message
+                .tool_call_id
+                .as_deref()
+                .and_then(|id| tool_of.get(id).copied())
+                .unwrap_or_default();
+            let Some(result) = message.result_json() else {
+                continue;
+            };
+            let provenance: Vec<Provenance> = result
+                .get("provenance")
+                .cloned()
+                .and_then(|p| serde_json::from_value(p).ok())
+                .unwrap_or_default();
+            let value = result.get("value").cloned().unwrap_or_default();
+            match tool {
+                GET_ORDER | SEARCH_POLICY => {
+                    for item in provenance {
+                        read.retain(|known| known.source != item.source);
+                        read.push(item);
+                    }
+                }
+                RECORD_UNKNOWN => {
+                    if let Ok(recorded) = serde_json::from_value::<RecordedQuestion>(value) {
+                        questions.push(recorded.question);
+                    }
+                }
+                PREPARE_REFUND => {
+                    if let Ok(prepared) = serde_json::from_value::<PreparedProposal>(value) {
+                        proposal_id = Some(prepared.proposal_id);
+                        cited = Some(provenance);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let reply = new
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant && !m.content.trim().is_empty())
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        let end = match outcome {
+            TurnOutcome::Answered { .. } => TurnEnd::Answered,
+            TurnOutcome::Stopped { during, .. } => TurnEnd::Stopped { during: *during },
+            TurnOutcome::StepLimit { steps, .. } => TurnEnd::StepLimit { steps: *steps },
+        };
+        for item in known {
+            if reply.contains(&item.source) && !read.iter().any(|r| r.source == item.source) {
+                read.push(item.clone());
+            }
+        }
+        TurnResult {
+            conversation_id: self.conversation_id.clone(),
+            turn: state.turns(),
+            agent: outcome.agent().to_owned(),
+            reply,
+            end,
+            evidence: cited.unwrap_or(read),
+            proposal_id,
+            questions,
+        }
+    }
+}
+
+fn event_row(event: &Event) -> NewEvent {
+    let payload = serde_json::to_value(event).unwrap_or_default();
+    let kind = payload
+        .get("type")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("unknown")
+        .to_owned();
+    NewEvent {
+        turn: i64::try_from(event.turn).unwrap_or(i64::MAX),
+        agent: event.agent.clone(),
+        kind,
+        payload: payload.to_string(),
+        at: event.at,
+    }
+}
+
+/// Keeps the claim alive while the turn runs and lands a Stop made on
+/// another replica (it sets the conversation's flag; this polls it).
+async fn watch_claim(db: Database, id: String, turn_id: String, control: TurnControl) {
+    let mut renewed = Instant::now();
+    loop {
+        tokio::time::sleep(STOP_POLL).await;
+        let seen = if renewed.elapsed() >= RENEW_EVERY {
+            renewed = Instant::now();
+            renew(&db, &id, &turn_id).await
+        } else {
+            storage::conversations::stop_requested(db.conn(), &id, &turn_id).await
+        };
+        match seen {
+            Ok(Some(false)) => {}
+            Ok(Some(true)) => {
+                control.stop();
+                return;
+            }
+            Ok(None) => {
+                tracing::warn!(conversation.id = %id, "the turn lost its claim; stopping it");
+                control.stop();
+                return;
+            }
+            Err(error) => {
+                tracing::warn!(%error, conversation.id = %id, "checking the turn's claim failed")
+            }
+        }
+    }
+}
+
+async fn renew(
+    db: &Database,
+    id: &str,
+    turn_id: &str,
+) -> Result<Option<bool>, storage::StorageError> {
+    let tx = db.begin_write().await?;
+    let seen =
+        storage::conversations::renew_claim(&*tx, id, turn_id, crate::now() + TURN_LEASE).await?;
+    tx.commit().await?;
+    Ok(seen)
+}

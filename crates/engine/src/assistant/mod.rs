@@ -1,0 +1,118 @@
+//! The customer chat: a coordinator and a refund specialist on the generic
+//! agent runtime (`agents`), their tools, the offline model that is the
+//! embedded default, and the use cases that run persisted conversations.
+//!
+//! Agents investigate and propose; they never execute. The only thing a
+//! conversation can create is a proposal awaiting a person's approval,
+//! through the same `submit_proposal` use case outside agents use.
+//!
+//! | file | concern |
+//! |---|---|
+//! | `team.rs` | the two agents: descriptions, prompts, tools, handoffs |
+//! | `tools/` | `get_order`, `search_policy`, `record_unknown`, `prepare_refund` |
+//! | `scope.rs`, `ledger.rs` | what tools get from the application; what the conversation read |
+//! | `chat/` | use cases: open, read, run a turn, stop a turn |
+//! | `running.rs`, `sink.rs` | turns in flight (for Stop); the turn's events |
+//! | `offline/` | `countersign-offline-rules`, a deterministic intent and slot parser |
+
+pub mod chat;
+pub mod ledger;
+pub mod offline;
+mod running;
+pub mod scope;
+mod sink;
+pub mod team;
+pub mod tools;
+
+pub use agents::{
+    ChatModel, ConversationState, Message, OpenAiCompatible, OpenAiConfig, Provenance, Role,
+    RunnerConfig, ScriptedModel, TurnControl, Workflow,
+};
+pub use chat::{
+    ChatError, Conversation, ConversationEvent, MAX_MESSAGE_CHARS, OpenConversationError, TurnEnd,
+    TurnResult,
+};
+pub use offline::OfflineRules;
+pub use running::RunningTurns;
+
+use agents::Runner;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The limits of one turn: enough model calls for the flagship flow twice
+/// over; a tool that takes longer than this has an unknown outcome.
+pub const DEFAULT_RUNNER_CONFIG: RunnerConfig = RunnerConfig {
+    max_steps: 12,
+    tool_timeout: Some(Duration::from_secs(20)),
+};
+
+/// The agents, the model that drives them, and the turns in flight.
+#[derive(Clone)]
+pub struct Assistant {
+    workflow: Arc<Workflow>,
+    runner: Runner,
+    model_name: String,
+    running: RunningTurns,
+}
+
+impl std::fmt::Debug for Assistant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Assistant")
+            .field("model", &self.model_name)
+            .field("runner", &self.runner.config())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Assistant {
+    /// The standard agents driven by `model`.
+    ///
+    /// # Errors
+    /// The built-in definitions were refused (a unit test keeps them valid).
+    pub fn new(model: Arc<dyn ChatModel>) -> Result<Self, team::DefinitionError> {
+        Ok(Self::with_workflow(
+            model,
+            team::standard_workflow()?,
+            DEFAULT_RUNNER_CONFIG,
+        ))
+    }
+
+    /// Any workflow and limits (tests use a failing order reader or a small
+    /// step bound).
+    pub fn with_workflow(
+        model: Arc<dyn ChatModel>,
+        workflow: Workflow,
+        config: RunnerConfig,
+    ) -> Self {
+        Assistant {
+            model_name: model.name().to_owned(),
+            workflow: Arc::new(workflow),
+            runner: Runner::new(model).with_config(config),
+            running: RunningTurns::default(),
+        }
+    }
+
+    /// The embedded default: the standard agents on the offline rules model,
+    /// which needs no network and no key.
+    #[expect(
+        clippy::expect_used,
+        reason = "the built-in agent definitions are constants; a unit test builds them"
+    )]
+    pub fn offline() -> Self {
+        Self::new(Arc::new(OfflineRules::new())).expect("the built-in agent definitions are valid")
+    }
+
+    /// The model's name, as events record it.
+    pub fn model_name(&self) -> &str {
+        &self.model_name
+    }
+
+    pub fn workflow(&self) -> &Workflow {
+        &self.workflow
+    }
+
+    /// The turns running in this process.
+    pub fn running(&self) -> &RunningTurns {
+        &self.running
+    }
+}

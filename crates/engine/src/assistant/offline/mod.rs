@@ -1,0 +1,134 @@
+//! `countersign-offline-rules`: the embedded default model. It is not a
+//! language model and never claims to be one: a deterministic intent and
+//! slot parser over the transcript (order numbers, refund intent, policy
+//! questions, yes/no, the answer to "was it opened?") that answers with the
+//! same tool calls and handoffs a language model would, through the same
+//! runtime, so every rule the application enforces applies to it too.
+//!
+//! Supported (see `parse.rs` for the exact phrases):
+//! - policy questions ("what is your returns policy for unopened items?"):
+//!   the coordinator searches the policies and answers with citations;
+//! - refund requests with or without an order number ("check order 4821 and
+//!   refund it if it qualifies", "I want a refund" → "which order?" → "4821"):
+//!   handed to the refund specialist, who reads the order, searches the
+//!   policy, records "Was the item opened?" as an unknown and asks it;
+//! - the answer: unopened → a proposal for the full refundable amount;
+//!   damaged or faulty → a proposal under the damaged-items section;
+//!   opened → the opened-items rule is explained (window and restocking fee
+//!   read from the policy text) and no proposal is made, because partial
+//!   refunds are left to staff;
+//! - several orders in one conversation, one at a time;
+//! - an order not on the customer's account: "I can't find an order …";
+//! - a failed lookup or search: said plainly, never turned into "no such
+//!   order" or "no rule";
+//! - anything else: "I didn't understand", with what it can do.
+
+mod coordinator;
+mod parse;
+mod specialist;
+mod text;
+mod view;
+
+pub use parse::{Opened, Utterance};
+
+use super::team::{COORDINATOR, REFUND_SPECIALIST};
+use super::tools::{PREPARE_REFUND, PreparedProposal, RECORD_UNKNOWN, RecordedQuestion};
+use agents::{ChatModel, HANDOFF_TOOL, ModelError, ModelRequest, ModelResponse, ToolCall};
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use view::View;
+
+/// The model's name in events and logs.
+pub const MODEL_NAME: &str = "countersign-offline-rules";
+
+/// The offline rules model. Stateless: every answer is a function of the
+/// request (agent, transcript, tools).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OfflineRules;
+
+impl OfflineRules {
+    pub fn new() -> Self {
+        OfflineRules
+    }
+}
+
+#[async_trait]
+impl ChatModel for OfflineRules {
+    fn name(&self) -> &str {
+        MODEL_NAME
+    }
+
+    async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        Ok(respond(&request))
+    }
+}
+
+/// The next assistant message for `request`.
+pub fn respond(request: &ModelRequest) -> ModelResponse {
+    let view = View::new(&request.messages);
+    let step = match request.agent.as_str() {
+        COORDINATOR => coordinator::next(&view),
+        REFUND_SPECIALIST => specialist::next(&view),
+        other => Step::Say(format!(
+            "The offline rules have no behaviour for the agent {other:?}, so I cannot answer here."
+        )),
+    };
+    step.into_response(&view, request)
+}
+
+/// What the rules decided to do next.
+#[derive(Debug, Clone, PartialEq)]
+enum Step {
+    Say(String),
+    Call { tool: &'static str, args: Value },
+    HandOff { to: &'static str, reason: String },
+}
+
+impl Step {
+    fn into_response(self, view: &View<'_>, request: &ModelRequest) -> ModelResponse {
+        let offered = |name: &str| request.tools.iter().any(|tool| tool.name == name);
+        let id = format!("offline_{}", view.call_count() + 1);
+        match self {
+            Step::Say(text) => ModelResponse::text(text),
+            Step::Call { tool, args } if offered(tool) => {
+                ModelResponse::calls(vec![ToolCall::new(id, tool, args)])
+            }
+            Step::HandOff { to, reason } if offered(HANDOFF_TOOL) => {
+                ModelResponse::calls(vec![ToolCall::new(
+                    id,
+                    HANDOFF_TOOL,
+                    json!({ "to": to, "reason": reason }),
+                )])
+            }
+            Step::Call { tool, .. } => ModelResponse::text(format!(
+                "I can't do that here: the {tool} tool is not available to me."
+            )),
+            Step::HandOff { to, .. } => ModelResponse::text(format!(
+                "This needs the {to}, and I can't hand the conversation over from here."
+            )),
+        }
+    }
+}
+
+/// The question recorded for the customer that still awaits an answer:
+/// no proposal settled it and no earlier message answered it. Returns
+/// (order id, question).
+fn pending_question(view: &View<'_>) -> Option<(String, String)> {
+    let asked = view.latest(RECORD_UNKNOWN, |r| r.value::<RecordedQuestion>().is_some())?;
+    let recorded: RecordedQuestion = asked.value()?;
+    let order_id = recorded.order_id?;
+    let settled = view
+        .latest(PREPARE_REFUND, |r| {
+            r.index > asked.index
+                && r.value::<PreparedProposal>()
+                    .is_some_and(|p| p.order_id == order_id)
+        })
+        .is_some();
+    let answered_before = view
+        .user_messages_after(asked.index)
+        .any(|(index, text)| index < view.turn_start() && Utterance::of(text).opened.is_some());
+    (!settled && !answered_before).then_some((order_id, recorded.question))
+}
+
+#[cfg(test)]
+mod tests;

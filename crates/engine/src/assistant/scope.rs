@@ -1,0 +1,55 @@
+//! What the application hands every tool of a turn, through the tool
+//! context: who is acting, for which customer, in which conversation, and the
+//! ledger of what this conversation has actually read. The model sees none
+//! of it and can change none of it.
+
+use super::ledger::Ledger;
+use crate::core::{Actor, Engine};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// The scope of one turn.
+#[derive(Clone)]
+pub struct TurnScope {
+    pub engine: Engine,
+    /// The authenticated user sending the message; proposals are submitted as them.
+    pub actor: Actor,
+    pub conversation_id: String,
+    /// The only customer whose records the tools may return.
+    pub customer_id: String,
+    ledger: Arc<Mutex<Ledger>>,
+}
+
+impl TurnScope {
+    pub fn new(
+        engine: Engine,
+        actor: Actor,
+        conversation_id: String,
+        customer_id: String,
+        ledger: Ledger,
+    ) -> Self {
+        TurnScope {
+            engine,
+            actor,
+            conversation_id,
+            customer_id,
+            ledger: Arc::new(Mutex::new(ledger)),
+        }
+    }
+
+    /// The ledger, shared by the turn's tools. A panic in one tool must not
+    /// lock the others out, so poisoning is ignored (the ledger has no
+    /// invariant a half-finished update could break).
+    pub fn ledger(&self) -> MutexGuard<'_, Ledger> {
+        self.ledger.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl std::fmt::Debug for TurnScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TurnScope")
+            .field("actor", &self.actor.user_id)
+            .field("conversation_id", &self.conversation_id)
+            .field("customer_id", &self.customer_id)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,99 @@
+//! The two agents: who is accountable for what, which tools each may call,
+//! and to whom each may hand the conversation (checked by the runtime).
+
+use super::tools::{GetOrder, PrepareRefund, RecordUnknown, SearchPolicy};
+use agents::{Agent, AgentError, Workflow, WorkflowError};
+use std::sync::Arc;
+
+pub const COORDINATOR: &str = "coordinator";
+pub const REFUND_SPECIALIST: &str = "refund_specialist";
+
+const COORDINATOR_DESCRIPTION: &str = "Answers customers' general questions from the shop's policies and hands refund requests to the refund specialist.";
+
+const SPECIALIST_DESCRIPTION: &str = "Checks one of the customer's orders against the refund policy and prepares a refund proposal for a person to approve.";
+
+const COORDINATOR_INSTRUCTIONS: &str = "You are the coordinator of a shop's customer chat.
+- Answer general questions (returns, refunds, shipping) only from passages you found with search_policy, and cite each passage by its reference (e.g. returns-policy:section-3). If search_policy returns not_found, say the policies do not cover it; if it returns unknown, say you could not search them just now — never that there is no rule.
+- When the customer asks for a refund, a return or anything about one of their orders, hand the conversation to refund_specialist with the handoff tool. Do not look orders up or promise refunds yourself.
+- If you do not understand the message, say so plainly and say what you can help with.
+- Be brief and factual. Never invent policy text, order data or amounts.";
+
+const SPECIALIST_INSTRUCTIONS: &str = "You are the refund specialist of a shop's customer chat. You investigate and propose; you never refund anything yourself.
+1. You need the order number; if the customer has not given one, ask for it.
+2. Read the order with get_order. not_found means it is not on this customer's account: say you cannot find it on their account and nothing more. unknown means the lookup failed: say you could not check it right now and that you do not know whether it exists; never say it does not exist.
+3. Read the relevant policy passages with search_policy before deciding anything; cite them by reference.
+4. What the records cannot tell (for example whether the parcel was opened) is an explicit unknown: record it with record_unknown, ask the customer, and wait for the answer. Never guess.
+5. When the evidence supports a refund, call prepare_refund with the order, the policy references you read and a one-paragraph recommendation. The amount is computed from the order. Then tell the customer the proposal id, the amount, and that it is waiting for approval by a person — not that they have been refunded.
+6. If the policy does not allow a full refund, explain the rule that applies, citing it, and do not prepare one.
+7. If the customer asks about something unrelated to refunds or their orders, hand the conversation back to coordinator.";
+
+/// Why the built-in definitions were refused by the runtime.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DefinitionError {
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    #[error(transparent)]
+    Workflow(#[from] WorkflowError),
+}
+
+/// The coordinator → refund specialist workflow with the standard tools.
+///
+/// # Errors
+/// A definition breaks the runtime's rules (a test keeps them valid).
+pub fn standard_workflow() -> Result<Workflow, DefinitionError> {
+    workflow_with(GetOrder::new())
+}
+
+/// The same workflow with a given order reader (tests use one that fails).
+///
+/// # Errors
+/// As [`standard_workflow`].
+pub fn workflow_with(get_order: GetOrder) -> Result<Workflow, DefinitionError> {
+    let (coordinator, specialist) = agents(get_order)?;
+    Ok(Workflow::new(vec![coordinator, specialist], COORDINATOR)?)
+}
+
+fn agents(get_order: GetOrder) -> Result<(Agent, Agent), AgentError> {
+    let coordinator = Agent::builder(COORDINATOR)
+        .description(COORDINATOR_DESCRIPTION)
+        .instructions(COORDINATOR_INSTRUCTIONS)
+        .tool(Arc::new(SearchPolicy))
+        .can_handoff_to(REFUND_SPECIALIST)
+        .build()?;
+    let specialist = Agent::builder(REFUND_SPECIALIST)
+        .description(SPECIALIST_DESCRIPTION)
+        .instructions(SPECIALIST_INSTRUCTIONS)
+        .tool(Arc::new(get_order))
+        .tool(Arc::new(SearchPolicy))
+        .tool(Arc::new(RecordUnknown))
+        .tool(Arc::new(PrepareRefund))
+        .can_handoff_to(COORDINATOR)
+        .build()?;
+    Ok((coordinator, specialist))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_agents_are_valid_and_each_has_one_accountable_sentence() {
+        let (coordinator, specialist) = agents(GetOrder::new()).unwrap();
+        assert!(coordinator.description().ends_with('.'));
+        assert_eq!(coordinator.can_handoff_to(), [REFUND_SPECIALIST]);
+        assert_eq!(specialist.can_handoff_to(), [COORDINATOR]);
+        let tools: Vec<&str> = specialist.tools().iter().map(|t| t.name()).collect();
+        assert_eq!(
+            tools,
+            [
+                "get_order",
+                "search_policy",
+                "record_unknown",
+                "prepare_refund"
+            ]
+        );
+        assert!(coordinator.tool("get_order").is_none());
+        assert!(standard_workflow().is_ok());
+    }
+}

@@ -1,0 +1,117 @@
+//! `record_unknown`: what the records cannot say stays an explicit unknown.
+//! The question is recorded in the conversation (and later in the
+//! proposal's open questions) and the model is told to ask it, not guess.
+
+use super::{RECORD_UNKNOWN, normalize_order_id, scope};
+use agents::{Tool, ToolContext, ToolOutcome, parse_arguments};
+use async_trait::async_trait;
+use domain::proposal::Asker;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+const MIN_QUESTION_CHARS: usize = 5;
+const MAX_QUESTION_CHARS: usize = 300;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RecordUnknown;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    question: String,
+    #[serde(default)]
+    order_id: Option<String>,
+    #[serde(default)]
+    ask: Option<Asker>,
+}
+
+/// What was recorded, as the model (and the ledger) reads it back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedQuestion {
+    pub question: String,
+    pub order_id: Option<String>,
+    pub ask: Asker,
+    pub instruction: String,
+}
+
+#[async_trait]
+impl Tool for RecordUnknown {
+    fn name(&self) -> &str {
+        RECORD_UNKNOWN
+    }
+
+    fn description(&self) -> &str {
+        "Record something the records cannot tell you (e.g. \"Was the item opened?\") as an explicit unknown instead of guessing. It is kept in the conversation and written into the proposal's open questions together with the customer's reply. After recording a question for the customer, ask it in your reply and wait for the answer."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "question": {
+                    "type": "string",
+                    "description": "The question, e.g. \"Was the item opened?\"."
+                },
+                "order_id": {
+                    "type": "string",
+                    "description": "The order the question is about, if any."
+                },
+                "ask": {
+                    "type": "string",
+                    "enum": ["customer", "approver"],
+                    "description": "Who can answer it (default: customer)."
+                }
+            },
+            "required": ["question"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutcome {
+        let scope = match scope(ctx) {
+            Ok(scope) => scope,
+            Err(outcome) => return outcome,
+        };
+        let args: Args = match parse_arguments(args) {
+            Ok(args) => args,
+            Err(outcome) => return outcome,
+        };
+        let question = args
+            .question
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let chars = question.chars().count();
+        if !(MIN_QUESTION_CHARS..=MAX_QUESTION_CHARS).contains(&chars) {
+            return ToolOutcome::invalid_arguments(format!(
+                "question must be {MIN_QUESTION_CHARS} to {MAX_QUESTION_CHARS} characters"
+            ));
+        }
+        let order_id = match args.order_id.as_deref().map(normalize_order_id).transpose() {
+            Ok(order_id) => order_id,
+            Err(outcome) => return outcome,
+        };
+        let ask = args.ask.unwrap_or(Asker::Customer);
+        scope
+            .ledger()
+            .asked(question.clone(), order_id.clone(), ask);
+        let instruction = match ask {
+            Asker::Customer => {
+                "Recorded as an open question. Ask the customer exactly this in your reply and wait for their answer; do not assume one."
+            }
+            Asker::Approver => {
+                "Recorded as an open question for the approver; it will be shown with the proposal."
+            }
+        };
+        let recorded = RecordedQuestion {
+            question,
+            order_id,
+            ask,
+            instruction: instruction.to_owned(),
+        };
+        ToolOutcome::found(
+            serde_json::to_value(&recorded).unwrap_or_default(),
+            Vec::new(),
+        )
+    }
+}

@@ -1,0 +1,124 @@
+//! Who may open, read, write and stop a conversation, and whose orders its
+//! tools may read.
+
+use crate::support::Chat;
+use domain::proposal::ProposalStatus;
+use engine::assistant::{ChatError, OpenConversationError, TurnControl};
+
+#[tokio::test]
+async fn only_the_owner_writes_and_other_customers_cannot_even_see_it() {
+    let chat = Chat::offline().await;
+    let (customer, id) = chat.open("customer").await;
+    chat.say(&customer, &id, "hello").await;
+
+    let other = chat.actor("customer2").await;
+    assert!(matches!(
+        chat.engine.conversation(&other, &id).await,
+        Err(ChatError::NotFound(_))
+    ));
+    assert!(matches!(
+        chat.engine
+            .chat_turn(&other, &id, "hello", TurnControl::new())
+            .await,
+        Err(ChatError::NotFound(_))
+    ));
+    let approver = chat.actor("approver").await;
+    assert_eq!(
+        chat.engine
+            .conversation(&approver, &id)
+            .await
+            .unwrap()
+            .turns,
+        1
+    );
+    assert!(matches!(
+        chat.engine
+            .chat_turn(&approver, &id, "hello", TurnControl::new())
+            .await,
+        Err(ChatError::ReadOnly(_))
+    ));
+}
+
+#[tokio::test]
+async fn messages_are_validated() {
+    let chat = Chat::offline().await;
+    let (customer, id) = chat.open("customer").await;
+    for bad in ["", "   ", &"x".repeat(4001)] {
+        let result = chat
+            .engine
+            .chat_turn(&customer, &id, bad, TurnControl::new())
+            .await;
+        assert!(
+            matches!(result, Err(ChatError::InvalidMessage(_))),
+            "{result:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn staff_and_agent_accounts_open_conversations_for_a_named_customer_only() {
+    let chat = Chat::offline().await;
+    let agent = chat.actor("agent").await;
+    assert!(matches!(
+        chat.engine.create_conversation(&agent, None).await,
+        Err(OpenConversationError::CustomerRequired)
+    ));
+    let approver = chat.actor("approver").await;
+    assert!(matches!(
+        chat.engine
+            .create_conversation(&agent, Some(&approver.user_id))
+            .await,
+        Err(OpenConversationError::UnknownCustomer(_))
+    ));
+    let customer = chat.actor("customer").await;
+    let customer2 = chat.actor("customer2").await;
+    assert!(matches!(
+        chat.engine
+            .create_conversation(&customer, Some(&customer2.user_id))
+            .await,
+        Err(OpenConversationError::NotAllowed)
+    ));
+
+    // The agent account works for `customer`: its tools see that customer's
+    // orders only, and the proposal is requested by the agent account.
+    let opened = chat
+        .engine
+        .create_conversation(&agent, Some(&customer.user_id))
+        .await
+        .unwrap();
+    let refused = chat
+        .say(
+            &agent,
+            &opened.id,
+            "check order 4822 and refund it if it qualifies",
+        )
+        .await;
+    assert!(
+        refused.reply.contains("can't find an order 4822"),
+        "{}",
+        refused.reply
+    );
+    chat.say(
+        &agent,
+        &opened.id,
+        "check order 4821 and refund it if it qualifies",
+    )
+    .await;
+    let done = chat.say(&agent, &opened.id, "no, still sealed").await;
+    let stored = chat.proposal(&done.proposal_id.unwrap()).await;
+    assert_eq!(stored.status(), ProposalStatus::AwaitingApproval);
+    assert_eq!(stored.proposal.provenance.requested_by, agent.user_id);
+    assert_eq!(
+        stored.proposal.provenance.on_behalf_of.as_deref(),
+        Some(customer.user_id.as_str())
+    );
+    // The customer may read the conversation held about them.
+    assert_eq!(
+        chat.engine
+            .conversation(&customer, &opened.id)
+            .await
+            .unwrap()
+            .turns,
+        3
+    );
+}

@@ -1,0 +1,377 @@
+//! Chat conversations and their agent events.
+//!
+//! The transcript is stored as the agent runtime's state JSON (opaque here).
+//! Turns are serialized by a claim: a conditional update that moves the row
+//! from `idle` to `running` under a fresh turn id, renewed while the turn
+//! runs; a claim whose lease ran out belongs to a crashed process and may be
+//! taken over. Saving a turn only succeeds for the claim that is still held.
+
+use crate::entities::{conversation, conversation_event};
+use crate::error::StorageError;
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set, sea_query::Expr,
+};
+
+/// `status` of a conversation no turn is running in.
+pub const IDLE: &str = "idle";
+/// `status` of a conversation with a claimed turn.
+pub const RUNNING: &str = "running";
+
+/// A conversation as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredConversation {
+    pub id: String,
+    pub owner_id: String,
+    pub customer_id: String,
+    pub status: String,
+    pub active_agent: Option<String>,
+    /// The agent runtime's `ConversationState` as JSON.
+    pub state: String,
+    pub turns: i64,
+    pub turn_id: Option<String>,
+    pub turn_lease_until: Option<DateTime<Utc>>,
+    pub stop_requested: bool,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl StoredConversation {
+    /// Whether a turn holds a live claim at `now`.
+    pub fn is_running(&self, now: DateTime<Utc>) -> bool {
+        self.status == RUNNING && self.turn_lease_until.is_some_and(|until| until > now)
+    }
+}
+
+/// A new, idle conversation.
+pub struct NewConversation<'a> {
+    pub id: &'a str,
+    pub owner_id: &'a str,
+    pub customer_id: &'a str,
+    pub state: &'a str,
+    pub now: DateTime<Utc>,
+}
+
+/// An agent event to append.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewEvent {
+    pub turn: i64,
+    pub agent: String,
+    pub kind: String,
+    /// The whole event as JSON.
+    pub payload: String,
+    pub at: DateTime<Utc>,
+}
+
+/// An agent event as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredEvent {
+    pub seq: i64,
+    pub conversation_id: String,
+    pub turn: i64,
+    pub agent: String,
+    pub kind: String,
+    pub payload: String,
+    pub at: DateTime<Utc>,
+}
+
+/// What a finished turn leaves behind.
+pub struct SavedTurn<'a> {
+    pub state: &'a str,
+    pub active_agent: Option<&'a str>,
+    pub turns: i64,
+    pub now: DateTime<Utc>,
+}
+
+/// # Errors
+/// [`StorageError::Conflict`] for a duplicate id or an unknown user.
+pub async fn insert(
+    db: &impl ConnectionTrait,
+    new: NewConversation<'_>,
+) -> Result<(), StorageError> {
+    conversation::ActiveModel {
+        id: Set(new.id.to_owned()),
+        owner_id: Set(new.owner_id.to_owned()),
+        customer_id: Set(new.customer_id.to_owned()),
+        status: Set(IDLE.to_owned()),
+        active_agent: Set(None),
+        state: Set(new.state.to_owned()),
+        turns: Set(0),
+        turn_id: Set(None),
+        turn_started_at: Set(None),
+        turn_lease_until: Set(None),
+        stop_requested: Set(false),
+        created_at: Set(new.now),
+        updated_at: Set(new.now),
+    }
+    .insert(db)
+    .await?;
+    Ok(())
+}
+
+/// # Errors
+/// Database failures.
+pub async fn get(
+    db: &impl ConnectionTrait,
+    id: &str,
+) -> Result<Option<StoredConversation>, StorageError> {
+    Ok(conversation::Entity::find_by_id(id.to_owned())
+        .one(db)
+        .await?
+        .map(decode))
+}
+
+/// Conversations a user opened or that are about them, newest first.
+///
+/// # Errors
+/// Database failures.
+pub async fn list_for_user(
+    db: &impl ConnectionTrait,
+    user_id: &str,
+    limit: u64,
+) -> Result<Vec<StoredConversation>, StorageError> {
+    Ok(conversation::Entity::find()
+        .filter(
+            conversation::Column::OwnerId
+                .eq(user_id)
+                .or(conversation::Column::CustomerId.eq(user_id)),
+        )
+        .order_by_desc(conversation::Column::UpdatedAt)
+        .limit(limit)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(decode)
+        .collect())
+}
+
+/// Claims the next turn for `turn_id` unless a live claim exists. Returns
+/// false when another turn holds the conversation (or it does not exist).
+///
+/// # Errors
+/// Database failures.
+pub async fn claim_turn(
+    db: &impl ConnectionTrait,
+    id: &str,
+    turn_id: &str,
+    now: DateTime<Utc>,
+    lease_until: DateTime<Utc>,
+) -> Result<bool, StorageError> {
+    let claimed = conversation::Entity::update_many()
+        .col_expr(conversation::Column::Status, Expr::value(RUNNING))
+        .col_expr(conversation::Column::TurnId, Expr::value(turn_id))
+        .col_expr(conversation::Column::TurnStartedAt, Expr::value(now))
+        .col_expr(
+            conversation::Column::TurnLeaseUntil,
+            Expr::value(lease_until),
+        )
+        .col_expr(conversation::Column::StopRequested, Expr::value(false))
+        .filter(conversation::Column::Id.eq(id))
+        .filter(
+            conversation::Column::Status
+                .eq(IDLE)
+                .or(conversation::Column::TurnLeaseUntil.lt(now))
+                .or(conversation::Column::TurnLeaseUntil.is_null()),
+        )
+        .exec(db)
+        .await?;
+    Ok(claimed.rows_affected == 1)
+}
+
+/// Extends the claim of `turn_id`. Returns `None` when the claim is no longer
+/// held, otherwise whether a Stop was requested.
+///
+/// # Errors
+/// Database failures.
+pub async fn renew_claim(
+    db: &impl ConnectionTrait,
+    id: &str,
+    turn_id: &str,
+    lease_until: DateTime<Utc>,
+) -> Result<Option<bool>, StorageError> {
+    let renewed = conversation::Entity::update_many()
+        .col_expr(
+            conversation::Column::TurnLeaseUntil,
+            Expr::value(lease_until),
+        )
+        .filter(conversation::Column::Id.eq(id))
+        .filter(conversation::Column::TurnId.eq(turn_id))
+        .filter(conversation::Column::Status.eq(RUNNING))
+        .exec(db)
+        .await?;
+    if renewed.rows_affected != 1 {
+        return Ok(None);
+    }
+    stop_requested(db, id, turn_id).await
+}
+
+/// Whether a Stop was requested for the claim `turn_id` (`None`: the claim
+/// is no longer held).
+///
+/// # Errors
+/// Database failures.
+pub async fn stop_requested(
+    db: &impl ConnectionTrait,
+    id: &str,
+    turn_id: &str,
+) -> Result<Option<bool>, StorageError> {
+    let row = conversation::Entity::find_by_id(id.to_owned())
+        .filter(conversation::Column::TurnId.eq(turn_id))
+        .filter(conversation::Column::Status.eq(RUNNING))
+        .one(db)
+        .await?;
+    Ok(row.map(|row| row.stop_requested))
+}
+
+/// Asks the running turn, on whichever replica, to stop. Returns false when
+/// no turn holds a live claim.
+///
+/// # Errors
+/// Database failures.
+pub async fn request_stop(
+    db: &impl ConnectionTrait,
+    id: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, StorageError> {
+    let requested = conversation::Entity::update_many()
+        .col_expr(conversation::Column::StopRequested, Expr::value(true))
+        .filter(conversation::Column::Id.eq(id))
+        .filter(conversation::Column::Status.eq(RUNNING))
+        .filter(conversation::Column::TurnLeaseUntil.gt(now))
+        .exec(db)
+        .await?;
+    Ok(requested.rows_affected == 1)
+}
+
+/// Stores the state a turn left and releases its claim. Returns false when
+/// the claim `turn_id` is no longer held (nothing is written then).
+///
+/// # Errors
+/// Database failures.
+pub async fn save_turn(
+    db: &impl ConnectionTrait,
+    id: &str,
+    turn_id: &str,
+    saved: SavedTurn<'_>,
+) -> Result<bool, StorageError> {
+    let updated = conversation::Entity::update_many()
+        .col_expr(conversation::Column::Status, Expr::value(IDLE))
+        .col_expr(conversation::Column::State, Expr::value(saved.state))
+        .col_expr(
+            conversation::Column::ActiveAgent,
+            Expr::value(saved.active_agent.map(str::to_owned)),
+        )
+        .col_expr(conversation::Column::Turns, Expr::value(saved.turns))
+        .col_expr(conversation::Column::TurnId, Expr::value(None::<String>))
+        .col_expr(
+            conversation::Column::TurnStartedAt,
+            Expr::value(None::<DateTime<Utc>>),
+        )
+        .col_expr(
+            conversation::Column::TurnLeaseUntil,
+            Expr::value(None::<DateTime<Utc>>),
+        )
+        .col_expr(conversation::Column::StopRequested, Expr::value(false))
+        .col_expr(conversation::Column::UpdatedAt, Expr::value(saved.now))
+        .filter(conversation::Column::Id.eq(id))
+        .filter(conversation::Column::TurnId.eq(turn_id))
+        .filter(conversation::Column::Status.eq(RUNNING))
+        .exec(db)
+        .await?;
+    Ok(updated.rows_affected == 1)
+}
+
+/// Releases the claim `turn_id` without changing the transcript (a turn that
+/// could not start).
+///
+/// # Errors
+/// Database failures.
+pub async fn release_claim(
+    db: &impl ConnectionTrait,
+    id: &str,
+    turn_id: &str,
+) -> Result<(), StorageError> {
+    conversation::Entity::update_many()
+        .col_expr(conversation::Column::Status, Expr::value(IDLE))
+        .col_expr(conversation::Column::TurnId, Expr::value(None::<String>))
+        .col_expr(
+            conversation::Column::TurnLeaseUntil,
+            Expr::value(None::<DateTime<Utc>>),
+        )
+        .col_expr(conversation::Column::StopRequested, Expr::value(false))
+        .filter(conversation::Column::Id.eq(id))
+        .filter(conversation::Column::TurnId.eq(turn_id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// # Errors
+/// Database failures, or [`StorageError::Conflict`] for an unknown conversation.
+pub async fn insert_events(
+    db: &impl ConnectionTrait,
+    conversation_id: &str,
+    events: &[NewEvent],
+) -> Result<(), StorageError> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    conversation_event::Entity::insert_many(events.iter().map(|event| {
+        conversation_event::ActiveModel {
+            conversation_id: Set(conversation_id.to_owned()),
+            turn: Set(event.turn),
+            agent: Set(event.agent.clone()),
+            kind: Set(event.kind.clone()),
+            payload: Set(event.payload.clone()),
+            at: Set(event.at),
+            ..Default::default()
+        }
+    }))
+    .exec(db)
+    .await?;
+    Ok(())
+}
+
+/// A conversation's events in the order they happened.
+///
+/// # Errors
+/// Database failures.
+pub async fn events(
+    db: &impl ConnectionTrait,
+    conversation_id: &str,
+) -> Result<Vec<StoredEvent>, StorageError> {
+    Ok(conversation_event::Entity::find()
+        .filter(conversation_event::Column::ConversationId.eq(conversation_id))
+        .order_by_asc(conversation_event::Column::Seq)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|row| StoredEvent {
+            seq: row.seq,
+            conversation_id: row.conversation_id,
+            turn: row.turn,
+            agent: row.agent,
+            kind: row.kind,
+            payload: row.payload,
+            at: row.at,
+        })
+        .collect())
+}
+
+fn decode(row: conversation::Model) -> StoredConversation {
+    StoredConversation {
+        id: row.id,
+        owner_id: row.owner_id,
+        customer_id: row.customer_id,
+        status: row.status,
+        active_agent: row.active_agent,
+        state: row.state,
+        turns: row.turns,
+        turn_id: row.turn_id,
+        turn_lease_until: row.turn_lease_until,
+        stop_requested: row.stop_requested,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+    }
+}

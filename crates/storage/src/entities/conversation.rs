@@ -1,0 +1,27 @@
+use sea_orm::entity::prelude::*;
+
+/// A chat conversation: the agent runtime's state as JSON plus the columns
+/// that serialize its turns and scope its tools.
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "conversations")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub id: String,
+    pub owner_id: String,
+    pub customer_id: String,
+    pub status: String,
+    pub active_agent: Option<String>,
+    pub state: String,
+    pub turns: i64,
+    pub turn_id: Option<String>,
+    pub turn_started_at: Option<DateTimeUtc>,
+    pub turn_lease_until: Option<DateTimeUtc>,
+    pub stop_requested: bool,
+    pub created_at: DateTimeUtc,
+    pub updated_at: DateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,696 @@
+//! The customer chat through the real server over HTTP: the offline rules
+//! model (the embedded default) drives the coordinator and the refund
+//! specialist through the brief's flow and its variations; the API's
+//! validation, access rules, one-turn-at-a-time and Stop are checked at the
+//! edge. SQLite by default, PostgreSQL with `TEST_DATABASE_URL`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use reqwest::{Client, Response, StatusCode};
+use serde_json::{Value, json};
+use server::config::{ModelBackend, Settings};
+use server::startup::Application;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use storage::testing::TestDatabase;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+const PASSWORD: &str = "chat-test-password";
+
+struct ChatApp {
+    address: String,
+    client: Client,
+    server: JoinHandle<()>,
+    // Dropped after the server task is stopped.
+    database: TestDatabase,
+}
+
+impl Drop for ChatApp {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+impl ChatApp {
+    async fn spawn() -> ChatApp {
+        ChatApp::spawn_with(|_| {}).await
+    }
+
+    async fn spawn_with(configure: impl FnOnce(&mut Settings)) -> ChatApp {
+        let database = TestDatabase::new().await;
+        engine::demo::seed_demo(&database.db, PASSWORD, engine::now())
+            .await
+            .unwrap();
+        let mut settings = Settings {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            database_url: database.url.clone(),
+            seed_demo: Some(false),
+            reconcile_interval_seconds: 0,
+            ..Settings::default()
+        };
+        configure(&mut settings);
+        settings.validate().unwrap();
+        let app = Application::build(Arc::new(settings), database.db.clone())
+            .await
+            .unwrap();
+        let address = format!("http://{}", app.local_addr().unwrap());
+        let server = tokio::spawn(async move {
+            app.run_until(std::future::pending()).await.unwrap();
+        });
+        ChatApp {
+            address,
+            client: Client::new(),
+            server,
+            database,
+        }
+    }
+
+    /// A bearer token for a demo user.
+    async fn token(&self, user: &str) -> String {
+        engine::accounts::tokens::create_token(&self.database.db, user, "chat test", engine::now())
+            .await
+            .unwrap()
+            .secret
+    }
+
+    async fn user_id(&self, name: &str) -> String {
+        storage::users::find_by_name(self.database.db.conn(), name)
+            .await
+            .unwrap()
+            .unwrap()
+            .id
+    }
+
+    async fn post(&self, token: &str, path: &str, body: &Value) -> Response {
+        self.client
+            .post(format!("{}{path}", self.address))
+            .bearer_auth(token)
+            .json(body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    async fn get(&self, token: &str, path: &str) -> Response {
+        self.client
+            .get(format!("{}{path}", self.address))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Opens a conversation for the token's customer.
+    async fn open(&self, token: &str) -> String {
+        let response = self.post(token, "/api/v1/conversations", &json!({})).await;
+        assert_eq!(response.status(), StatusCode::CREATED);
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["model"], "countersign-offline-rules");
+        assert_eq!(body["active_agent"], "coordinator");
+        body["id"].as_str().unwrap().to_owned()
+    }
+
+    /// Sends a message and returns the turn (asserting 200).
+    async fn say(&self, token: &str, id: &str, text: &str) -> Value {
+        let response = self
+            .post(
+                token,
+                &format!("/api/v1/conversations/{id}/messages"),
+                &json!({ "text": text }),
+            )
+            .await;
+        let status = response.status();
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body
+    }
+
+    async fn proposal(&self, token: &str, id: &str) -> Value {
+        let response = self.get(token, &format!("/api/v1/proposals/{id}")).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        let body: Value = response.json().await.unwrap();
+        body["proposal"].clone()
+    }
+
+    async fn proposals_for(&self, token: &str, order_id: &str) -> Vec<Value> {
+        let response = self
+            .get(token, &format!("/api/v1/proposals?order_id={order_id}"))
+            .await;
+        assert_eq!(response.status(), StatusCode::OK);
+        response.json().await.unwrap()
+    }
+}
+
+fn reply(turn: &Value) -> &str {
+    turn["reply"].as_str().unwrap()
+}
+
+fn sources(turn: &Value) -> Vec<String> {
+    turn["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["source"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_flagship_flow_over_http_ends_in_a_proposal_awaiting_approval() {
+    let app = ChatApp::spawn().await;
+    let customer = app.token("customer").await;
+    let id = app.open(&customer).await;
+
+    let first = app
+        .say(
+            &customer,
+            &id,
+            "check order 4821 and refund it if it qualifies",
+        )
+        .await;
+    assert_eq!(first["agent"], "refund_specialist");
+    assert_eq!(first["outcome"], "answered");
+    assert!(reply(&first).contains("delivered 12 days ago"), "{first}");
+    assert!(reply(&first).contains("was the item opened?"), "{first}");
+    assert_eq!(first["questions"], json!(["Was the item opened?"]));
+    assert!(first["proposal_id"].is_null());
+    let read = sources(&first);
+    assert!(read.contains(&"order:4821".to_owned()), "{read:?}");
+    assert!(
+        read.contains(&"returns-policy:section-3".to_owned()),
+        "{read:?}"
+    );
+
+    let second = app.say(&customer, &id, "no, still sealed").await;
+    let proposal_id = second["proposal_id"].as_str().unwrap().to_owned();
+    assert!(reply(&second).contains(&proposal_id), "{second}");
+    assert!(reply(&second).contains("waiting for approval"), "{second}");
+    assert!(
+        reply(&second).contains("nothing has been refunded yet"),
+        "{second}"
+    );
+    assert_eq!(sources(&second), ["order:4821", "returns-policy:section-3"]);
+
+    let proposal = app.proposal(&customer, &proposal_id).await;
+    assert_eq!(proposal["status"], "awaiting_approval");
+    assert_eq!(proposal["amount_minor"], 7900);
+    assert_eq!(proposal["currency"], "EUR");
+    assert_eq!(proposal["agent"], "refund_specialist");
+    assert_eq!(proposal["conversation_id"], id.as_str());
+    let cited: Vec<&str> = proposal["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["reference"].as_str().unwrap())
+        .collect();
+    assert_eq!(cited, ["order:4821", "returns-policy:section-3"]);
+    assert_eq!(
+        proposal["open_questions"],
+        json!([{ "question": "Was the item opened?", "ask": "customer", "answer": "no, still sealed" }])
+    );
+
+    // The transcript and the events are stored and linked to the proposal.
+    let response = app
+        .get(&customer, &format!("/api/v1/conversations/{id}"))
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let conversation: Value = response.json().await.unwrap();
+    assert_eq!(conversation["turns"], 2);
+    assert_eq!(conversation["running"], false);
+    assert_eq!(
+        conversation["proposals"],
+        json!([{ "order_id": "4821", "proposal_id": proposal_id }])
+    );
+    let tools: Vec<&str> = conversation["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["tool_calls"].as_array().cloned().unwrap_or_default())
+        .map(|c| match c["name"].as_str().unwrap() {
+            "handoff" => "handoff",
+            "get_order" => "get_order",
+            "search_policy" => "search_policy",
+            "record_unknown" => "record_unknown",
+            "prepare_refund" => "prepare_refund",
+            other => panic!("unexpected tool {other}"),
+        })
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "handoff",
+            "get_order",
+            "search_policy",
+            "record_unknown",
+            "prepare_refund"
+        ]
+    );
+    let events: Vec<Value> = app
+        .get(&customer, &format!("/api/v1/conversations/{id}/events"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(events.iter().any(|e| e["kind"] == "handoff_accepted"));
+    assert!(events.iter().all(|e| {
+        e["event"]["model"]
+            .as_str()
+            .is_none_or(|m| m == "countersign-offline-rules")
+    }));
+}
+
+#[tokio::test]
+async fn the_order_number_may_come_later() {
+    let app = ChatApp::spawn().await;
+    let customer = app.token("customer").await;
+    let id = app.open(&customer).await;
+    let asked = app.say(&customer, &id, "I want a refund").await;
+    assert_eq!(asked["agent"], "refund_specialist");
+    assert!(reply(&asked).contains("Which order is it?"), "{asked}");
+    let unclear = app.say(&customer, &id, "the jacket").await;
+    assert!(reply(&unclear).contains("order number"), "{unclear}");
+    let checked = app.say(&customer, &id, "4821").await;
+    assert!(
+        reply(&checked).contains("was the item opened?"),
+        "{checked}"
+    );
+    let done = app.say(&customer, &id, "No").await;
+    assert!(done["proposal_id"].is_string(), "{done}");
+}
+
+#[tokio::test]
+async fn a_policy_question_first_is_answered_by_the_coordinator_with_citations() {
+    let app = ChatApp::spawn().await;
+    let customer = app.token("customer").await;
+    let id = app.open(&customer).await;
+    let answer = app
+        .say(
+            &customer,
+            &id,
+            "what is your returns policy for unopened items?",
+        )
+        .await;
+    assert_eq!(answer["agent"], "coordinator");
+    assert!(answer["proposal_id"].is_null());
+    let text = reply(&answer);
+    assert!(text.contains("[returns-policy:section-3]"), "{text}");
+    assert!(
+        text.contains("Unopened items in their original packaging may be returned within 30 days"),
+        "{text}"
+    );
+    assert!(sources(&answer).contains(&"returns-policy:section-3".to_owned()));
+
+    let then = app
+        .say(
+            &customer,
+            &id,
+            "ok, check order 4821 and refund it if it qualifies",
+        )
+        .await;
+    assert_eq!(then["agent"], "refund_specialist");
+    assert!(reply(&then).contains("was the item opened?"), "{then}");
+}
+
+#[tokio::test]
+async fn two_orders_in_one_conversation_get_two_proposals() {
+    let app = ChatApp::spawn().await;
+    let customer = app.token("customer").await;
+    let id = app.open(&customer).await;
+    app.say(
+        &customer,
+        &id,
+        "check order 4821 and refund it if it qualifies",
+    )
+    .await;
+    let first = app.say(&customer, &id, "no, still sealed").await;
+    let first_id = first["proposal_id"].as_str().unwrap().to_owned();
+
+    let asked = app
+        .say(&customer, &id, "can you also refund order 4823?")
+        .await;
+    assert!(reply(&asked).contains("order 4823"), "{asked}");
+    assert!(reply(&asked).contains("was the item opened?"), "{asked}");
+    let second = app
+        .say(&customer, &id, "it's unopened, in the original packaging")
+        .await;
+    let second_id = second["proposal_id"].as_str().unwrap().to_owned();
+    assert_ne!(first_id, second_id);
+    // 44.00 EUR paid, 12.50 EUR already refunded through the support desk.
+    let proposal = app.proposal(&customer, &second_id).await;
+    assert_eq!(proposal["amount_minor"], 3150);
+    assert_eq!(proposal["order_id"], "4823");
+
+    let again = app.say(&customer, &id, "and order 4821?").await;
+    assert!(reply(&again).contains("already prepared"), "{again}");
+    assert!(reply(&again).contains(&first_id), "{again}");
+    assert!(again["proposal_id"].is_null());
+    assert_eq!(app.proposals_for(&customer, "4821").await.len(), 1);
+}
+
+#[tokio::test]
+async fn an_order_that_is_not_the_customers_cannot_be_found_on_their_account() {
+    let app = ChatApp::spawn().await;
+    let customer = app.token("customer").await;
+    let id = app.open(&customer).await;
+    // 4822 is customer2's; 9999 does not exist: the same answer for both.
+    let theirs = app.say(&customer, &id, "please refund order 4822").await;
+    assert!(
+        reply(&theirs).contains("I can't find an order 4822 on your account"),
+        "{theirs}"
+    );
+    assert!(!reply(&theirs).contains("tent"), "{theirs}");
+    assert!(theirs["evidence"].as_array().unwrap().is_empty());
+    let missing = app.say(&customer, &id, "please refund order 9999").await;
+    assert_eq!(
+        reply(&missing).replace("9999", "N"),
+        reply(&theirs).replace("4822", "N")
+    );
+    let staff = app.token("approver").await;
+    assert!(app.proposals_for(&staff, "4822").await.is_empty());
+}
+
+#[tokio::test]
+async fn an_opened_item_gets_the_opened_items_rule_and_no_full_refund() {
+    let app = ChatApp::spawn().await;
+    let customer = app.token("customer").await;
+    let id = app.open(&customer).await;
+    app.say(
+        &customer,
+        &id,
+        "check order 4821 and refund it if it qualifies",
+    )
+    .await;
+    let opened = app.say(&customer, &id, "yes, I opened it").await;
+    let text = reply(&opened);
+    assert!(text.contains("[returns-policy:section-4]"), "{text}");
+    assert!(text.contains("within 14 days"), "{text}");
+    assert!(
+        text.contains("15 % restocking fee would be 67.15 EUR"),
+        "{text}"
+    );
+    assert!(text.contains("I haven't prepared a refund"), "{text}");
+    assert!(opened["proposal_id"].is_null());
+    assert!(app.proposals_for(&customer, "4821").await.is_empty());
+}
+
+#[tokio::test]
+async fn a_damaged_item_is_proposed_under_the_damaged_items_section() {
+    let app = ChatApp::spawn().await;
+    let customer3 = app.token("customer3").await;
+    let id = app.open(&customer3).await;
+    app.say(&customer3, &id, "I'd like a refund for order 4830")
+        .await;
+    let done = app.say(&customer3, &id, "it arrived damaged").await;
+    let proposal = app
+        .proposal(&customer3, done["proposal_id"].as_str().unwrap())
+        .await;
+    assert_eq!(proposal["amount_minor"], 4480);
+    let cited: Vec<&str> = proposal["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["reference"].as_str().unwrap())
+        .collect();
+    assert_eq!(cited, ["order:4830", "returns-policy:section-2"]);
+}
+
+#[tokio::test]
+async fn orders_outside_the_window_or_not_delivered_are_explained_not_proposed() {
+    let app = ChatApp::spawn().await;
+    let customer2 = app.token("customer2").await;
+    let id = app.open(&customer2).await;
+    let late = app.say(&customer2, &id, "refund order 4822 please").await;
+    assert!(reply(&late).contains("45 days ago"), "{late}");
+    assert!(reply(&late).contains("no longer qualifies"), "{late}");
+    let shipped = app.say(&customer2, &id, "what about order 4824?").await;
+    assert!(
+        reply(&shipped).contains("hasn't been delivered yet"),
+        "{shipped}"
+    );
+    assert!(app.proposals_for(&customer2, "4822").await.is_empty());
+    assert!(app.proposals_for(&customer2, "4824").await.is_empty());
+}
+
+#[tokio::test]
+async fn the_offline_model_says_plainly_when_it_does_not_understand() {
+    let app = ChatApp::spawn().await;
+    let customer = app.token("customer").await;
+    let id = app.open(&customer).await;
+    let hello = app.say(&customer, &id, "hello").await;
+    assert!(reply(&hello).contains("not a language model"), "{hello}");
+    let nonsense = app.say(&customer, &id, "purple elephants dance").await;
+    assert_eq!(nonsense["agent"], "coordinator");
+    assert!(
+        reply(&nonsense).contains("I didn't understand"),
+        "{nonsense}"
+    );
+    // From the specialist too: unrelated text goes back to the coordinator.
+    app.say(&customer, &id, "check order 4821").await;
+    let unrelated = app.say(&customer, &id, "thanks").await;
+    assert_eq!(unrelated["agent"], "coordinator");
+}
+
+#[tokio::test]
+async fn chat_requests_are_validated_and_scoped() {
+    let app = ChatApp::spawn().await;
+    let customer = app.token("customer").await;
+    let id = app.open(&customer).await;
+    let path = format!("/api/v1/conversations/{id}/messages");
+
+    for (body, status) in [
+        (json!({ "text": "" }), StatusCode::UNPROCESSABLE_ENTITY),
+        (json!({ "text": "   " }), StatusCode::UNPROCESSABLE_ENTITY),
+        (
+            json!({ "text": "x".repeat(4001) }),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (json!({ "text": 4821 }), StatusCode::UNPROCESSABLE_ENTITY),
+        (
+            json!({ "text": "hi", "agent": "x" }),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (json!({}), StatusCode::UNPROCESSABLE_ENTITY),
+    ] {
+        let response = app.post(&customer, &path, &body).await;
+        assert_eq!(response.status(), status, "{body}");
+        let error: Value = response.json().await.unwrap();
+        assert_eq!(error["error"]["code"], "invalid", "{error}");
+    }
+
+    let anonymous = app
+        .client
+        .get(format!("{}/api/v1/conversations/{id}", app.address))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+    // Without credentials a write does not even pass the CSRF check.
+    let anonymous = app
+        .client
+        .post(format!("{}{path}", app.address))
+        .json(&json!({ "text": "hi" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), StatusCode::FORBIDDEN);
+
+    let other = app.token("customer2").await;
+    let hidden = app.post(&other, &path, &json!({ "text": "hi" })).await;
+    assert_eq!(hidden.status(), StatusCode::NOT_FOUND);
+    let hidden = app
+        .get(&other, &format!("/api/v1/conversations/{id}"))
+        .await;
+    assert_eq!(hidden.status(), StatusCode::NOT_FOUND);
+    let missing = app
+        .post(
+            &customer,
+            "/api/v1/conversations/cnv_nope/messages",
+            &json!({ "text": "hi" }),
+        )
+        .await;
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+
+    let approver = app.token("approver").await;
+    let readable = app
+        .get(&approver, &format!("/api/v1/conversations/{id}"))
+        .await;
+    assert_eq!(readable.status(), StatusCode::OK);
+    let read_only = app.post(&approver, &path, &json!({ "text": "hi" })).await;
+    assert_eq!(read_only.status(), StatusCode::FORBIDDEN);
+
+    let idle = app
+        .post(
+            &customer,
+            &format!("/api/v1/conversations/{id}/stop"),
+            &json!({}),
+        )
+        .await;
+    assert_eq!(idle.status(), StatusCode::CONFLICT);
+    let error: Value = idle.json().await.unwrap();
+    assert_eq!(error["error"]["code"], "not_running");
+
+    // Staff and agent accounts name the customer; customers cannot name another.
+    let agent = app.token("agent").await;
+    let nameless = app.post(&agent, "/api/v1/conversations", &json!({})).await;
+    assert_eq!(nameless.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let customer_id = app.user_id("customer").await;
+    let for_customer = app
+        .post(
+            &agent,
+            "/api/v1/conversations",
+            &json!({ "customer_id": customer_id }),
+        )
+        .await;
+    assert_eq!(for_customer.status(), StatusCode::CREATED);
+    let body: Value = for_customer.json().await.unwrap();
+    assert_eq!(body["customer_id"], customer_id.as_str());
+    let customer2_id = app.user_id("customer2").await;
+    let someone_else = app
+        .post(
+            &customer,
+            "/api/v1/conversations",
+            &json!({ "customer_id": customer2_id }),
+        )
+        .await;
+    assert_eq!(someone_else.status(), StatusCode::FORBIDDEN);
+    let unknown = app
+        .post(
+            &agent,
+            "/api/v1/conversations",
+            &json!({ "customer_id": "usr_nobody" }),
+        )
+        .await;
+    assert_eq!(unknown.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let error: Value = unknown.json().await.unwrap();
+    assert_eq!(error["error"]["code"], "unknown_customer");
+}
+
+/// An OpenAI-compatible endpoint that accepts connections and never answers.
+async fn silent_model_server() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    address
+}
+
+#[tokio::test]
+async fn stop_over_http_ends_a_turn_stuck_on_a_slow_model_and_a_second_message_conflicts() {
+    let base_url = silent_model_server().await;
+    let app = ChatApp::spawn_with(|settings| {
+        settings.model_backend = ModelBackend::Openai;
+        settings.model_base_url = Some(base_url);
+        settings.model_name = Some("slow-model".into());
+    })
+    .await;
+    let customer = app.token("customer").await;
+    let response = app
+        .post(&customer, "/api/v1/conversations", &json!({}))
+        .await;
+    let id = response.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let path = format!("/api/v1/conversations/{id}/messages");
+
+    let turn = {
+        let (client, url, token) = (
+            app.client.clone(),
+            format!("{}{path}", app.address),
+            customer.clone(),
+        );
+        tokio::spawn(async move {
+            client
+                .post(url)
+                .bearer_auth(token)
+                .json(&json!({ "text": "what is your refund policy?" }))
+                .send()
+                .await
+                .unwrap()
+        })
+    };
+    // Wait until the turn holds the conversation.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let conversation: Value = app
+            .get(&customer, &format!("/api/v1/conversations/{id}"))
+            .await
+            .json()
+            .await
+            .unwrap();
+        if conversation["running"] == true {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the turn never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let second = app
+        .post(&customer, &path, &json!({ "text": "hello?" }))
+        .await;
+    assert_eq!(second.status(), StatusCode::CONFLICT);
+    let error: Value = second.json().await.unwrap();
+    assert_eq!(error["error"]["code"], "turn_in_progress");
+
+    let stopped_at = Instant::now();
+    let stop = app
+        .post(
+            &customer,
+            &format!("/api/v1/conversations/{id}/stop"),
+            &json!({}),
+        )
+        .await;
+    assert_eq!(stop.status(), StatusCode::ACCEPTED);
+    let response = turn.await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let result: Value = response.json().await.unwrap();
+    assert_eq!(result["outcome"], "stopped");
+    assert_eq!(result["reply"], "Stopped before finishing.");
+    assert!(stopped_at.elapsed() < Duration::from_secs(5));
+
+    let conversation: Value = app
+        .get(&customer, &format!("/api/v1/conversations/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(conversation["running"], false);
+    assert_eq!(conversation["model"], "slow-model");
+    let texts: Vec<&str> = conversation["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        ["what is your refund policy?", "Stopped before finishing."]
+    );
+}
+
+#[tokio::test]
+async fn the_openapi_document_describes_the_chat_endpoints() {
+    let app = ChatApp::spawn().await;
+    let document: Value = app
+        .client
+        .get(format!("{}/api/openapi.json", app.address))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    for path in [
+        "/api/v1/conversations",
+        "/api/v1/conversations/{id}",
+        "/api/v1/conversations/{id}/messages",
+        "/api/v1/conversations/{id}/stop",
+        "/api/v1/conversations/{id}/events",
+    ] {
+        assert!(document["paths"][path].is_object(), "{path} missing");
+    }
+    assert!(document["components"]["schemas"]["TurnView"].is_object());
+}
