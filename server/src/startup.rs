@@ -15,9 +15,9 @@ use connectors::sandbox::{SandboxProvider, SandboxState};
 use engine::Engine;
 use engine::policies::PolicyLibrary;
 use leptos::prelude::*;
-use leptos_axum::{LeptosRoutes, generate_route_list};
+use leptos_axum::{AxumRouteListing, LeptosRoutes, generate_route_list};
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use storage::Database;
 use tokio::net::TcpListener;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -101,7 +101,7 @@ pub async fn build_router(
         // however active its user, instead of after that long idle.
         .with_always_save(true);
 
-    let routes = generate_route_list(App);
+    let routes = page_routes();
     let context_for_fns = server_context.clone();
     let context_for_pages = server_context;
     let router = Router::new()
@@ -162,6 +162,15 @@ pub async fn build_router(
         .layer(TraceLayer::new_for_http())
         .with_state(state);
     Ok(router)
+}
+
+/// The pages' routes, generated once per process. Generating them renders the
+/// app with resource loading suspended process-wide (leptos_server's
+/// `SuppressResourceLoad` flag): a page that another router in the same process
+/// (tests run several) starts rendering meanwhile would wait forever.
+fn page_routes() -> Vec<AxumRouteListing> {
+    static ROUTES: OnceLock<Vec<AxumRouteListing>> = OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(App)).clone()
 }
 
 fn server_fn_handler(

@@ -146,6 +146,23 @@ pub async fn list_for_user(
         .collect())
 }
 
+/// The conversation `owner_id` opened that was active most recently.
+///
+/// # Errors
+/// Database failures.
+pub async fn latest_owned_by(
+    db: &impl ConnectionTrait,
+    owner_id: &str,
+) -> Result<Option<StoredConversation>, StorageError> {
+    Ok(conversation::Entity::find()
+        .filter(conversation::Column::OwnerId.eq(owner_id))
+        .order_by_desc(conversation::Column::UpdatedAt)
+        .order_by_desc(conversation::Column::CreatedAt)
+        .one(db)
+        .await?
+        .map(decode))
+}
+
 /// Claims the next turn for `turn_id` unless a live claim exists. Returns
 /// false when another turn holds the conversation (or it does not exist).
 ///

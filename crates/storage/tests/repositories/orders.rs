@@ -1,0 +1,137 @@
+use super::{add_user, now};
+use chrono::Duration;
+use domain::{Currency, Money, OrderLine, OrderSnapshot, PastRefund, Role};
+use storage::testing::TestDatabase;
+use storage::{StorageError, orders};
+
+fn order(id: &str, customer_id: &str, placed_days_ago: i64) -> OrderSnapshot {
+    let now = now();
+    OrderSnapshot {
+        id: id.into(),
+        customer_id: customer_id.into(),
+        status: "delivered".into(),
+        total: Money::new(10_400, Currency::EUR),
+        payment_reference: format!("pay_{id}"),
+        placed_at: now - Duration::days(placed_days_ago),
+        delivered_at: Some(now - Duration::days(placed_days_ago - 3)),
+        version: 1,
+        lines: vec![
+            OrderLine {
+                sku: "JKT-TRAIL-M".into(),
+                description: "Trail running jacket, size M".into(),
+                quantity: 1,
+                unit_price_minor: 7900,
+            },
+            OrderLine {
+                sku: "SOCK-3".into(),
+                description: "Merino hiking socks".into(),
+                quantity: 2,
+                unit_price_minor: 1250,
+            },
+        ],
+        refunds: vec![PastRefund {
+            id: format!("ref_{id}_1"),
+            amount: Money::new(1250, Currency::EUR),
+            channel: "support_desk".into(),
+            reference: "ticket 1: one sock missing".into(),
+            created_at: now - Duration::days(1),
+        }],
+    }
+}
+
+#[tokio::test]
+async fn an_order_with_lines_and_refunds_round_trips() {
+    let test = TestDatabase::new().await;
+    let db = test.db.conn();
+    let customer = add_user(&test.db, "cora", &[Role::Customer]).await;
+    let stored = order("4821", &customer, 15);
+
+    orders::insert(db, &stored).await.unwrap();
+
+    assert_eq!(orders::get(db, "4821").await.unwrap(), Some(stored));
+    assert_eq!(orders::get(db, "9999").await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn a_customer_sees_only_their_orders_newest_first() {
+    let test = TestDatabase::new().await;
+    let db = test.db.conn();
+    let cora = add_user(&test.db, "cora", &[Role::Customer]).await;
+    let cas = add_user(&test.db, "cas", &[Role::Customer]).await;
+    orders::insert(db, &order("1", &cora, 30)).await.unwrap();
+    orders::insert(db, &order("2", &cora, 5)).await.unwrap();
+    orders::insert(db, &order("3", &cas, 10)).await.unwrap();
+
+    let ids: Vec<String> = orders::list_for_customer(db, &cora)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|o| o.id)
+        .collect();
+    assert_eq!(ids, ["2", "1"]);
+    assert!(
+        orders::list_for_customer(db, "usr_none")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn an_order_id_is_unique() {
+    let test = TestDatabase::new().await;
+    let customer = add_user(&test.db, "cora", &[Role::Customer]).await;
+    let tx = test.db.begin_write().await.unwrap();
+    orders::insert(&*tx, &order("4821", &customer, 15))
+        .await
+        .unwrap();
+    let again = orders::insert(&*tx, &order("4821", &customer, 15)).await;
+    assert!(
+        matches!(again, Err(StorageError::Conflict { .. })),
+        "{again:?}"
+    );
+}
+
+#[tokio::test]
+async fn recording_a_refund_adds_it_and_bumps_the_version() {
+    let test = TestDatabase::new().await;
+    let db = test.db.conn();
+    let customer = add_user(&test.db, "cora", &[Role::Customer]).await;
+    orders::insert(db, &order("4821", &customer, 15))
+        .await
+        .unwrap();
+    let refund = PastRefund {
+        id: "ref_cs_17".into(),
+        amount: Money::new(7900, Currency::EUR),
+        channel: "countersign".into(),
+        reference: "proposal 17".into(),
+        created_at: now(),
+    };
+
+    let tx = test.db.begin_write().await.unwrap();
+    orders::record_refund(&*tx, "4821", &refund).await.unwrap();
+    tx.commit().await.unwrap();
+
+    let after = orders::get(db, "4821").await.unwrap().unwrap();
+    assert_eq!(after.version, 2);
+    assert_eq!(after.refunds.len(), 2);
+    assert_eq!(after.refunds[1], refund);
+    assert_eq!(after.refunded().unwrap(), Money::new(9150, Currency::EUR));
+}
+
+#[tokio::test]
+async fn a_refund_for_an_unknown_order_is_not_found_and_leaves_nothing() {
+    let test = TestDatabase::new().await;
+    let refund = PastRefund {
+        id: "ref_x".into(),
+        amount: Money::new(100, Currency::EUR),
+        channel: "countersign".into(),
+        reference: "none".into(),
+        created_at: now(),
+    };
+    let result = orders::record_refund(test.db.conn(), "4821", &refund).await;
+    assert!(
+        matches!(result, Err(StorageError::NotFound { entity: "order" })),
+        "{result:?}"
+    );
+}

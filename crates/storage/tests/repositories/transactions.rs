@@ -1,0 +1,214 @@
+use super::{add_user, now};
+use chrono::Duration;
+use domain::{Currency, Money, OrderSnapshot, PastRefund, Role};
+use std::sync::Arc;
+use storage::testing::TestDatabase;
+use storage::{Database, throttle, users};
+use tokio::sync::Barrier;
+
+#[tokio::test]
+async fn a_write_transaction_dropped_without_commit_rolls_back() {
+    let test = TestDatabase::new().await;
+    let existing = add_user(&test.db, "kept", &[Role::Customer]).await;
+
+    let tx = test.db.begin_write().await.unwrap();
+    throttle::record_failure(&*tx, "account:kept", now())
+        .await
+        .unwrap();
+    users::disable(&*tx, &existing, now()).await.unwrap();
+    drop(tx);
+
+    let db = test.db.conn();
+    let user = users::find_by_id(db, &existing).await.unwrap().unwrap();
+    assert!(!user.disabled);
+    assert_eq!(user.session_epoch, 0);
+    let since = now() - Duration::minutes(1);
+    assert_eq!(
+        throttle::failures_since(db, "account:kept", since)
+            .await
+            .unwrap()
+            .0,
+        0
+    );
+
+    // The write lock was released: the next writer proceeds and commits.
+    let tx = test.db.begin_write().await.unwrap();
+    throttle::record_failure(&*tx, "account:kept", now())
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(
+        throttle::failures_since(db, "account:kept", since)
+            .await
+            .unwrap()
+            .0,
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_failed_statement_inside_a_dropped_transaction_leaves_nothing_behind() {
+    let test = TestDatabase::new().await;
+    add_user(&test.db, "taken", &[Role::Customer]).await;
+
+    {
+        let tx = test.db.begin_write().await.unwrap();
+        throttle::record_failure(&*tx, "account:taken", now())
+            .await
+            .unwrap();
+        let clash = users::insert(
+            &*tx,
+            users::NewUser {
+                id: "usr_clash",
+                name: "taken",
+                display_name: "x",
+                password_hash: "x",
+                roles: &domain::RoleSet::new([Role::Customer]),
+                now: now(),
+            },
+        )
+        .await;
+        assert!(clash.unwrap_err().is_conflict());
+    }
+
+    let (count, _) = throttle::failures_since(
+        test.db.conn(),
+        "account:taken",
+        now() - Duration::minutes(1),
+    )
+    .await
+    .unwrap();
+    assert_eq!(count, 0);
+    assert_eq!(users::count(test.db.conn()).await.unwrap(), 1);
+}
+
+/// Each task reads inside its write transaction before it writes: with
+/// deferred SQLite transactions that read-then-write is what fails with
+/// SQLITE_BUSY on the lock upgrade.
+async fn read_then_write(db: Database, barrier: Arc<Barrier>, scope: &'static str) -> u64 {
+    barrier.wait().await;
+    let tx = db.begin_write().await.unwrap();
+    let (seen, _) = throttle::failures_since(&*tx, scope, now() - Duration::hours(1))
+        .await
+        .unwrap();
+    tokio::task::yield_now().await;
+    throttle::record_failure(&*tx, scope, now()).await.unwrap();
+    tx.commit().await.unwrap();
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_write_transactions_lose_no_updates() {
+    const TASKS: usize = 24;
+    let test = TestDatabase::new().await;
+    let barrier = Arc::new(Barrier::new(TASKS));
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|_| {
+            tokio::spawn(read_then_write(
+                test.db.clone(),
+                barrier.clone(),
+                "account:busy",
+            ))
+        })
+        .collect();
+    let mut seen = Vec::new();
+    for task in tasks {
+        seen.push(task.await.unwrap());
+    }
+
+    let (count, _) =
+        throttle::failures_since(test.db.conn(), "account:busy", now() - Duration::hours(1))
+            .await
+            .unwrap();
+    assert_eq!(count, TASKS as u64);
+    if test.db.backend() == storage::Backend::Sqlite {
+        // One writer at a time: every transaction saw all earlier commits.
+        seen.sort_unstable();
+        assert_eq!(seen, (0..TASKS as u64).collect::<Vec<_>>());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn writers_on_separate_connections_to_one_database_all_commit() {
+    // Two handles behave like two server processes: they share no in-process
+    // lock, only the database's own.
+    const PER_HANDLE: usize = 10;
+    let test = TestDatabase::new().await;
+    let second = Database::connect(&test.url).await.unwrap();
+    let barrier = Arc::new(Barrier::new(PER_HANDLE * 2));
+    let mut tasks = Vec::new();
+    for db in [test.db.clone(), second] {
+        for _ in 0..PER_HANDLE {
+            tasks.push(tokio::spawn(read_then_write(
+                db.clone(),
+                barrier.clone(),
+                "account:shared",
+            )));
+        }
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let (count, _) =
+        throttle::failures_since(test.db.conn(), "account:shared", now() - Duration::hours(1))
+            .await
+            .unwrap();
+    assert_eq!(count, (PER_HANDLE * 2) as u64);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_refunds_each_bump_the_order_version_once() {
+    const TASKS: usize = 12;
+    let test = TestDatabase::new().await;
+    let customer = add_user(&test.db, "cora", &[Role::Customer]).await;
+    let placed = now() - Duration::days(3);
+    storage::orders::insert(
+        test.db.conn(),
+        &OrderSnapshot {
+            id: "4821".into(),
+            customer_id: customer,
+            status: "delivered".into(),
+            total: Money::new(7900, Currency::EUR),
+            payment_reference: "pay_4821".into(),
+            placed_at: placed,
+            delivered_at: None,
+            version: 1,
+            lines: vec![],
+            refunds: vec![],
+        },
+    )
+    .await
+    .unwrap();
+    let barrier = Arc::new(Barrier::new(TASKS));
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|i| {
+            let (db, barrier) = (test.db.clone(), barrier.clone());
+            tokio::spawn(async move {
+                barrier.wait().await;
+                let tx = db.begin_write().await.unwrap();
+                let before = storage::orders::get(&*tx, "4821").await.unwrap().unwrap();
+                let refund = PastRefund {
+                    id: format!("ref_{i}"),
+                    amount: Money::new(1, Currency::EUR),
+                    channel: "countersign".into(),
+                    reference: format!("task {i} saw version {}", before.version),
+                    created_at: now(),
+                };
+                storage::orders::record_refund(&*tx, "4821", &refund)
+                    .await
+                    .unwrap();
+                tx.commit().await.unwrap();
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+
+    let order = storage::orders::get(test.db.conn(), "4821")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(order.version, 1 + TASKS as i64);
+    assert_eq!(order.refunds.len(), TASKS);
+}

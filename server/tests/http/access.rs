@@ -1,0 +1,107 @@
+//! Who may open which page and call which server function.
+
+use crate::support::{TestApp, json};
+use reqwest::StatusCode;
+
+#[tokio::test]
+async fn a_signed_out_visitor_is_sent_to_sign_in_with_the_page_to_return_to() {
+    let app = TestApp::spawn().await;
+
+    let home = app.get("/").await;
+    assert_eq!(home.status(), StatusCode::SEE_OTHER);
+    assert_eq!(home.headers()["location"], "/login?next=%2F");
+
+    let queue = app.get("/queue?tab=mine").await;
+    assert_eq!(queue.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        queue.headers()["location"],
+        "/login?next=%2Fqueue%3Ftab%3Dmine"
+    );
+
+    let (status, html) = app.get_page("/login?next=%2F").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains("Sign in"), "{html}");
+}
+
+#[tokio::test]
+async fn a_customer_is_refused_the_review_queue_page_and_staff_order_function() {
+    let app = TestApp::spawn().await;
+    app.login_ok("customer").await;
+
+    let (status, html) = app.get_page("/queue").await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(html.contains("You do not have access to this page"));
+
+    let response = app.get("/fn/staff_order?order_id=4821").await;
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    let body = json(response).await;
+    assert_eq!(body["code"], "forbidden");
+    assert_eq!(
+        body["message"],
+        "this needs the approver or manager or admin role"
+    );
+}
+
+#[tokio::test]
+async fn an_approver_opens_the_review_queue_and_reads_any_order() {
+    let app = TestApp::spawn().await;
+    app.login_ok("approver").await;
+
+    let (status, html) = app.get_page("/queue").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains("Review queue"), "{html}");
+
+    let response = app.get("/fn/staff_order?order_id=4821").await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let order = json(response).await;
+    assert_eq!(order["id"], "4821");
+    assert_eq!(order["total"]["amount_minor"], 7900);
+    assert_eq!(order["lines"][0]["sku"], "JKT-TRAIL-M");
+
+    let missing = app.get("/fn/staff_order?order_id=0000").await;
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    assert_eq!(json(missing).await["code"], "not_found");
+}
+
+#[tokio::test]
+async fn a_signed_out_caller_of_a_server_function_is_unauthenticated() {
+    let app = TestApp::spawn().await;
+    let response = app.get("/fn/staff_order?order_id=4821").await;
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(json(response).await["code"], "unauthenticated");
+}
+
+#[tokio::test]
+async fn a_customer_sees_only_their_own_orders() {
+    let app = TestApp::spawn().await;
+    app.login_ok("customer").await;
+
+    let response = app.get("/fn/my_orders").await;
+
+    assert_eq!(response.status(), StatusCode::OK);
+    let orders = json(response).await;
+    let mut ids: Vec<&str> = orders
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, ["4821", "4823"]);
+
+    app.logout().await;
+    app.login_ok("approver").await;
+    let staff = app.get("/fn/my_orders").await;
+    assert_eq!(staff.status(), StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn head_requests_are_guarded_like_get() {
+    let app = TestApp::spawn().await;
+    let anonymous = app.client.head(app.url("/")).send().await.unwrap();
+    assert_eq!(anonymous.status(), StatusCode::SEE_OTHER);
+
+    app.login_ok("customer").await;
+    let customer = app.client.head(app.url("/queue")).send().await.unwrap();
+    assert_eq!(customer.status(), StatusCode::FORBIDDEN);
+}

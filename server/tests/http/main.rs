@@ -1,0 +1,12 @@
+//! The server's integration tests: the real router on a free port, a fresh
+//! database per test (SQLite by default, PostgreSQL when `TEST_DATABASE_URL`
+//! is set) seeded with the demo users, and a cookie-keeping HTTP client.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod access;
+mod api;
+mod cli;
+mod csrf;
+mod sessions;
+mod sign_in;
+mod support;

@@ -1,0 +1,199 @@
+//! Sessions end when they must: disabled users, the absolute lifetime, and
+//! never through a GET.
+
+use crate::support::TestApp;
+use app::server::keys;
+use reqwest::StatusCode;
+use server::session_store::AnyStore;
+use std::str::FromStr;
+use tower_sessions::SessionStore;
+use tower_sessions::session::Id;
+
+/// Rewrites when the session behind `cookie` was signed in, directly in the
+/// session store: the lifetime is hours, the test cannot wait for it.
+async fn set_signed_in_at(app: &TestApp, cookie: &str, signed_in_at: i64) {
+    let store = AnyStore::for_database(app.db()).await.unwrap();
+    let id = Id::from_str(cookie).unwrap();
+    let mut record = store.load(&id).await.unwrap().expect("a stored session");
+    record
+        .data
+        .insert(keys::SIGNED_IN_AT.to_owned(), signed_in_at.into());
+    store.save(&record).await.unwrap();
+}
+
+async fn session_exists(app: &TestApp, cookie: &str) -> bool {
+    let store = AnyStore::for_database(app.db()).await.unwrap();
+    store
+        .load(&Id::from_str(cookie).unwrap())
+        .await
+        .unwrap()
+        .is_some()
+}
+
+#[tokio::test]
+async fn disabling_a_user_ends_their_existing_session_at_once() {
+    let app = TestApp::spawn().await;
+    app.login_ok("customer").await;
+    let cookie = app.session_cookie().unwrap();
+    assert_eq!(app.me().await.status(), StatusCode::OK);
+
+    engine::accounts::disable_user(app.db(), "customer", engine::now())
+        .await
+        .unwrap();
+
+    assert_eq!(app.me().await.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(app.whoami().await, None);
+    assert!(
+        !session_exists(&app, &cookie).await,
+        "the session is deleted"
+    );
+}
+
+#[tokio::test]
+async fn a_new_password_ends_existing_sessions() {
+    let app = TestApp::spawn().await;
+    app.login_ok("customer").await;
+    let user = storage::users::find_by_name(app.db().conn(), "customer")
+        .await
+        .unwrap()
+        .unwrap();
+
+    storage::users::set_password_hash(app.db().conn(), &user.id, &user.password_hash)
+        .await
+        .unwrap();
+
+    assert_eq!(app.me().await.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn a_session_ends_after_its_absolute_lifetime_however_active() {
+    let app = TestApp::spawn_with(|settings| settings.session_absolute_hours = 2).await;
+    app.login_ok("approver").await;
+    let cookie = app.session_cookie().unwrap();
+    let lifetime = app.settings.session_absolute_hours * 3600;
+    let now = engine::now().timestamp();
+
+    set_signed_in_at(&app, &cookie, now - lifetime + 300).await;
+    assert_eq!(
+        app.me().await.status(),
+        StatusCode::OK,
+        "still inside the lifetime"
+    );
+
+    set_signed_in_at(&app, &cookie, now - lifetime - 1).await;
+    assert_eq!(app.me().await.status(), StatusCode::UNAUTHORIZED);
+    assert!(
+        !session_exists(&app, &cookie).await,
+        "the session is deleted"
+    );
+    assert_eq!(app.whoami().await, None);
+}
+
+#[tokio::test]
+async fn a_session_without_a_sign_in_time_is_not_trusted() {
+    let app = TestApp::spawn().await;
+    app.login_ok("approver").await;
+    let cookie = app.session_cookie().unwrap();
+    let store = AnyStore::for_database(app.db()).await.unwrap();
+    let id = Id::from_str(&cookie).unwrap();
+    let mut record = store.load(&id).await.unwrap().unwrap();
+    record.data.remove(keys::SIGNED_IN_AT);
+    store.save(&record).await.unwrap();
+
+    assert_eq!(app.me().await.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn get_requests_never_sign_anyone_out() {
+    let app = TestApp::spawn().await;
+    app.login_ok("approver").await;
+    let token = app.csrf_token().await;
+
+    let response = app.get(&format!("/fn/logout?csrf_token={token}")).await;
+
+    let status = response.status();
+    assert!(
+        matches!(
+            status,
+            StatusCode::METHOD_NOT_ALLOWED | StatusCode::NOT_FOUND
+        ),
+        "GET /fn/logout answered {status}"
+    );
+    assert_eq!(app.whoami().await.unwrap()["name"], "approver");
+    assert_eq!(app.me().await.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn each_request_pushes_the_idle_expiry_of_an_active_session_forward() {
+    let app = TestApp::spawn().await;
+    app.login_ok("approver").await;
+    let cookie = app.session_cookie().unwrap();
+    let store = AnyStore::for_database(app.db()).await.unwrap();
+    let id = Id::from_str(&cookie).unwrap();
+    let at_sign_in = store.load(&id).await.unwrap().unwrap().expiry_date;
+
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let response = app.me().await;
+
+    assert_eq!(response.status(), StatusCode::OK);
+    let set_cookie = response
+        .headers()
+        .get("set-cookie")
+        .expect("the cookie's Max-Age is renewed")
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(set_cookie.contains("Max-Age=1800"), "{set_cookie}");
+    let after_request = store.load(&id).await.unwrap().unwrap().expiry_date;
+    assert!(
+        after_request > at_sign_in,
+        "the stored expiry must slide: {at_sign_in} -> {after_request}"
+    );
+}
+
+#[tokio::test]
+async fn the_session_cookie_is_http_only_same_site_lax_and_secure_behind_https() {
+    let app = TestApp::spawn().await;
+    let response = app.get("/login").await;
+    let cookie = response.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(cookie.starts_with("countersign_session="), "{cookie}");
+    assert!(cookie.contains("HttpOnly"), "{cookie}");
+    assert!(cookie.contains("SameSite=Lax"), "{cookie}");
+    assert!(cookie.contains("Path=/"), "{cookie}");
+    assert!(!cookie.contains("Secure"), "{cookie}");
+
+    let https = TestApp::spawn_with(|settings| {
+        settings.public_url = Some("https://countersign.example".into());
+    })
+    .await;
+    let response = https.get("/login").await;
+    let cookie = response.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(cookie.contains("Secure"), "{cookie}");
+}
+
+#[tokio::test]
+async fn a_request_that_finishes_after_sign_out_does_not_revive_the_session() {
+    let app = TestApp::spawn().await;
+    app.login_ok("approver").await;
+    let cookie = app.session_cookie().unwrap();
+    let store = AnyStore::for_database(app.db()).await.unwrap();
+    let id = Id::from_str(&cookie).unwrap();
+    // What a slow request (say, a long chat turn) loaded when it started.
+    let in_flight = store.load(&id).await.unwrap().unwrap();
+
+    assert_eq!(app.logout().await.status(), StatusCode::OK);
+    // The slow request ends and the session layer saves what it holds.
+    store.save(&in_flight).await.unwrap();
+
+    assert!(!session_exists(&app, &cookie).await);
+    assert_eq!(
+        app.me_with_cookie(&cookie).await.status(),
+        StatusCode::UNAUTHORIZED
+    );
+}
