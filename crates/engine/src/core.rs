@@ -107,12 +107,13 @@ impl Engine {
         policies: PolicyLibrary,
         settings: EngineSettings,
     ) -> Self {
+        let live = LiveUpdates::for_database(&db);
         Engine {
             db,
             provider,
             policies,
             settings: Arc::new(settings),
-            live: LiveUpdates::default(),
+            live,
             assistant: crate::assistant::Assistant::offline(),
         }
     }

@@ -1,8 +1,18 @@
 //! Live updates: every committed state change is announced here, so pages
 //! can update without reloading.
+//!
+//! With SQLite (one process) announcements go straight to this process's
+//! subscribers. With PostgreSQL (several replicas) they go through
+//! `NOTIFY countersign_proposals`, and every replica's listener hands them to
+//! its own subscribers, so a page served by one replica sees changes made by
+//! another.
 
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 use tokio::sync::broadcast;
+
+/// The PostgreSQL channel changes travel on.
+pub const CHANNEL: &str = "countersign_proposals";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProposalChanged {
@@ -16,23 +26,85 @@ pub struct ProposalChanged {
 #[derive(Clone)]
 pub struct LiveUpdates {
     sender: broadcast::Sender<ProposalChanged>,
-}
-
-impl Default for LiveUpdates {
-    fn default() -> Self {
-        LiveUpdates {
-            sender: broadcast::channel(1024).0,
-        }
-    }
+    /// Set on PostgreSQL: announcements go through NOTIFY.
+    notify: Option<sqlx::PgPool>,
 }
 
 impl LiveUpdates {
+    /// Updates for the database's backend; on PostgreSQL this starts the
+    /// listener that feeds this process's subscribers.
+    pub fn for_database(db: &storage::Database) -> Self {
+        let sender = broadcast::channel(1024).0;
+        let notify = db.postgres_pool().cloned();
+        if let Some(pool) = &notify {
+            tokio::spawn(listen(pool.clone(), sender.clone()));
+        }
+        LiveUpdates { sender, notify }
+    }
+
     /// Announces a committed change; nobody listening is fine.
     pub fn publish(&self, change: ProposalChanged) {
-        let _ = self.sender.send(change);
+        match &self.notify {
+            None => {
+                let _ = self.sender.send(change);
+            }
+            Some(pool) => {
+                let pool = pool.clone();
+                tokio::spawn(async move {
+                    let payload = serde_json::to_string(&change).unwrap_or_default();
+                    let sent = sqlx::query("SELECT pg_notify($1, $2)")
+                        .bind(CHANNEL)
+                        .bind(payload)
+                        .execute(&pool)
+                        .await;
+                    if let Err(error) = sent {
+                        tracing::warn!(%error, "could not announce a proposal change");
+                    }
+                });
+            }
+        }
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<ProposalChanged> {
         self.sender.subscribe()
+    }
+}
+
+/// Forwards NOTIFY payloads to local subscribers, reconnecting after errors.
+async fn listen(pool: sqlx::PgPool, sender: broadcast::Sender<ProposalChanged>) {
+    loop {
+        match sqlx::postgres::PgListener::connect_with(&pool).await {
+            Ok(mut listener) => {
+                if let Err(error) = listener.listen(CHANNEL).await {
+                    tracing::warn!(%error, "could not LISTEN for proposal changes");
+                } else {
+                    loop {
+                        match listener.recv().await {
+                            Ok(notification) => {
+                                if let Ok(change) = serde_json::from_str(notification.payload()) {
+                                    let _ = sender.send(change);
+                                }
+                            }
+                            Err(error) => {
+                                tracing::warn!(%error, "proposal change listener lost its connection");
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+            Err(error) => tracing::warn!(%error, "could not connect the proposal change listener"),
+        }
+        if pool.is_closed() {
+            return;
+        }
+        // Tell pages to reload what they show: changes may have been missed.
+        let _ = sender.send(ProposalChanged {
+            proposal_id: String::new(),
+            order_id: String::new(),
+            status: "resync".to_owned(),
+            customer_id: None,
+        });
+        tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }

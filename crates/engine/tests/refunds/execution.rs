@@ -158,3 +158,32 @@ async fn a_successor_takes_over_an_expired_lease_by_querying_never_paying_twice(
             .any(|e| e.kind == "taken_over" || e.kind == "status_check_started")
     );
 }
+
+#[tokio::test]
+async fn a_change_made_by_one_server_reaches_the_live_subscribers_of_another() {
+    // On PostgreSQL changes travel between processes by NOTIFY; on SQLite
+    // (one process by design) every engine on the database is in this
+    // process and sees its own changes.
+    let h = Harness::start().await;
+    let other = h.second_engine(fast_settings("executor-watcher")).await;
+    let watcher = match h.engine.db.backend() {
+        storage::Backend::Postgres => &other,
+        storage::Backend::Sqlite => &h.engine,
+    };
+    let mut changes = watcher.live.subscribe();
+    // Let the listener start listening before the change.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let stored = h.propose(&h.actor("customer").await, "4821").await;
+    let change = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            let change = changes.recv().await.unwrap();
+            if change.proposal_id == stored.proposal.id {
+                return change;
+            }
+        }
+    })
+    .await
+    .expect("the change arrives");
+    assert_eq!(change.status, "awaiting_approval");
+    assert_eq!(change.order_id, "4821");
+}
