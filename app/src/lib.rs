@@ -5,6 +5,7 @@ pub mod access;
 pub mod admin;
 pub mod audit;
 pub mod auth;
+pub mod chat;
 pub mod components;
 pub mod csrf;
 pub mod error;

@@ -10,7 +10,7 @@ async function proposeAsCustomer(page: Page, orderId: string) {
       order_id: orderId,
       evidence: [{ reference: `order:${orderId}` }, { reference: "returns-policy:section-3" }],
       open_questions: [{ question: "Was the parcel opened?", ask: "customer", answer: "No, still sealed" }],
-      recommendation: "Delivered 12 days ago and unopened: refund in full under section 3.",
+      recommendation: "Unopened: refund in full under section 3.",
       agent: "refund_specialist",
     },
   });
@@ -30,20 +30,21 @@ test("an approver sees a new proposal appear live, confirms exactly what execute
   await expect(approver.getByRole("heading", { name: "Review queue" })).toBeVisible();
   await expect(approver.locator("body")).toHaveAttribute("data-live", "open");
 
-  await signIn(customer, "customer");
-  const proposal = await proposeAsCustomer(customer, "4821");
-  expect(proposal.amount_minor).toBe(7900);
+  // Order 4821 is the chat flagship's (chat.spec.ts); 4824 is shipped and still refundable.
+  await signIn(customer, "customer2");
+  const proposal = await proposeAsCustomer(customer, "4824");
+  expect(proposal.amount_minor).toBe(3490);
 
   // Appears without a reload.
   const card = approver.locator(`[data-proposal="${proposal.id}"]`);
   await expect(card).toBeVisible();
-  await expect(card).toContainText("Refund 79.00 EUR for order 4821");
+  await expect(card).toContainText("Refund 34.90 EUR for order 4824");
   await card.getByText(/Evidence \(2 citations\)/).click();
   await expect(card.locator('[data-reference="returns-policy:section-3"]')).toContainText("3. Unopened items");
   await expect(card).toContainText("Was the parcel opened?");
 
   await card.getByRole("button", { name: "Approve…" }).click();
-  await expect(card.getByTestId("confirm-what")).toHaveText("Refund 79.00 EUR to payment pay_4821 for order 4821");
+  await expect(card.getByTestId("confirm-what")).toHaveText("Refund 34.90 EUR to payment pay_4824 for order 4824");
   await expect(card).toContainText(proposal.action_digest);
   await card.getByTestId("confirm-approve").click();
   await expect(approver.locator(`[data-decision="${proposal.id}"]`)).toContainText(`Recorded. Proposal ${proposal.id} is now`);
@@ -52,7 +53,7 @@ test("an approver sees a new proposal appear live, confirms exactly what execute
 
   await waitForHydration(approver);
   await expect(approver.getByTestId("status")).toHaveAttribute("data-status", "verified");
-  await expect(approver.getByTestId("receipt")).toContainText("79.00 EUR");
+  await expect(approver.getByTestId("receipt")).toContainText("34.90 EUR");
   await expect(approver.getByTestId("timeline")).toContainText("user:approver");
   await expect(approver.locator(".state-machine .current")).toHaveText("Refunded and verified");
 

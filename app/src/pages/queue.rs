@@ -80,32 +80,43 @@ fn QueueItem(card: ProposalCard) -> impl IntoView {
     );
     let (panel, set_panel) = signal(Panel::Closed);
     let (reason, set_reason) = signal(String::new());
+    // The outcome is recorded by the action's own task, not by an effect of
+    // this card: a live refresh may remove the card (its proposal left the
+    // queue) before the server's answer arrives.
+    let outcomes = expect_context::<Outcomes>().0;
+    let record = move |id: String, result: &Result<ProposalCard, crate::error::AppError>| {
+        let message = result
+            .as_ref()
+            .map(|card| {
+                format!(
+                    "Recorded. Proposal {} is now: {}",
+                    card.proposal.id,
+                    card.state.status().label()
+                )
+            })
+            .map_err(ToString::to_string);
+        outcomes.update(|all| {
+            all.insert(id, message);
+        });
+    };
     let approve = Action::new(move |(id, digest): &(String, String)| {
-        approve_proposal(csrf_token(), id.clone(), digest.clone())
+        let id = id.clone();
+        let call = approve_proposal(csrf_token(), id.clone(), digest.clone());
+        async move {
+            let result = call.await;
+            record(id, &result);
+            result
+        }
     });
     let reject = Action::new(move |(id, reason): &(String, String)| {
-        reject_proposal(csrf_token(), id.clone(), reason.clone())
-    });
-    let outcomes = expect_context::<Outcomes>().0;
-    for action_value in [approve.value(), reject.value()] {
         let id = id.clone();
-        Effect::new(move |_| {
-            if let Some(result) = action_value.get() {
-                let message = result
-                    .map(|card| {
-                        format!(
-                            "Recorded. Proposal {} is now: {}",
-                            card.proposal.id,
-                            card.state.status().label()
-                        )
-                    })
-                    .map_err(|error| error.to_string());
-                outcomes.update(|all| {
-                    all.insert(id.clone(), message);
-                });
-            }
-        });
-    }
+        let call = reject_proposal(csrf_token(), id.clone(), reason.clone());
+        async move {
+            let result = call.await;
+            record(id, &result);
+            result
+        }
+    });
     let id_outcome = id.clone();
     let outcome = move || {
         outcomes

@@ -122,3 +122,48 @@ async fn staff_and_agent_accounts_open_conversations_for_a_named_customer_only()
         3
     );
 }
+
+#[tokio::test]
+async fn a_returning_customer_resumes_the_conversation_they_used_last() {
+    let chat = Chat::offline().await;
+    let customer = chat.actor("customer").await;
+    assert_eq!(
+        chat.engine.latest_conversation(&customer).await.unwrap(),
+        None
+    );
+    let (_, first) = chat.open("customer").await;
+    let (_, second) = chat.open("customer").await;
+    let latest = chat.engine.latest_conversation(&customer).await.unwrap();
+    assert_eq!(latest.map(|c| c.id), Some(second.clone()));
+    // Writing to the older one makes it the latest again.
+    chat.say(&customer, &first, "hello").await;
+    let latest = chat
+        .engine
+        .latest_conversation(&customer)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((latest.id.as_str(), latest.turns), (first.as_str(), 1));
+    // Only conversations they opened: a staff member's one about them is not theirs to resume.
+    let approver = chat.actor("approver").await;
+    chat.engine
+        .create_conversation(&approver, Some(&customer.user_id))
+        .await
+        .unwrap();
+    assert_eq!(
+        chat.engine
+            .latest_conversation(&customer)
+            .await
+            .unwrap()
+            .map(|c| c.id),
+        Some(first)
+    );
+    assert_eq!(
+        chat.engine
+            .latest_conversation(&approver)
+            .await
+            .unwrap()
+            .map(|c| c.customer_id),
+        Some(customer.user_id)
+    );
+}

@@ -108,6 +108,23 @@ impl Engine {
         Ok(conversation)
     }
 
+    /// The conversation the actor opened that was active most recently,
+    /// with its transcript: where a returning customer resumes.
+    ///
+    /// # Errors
+    /// As [`Engine::conversation`].
+    pub async fn latest_conversation(
+        &self,
+        actor: &Actor,
+    ) -> Result<Option<Conversation>, ChatError> {
+        let latest =
+            storage::conversations::latest_owned_by(self.db.conn(), &actor.user_id).await?;
+        match latest {
+            Some(stored) => self.conversation(actor, &stored.id).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// The agent events of a conversation, oldest first.
     ///
     /// # Errors

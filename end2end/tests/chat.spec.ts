@@ -1,0 +1,141 @@
+import { expect, Page, test } from "@playwright/test";
+import { signIn, waitForHydration } from "./helpers";
+
+/** Sends one chat message through the page's form and waits for the reply to be saved. */
+async function say(page: Page, text: string) {
+  const before = await page.locator('[data-testid="transcript"] .msg.customer').count();
+  const input = page.getByTestId("chat-input");
+  await input.fill(text);
+  await input.press("Enter");
+  await expect(page.locator('[data-testid="transcript"] .msg.customer')).toHaveCount(before + 1);
+  await expect(page.getByTestId("chat-thinking")).toHaveCount(0);
+  await expect(input).toHaveValue("");
+}
+
+test("the flagship: a customer chats about order 4821, an approver approves, both see it verified live", async ({ browser }) => {
+  const customerContext = await browser.newContext();
+  const approverContext = await browser.newContext();
+  const customer = await customerContext.newPage();
+  const approver = await approverContext.newPage();
+
+  await signIn(approver, "approver");
+  await approver.goto("/queue");
+  await waitForHydration(approver);
+  await expect(approver.locator("body")).toHaveAttribute("data-live", "open");
+
+  await signIn(customer, "customer");
+  await customer.goto("/chat");
+  await waitForHydration(customer);
+  await expect(customer.getByTestId("chat-empty")).toBeVisible();
+  await expect(customer.locator("body")).toHaveAttribute("data-live", "open");
+
+  await say(customer, "check order 4821 and refund it if it qualifies");
+  const transcript = customer.getByTestId("transcript");
+  await expect(transcript.locator(".msg.customer").last()).toHaveText(/check order 4821 and refund it if it qualifies/);
+  await expect(transcript.locator(".msg.note")).toContainText("Coordinator handed the conversation to the refund specialist");
+  const question = transcript.locator('.msg.agent[data-agent="refund_specialist"]').last();
+  await expect(question.locator(".speaker")).toHaveText("Refund specialist");
+  await expect(question).toContainText("it was delivered 12 days ago [order:4821]");
+  await expect(question).toContainText("was the item opened? (yes / no)");
+  // What the question rests on: the order and the policy passage it read.
+  await expect(question.locator('.chip[data-reference="order:4821"]')).toBeVisible();
+  await expect(question.locator('.chip[data-reference="returns-policy:section-3"]')).toContainText("3. Unopened items");
+  await expect(customer.locator("[data-chat-proposal]")).toHaveCount(0);
+
+  await say(customer, "no, it is still sealed");
+  const reply = transcript.locator(".msg.agent").last();
+  await expect(reply).toContainText("I have prepared refund proposal");
+  await expect(reply).toContainText("nothing has been refunded yet");
+  const chatCard = reply.locator("[data-chat-proposal]");
+  await expect(chatCard).toHaveCount(1);
+  await expect(chatCard).toContainText("Refund 79.00 EUR for order 4821");
+  await expect(chatCard.getByTestId("status")).toHaveText("Awaiting approval");
+  const proposalId = await chatCard.getAttribute("data-chat-proposal");
+  expect(proposalId).toMatch(/^prp_/);
+  await customer.screenshot({ path: test.info().outputPath("chat-awaiting-approval.png"), fullPage: true });
+
+  // The approver also follows the proposal's own page, open before the decision.
+  const detail = await approverContext.newPage();
+  await detail.goto(`/proposals/${proposalId}`);
+  await waitForHydration(detail);
+  await expect(detail.locator("body")).toHaveAttribute("data-live", "open");
+  await expect(detail.getByTestId("status")).toHaveAttribute("data-status", "awaiting_approval");
+
+  // The approver's queue shows it without a reload.
+  const card = approver.locator(`[data-proposal="${proposalId}"]`);
+  await expect(card).toBeVisible();
+  await expect(card).toContainText("Refund 79.00 EUR for order 4821");
+  await expect(card).toContainText("Was the item opened?");
+  await card.getByRole("button", { name: "Approve…" }).click();
+  await expect(card.getByTestId("confirm-what")).toHaveText("Refund 79.00 EUR to payment pay_4821 for order 4821");
+  await card.getByTestId("confirm-approve").click();
+  await expect(approver.locator(`[data-decision="${proposalId}"]`)).toContainText(`Recorded. Proposal ${proposalId} is now`);
+
+  // Both pages reach verified live, without a reload.
+  await expect(detail.getByTestId("status")).toHaveAttribute("data-status", "verified");
+  await expect(detail.getByTestId("receipt")).toContainText("79.00 EUR");
+
+  // The customer's chat card followed along live (no reload since the proposal appeared).
+  await expect(chatCard.getByTestId("status")).toHaveAttribute("data-status", "verified");
+  await expect(chatCard.getByTestId("status")).toHaveText("Refunded and verified");
+  await customer.screenshot({ path: test.info().outputPath("chat-verified.png"), fullPage: true });
+
+  // Resumable: after a reload the same conversation is back.
+  await customer.reload();
+  await waitForHydration(customer);
+  await expect(customer.getByTestId("transcript")).toContainText("check order 4821 and refund it if it qualifies");
+  await expect(customer.locator(`[data-chat-proposal="${proposalId}"] [data-testid="status"]`)).toHaveAttribute("data-status", "verified");
+
+  // Staff read it from the proposal's link but cannot write to it.
+  await detail.getByRole("link", { name: /^cnv_/ }).click();
+  await expect(detail).toHaveURL(/\/chat\?conversation=cnv_/);
+  await expect(detail.getByTestId("transcript")).toContainText("no, it is still sealed");
+  await expect(detail.getByTestId("chat-read-only")).toBeVisible();
+  await expect(detail.getByTestId("chat-input")).toHaveCount(0);
+
+  await customerContext.close();
+  await approverContext.close();
+});
+
+test("a chat message containing a script renders as text and never runs", async ({ page }) => {
+  await signIn(page, "customer3");
+  await page.goto("/chat");
+  await waitForHydration(page);
+  const hostile = "<script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\">";
+  await say(page, hostile);
+  await expect(page.locator(".transcript .msg.customer .text").last()).toHaveText(hostile);
+  // The agent answered in plain words.
+  await expect(page.locator(".transcript .msg.agent").last()).toContainText("I didn't understand");
+  expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
+  expect(await page.locator(".transcript script, .transcript img").count()).toBe(0);
+
+  // Server-rendered too, after a reload.
+  await page.reload();
+  await waitForHydration(page);
+  await expect(page.locator(".transcript .msg.customer .text").last()).toHaveText(hostile);
+  expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
+});
+
+test("a message over the limit is refused with the reason, and staff get a note instead of a chat", async ({ browser }) => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await signIn(page, "customer3");
+  await page.goto("/chat");
+  await waitForHydration(page);
+  const input = page.getByTestId("chat-input");
+  // The field stops at 4000 characters; a longer message sent anyway is refused by the server.
+  await input.evaluate((el) => el.removeAttribute("maxlength"));
+  await input.fill("a".repeat(4001));
+  await input.press("Enter");
+  await expect(page.getByTestId("chat-send-error")).toHaveText("the message is 4001 characters long; the limit is 4000");
+  await context.close();
+
+  const staff = await browser.newPage();
+  await signIn(staff, "manager");
+  await staff.goto("/chat");
+  await waitForHydration(staff);
+  await expect(staff.getByTestId("chat-staff-note")).toHaveText(
+    "Chat is for customers; open a customer's conversation from a proposal.",
+  );
+  await staff.close();
+});
