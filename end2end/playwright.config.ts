@@ -45,6 +45,10 @@ export default defineConfig({
       COUNTERSIGN_SITE_ROOT: "../target/site",
       COUNTERSIGN_DEMO_PASSWORD: demoPassword,
       COUNTERSIGN_SEED_DEMO: "true",
+      // Short enough that a provider that hangs turns into "outcome unknown"
+      // within a test, and the reconciler resolves it quickly.
+      COUNTERSIGN_PAYMENT_TIMEOUT_MS: "1500",
+      COUNTERSIGN_RECONCILE_INTERVAL_SECONDS: "1",
       RUST_LOG: "warn",
     },
   },
