@@ -134,11 +134,7 @@ impl Engine {
                 .claim_and_revalidate(&*tx, &mut step, &order, &conditions, now)
                 .await?;
         }
-        let (stored, change) = step.save(&*tx, now).await?;
-        tx.commit().await?;
-        if let Some(change) = change {
-            self.live.publish(change);
-        }
+        let stored = self.commit_step(tx, step, now).await?;
         if send {
             let engine = self.clone();
             let proposal = stored.proposal.clone();
@@ -213,11 +209,7 @@ impl Engine {
             json!({ "approval_id": rejection.id, "reason": reason }),
             now,
         )?;
-        let (stored, change) = step.save(&*tx, now).await?;
-        tx.commit().await?;
-        if let Some(change) = change {
-            self.live.publish(change);
-        }
+        let stored = self.commit_step(tx, step, now).await?;
         Ok(stored)
     }
 }

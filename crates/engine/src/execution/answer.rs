@@ -231,11 +231,7 @@ impl Engine {
                 }
             }
         }
-        let (_, change) = step.save(&*tx, now).await?;
-        tx.commit().await?;
-        if let Some(change) = change {
-            self.live.publish(change);
-        }
+        self.commit_step(tx, step, now).await?;
         Ok(after)
     }
 
@@ -258,11 +254,7 @@ impl Engine {
         }
         let mut step = Step::new(stored);
         apply_verification(&mut step, refunds, &self.system_actor(), now)?;
-        let (_, change) = step.save(&*tx, now).await?;
-        tx.commit().await?;
-        if let Some(change) = change {
-            self.live.publish(change);
-        }
+        self.commit_step(tx, step, now).await?;
         Ok(())
     }
 

@@ -95,11 +95,7 @@ impl Engine {
             {
                 return Ok(false);
             }
-            let (_, change) = step.save(&*tx, now).await?;
-            tx.commit().await?;
-            if let Some(change) = change {
-                self.live.publish(change);
-            }
+            self.commit_step(tx, step, now).await?;
             Ok(true)
         }
         .await;
@@ -137,11 +133,7 @@ impl Engine {
             {
                 return Ok(None);
             }
-            let (stored, change) = step.save(&*tx, now).await?;
-            tx.commit().await?;
-            if let Some(change) = change {
-                self.live.publish(change);
-            }
+            let stored = self.commit_step(tx, step, now).await?;
             Ok(Some(stored.proposal))
         }
         .await;

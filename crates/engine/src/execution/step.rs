@@ -138,3 +138,25 @@ pub fn due_at(state: &ProposalState, now: Timestamp) -> Option<Timestamp> {
         other => other.due_at(),
     }
 }
+
+impl crate::core::Engine {
+    /// Saves the step, commits the transaction, and announces the change:
+    /// the end of every use case that moves a proposal.
+    ///
+    /// # Errors
+    /// [`SaveError::Conflict`] when another transaction moved the proposal
+    /// first; storage failures. Nothing is announced then.
+    pub(crate) async fn commit_step(
+        &self,
+        tx: storage::WriteTx,
+        step: Step,
+        now: Timestamp,
+    ) -> Result<StoredProposal, SaveError> {
+        let (stored, change) = step.save(&*tx, now).await?;
+        tx.commit().await?;
+        if let Some(change) = change {
+            self.live.publish(change);
+        }
+        Ok(stored)
+    }
+}
