@@ -38,11 +38,18 @@ pub struct ReceiptInfo {
     pub recorded_at: domain::Timestamp,
 }
 
+/// A decision with the name of the person who made it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecisionInfo {
+    pub approval: Approval,
+    pub approver: String,
+}
+
 /// Everything the proposal page shows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProposalDetails {
     pub card: ProposalCard,
-    pub decisions: Vec<Approval>,
+    pub decisions: Vec<DecisionInfo>,
     pub receipt: Option<ReceiptInfo>,
     pub timeline: Vec<TimelineEntry>,
 }
@@ -144,6 +151,15 @@ pub async fn proposal_page(id: String) -> Result<ProposalDetails, AppError> {
     if !backend::may_see(&me, &detail.stored.proposal) {
         return Err(missing());
     }
+    let mut decisions = Vec::with_capacity(detail.decisions.len());
+    for approval in detail.decisions.iter().cloned() {
+        let approver = storage::users::find_by_id(ctx.db.conn(), &approval.approver_id)
+            .await
+            .map_err(|e| server::internal(&e))?
+            .map(|u| u.display_name)
+            .unwrap_or_else(|| approval.approver_id.clone());
+        decisions.push(DecisionInfo { approval, approver });
+    }
     let receipt = detail.receipt.as_ref().map(|r| ReceiptInfo {
         provider: r.provider.clone(),
         provider_refund_id: r.provider_refund_id.clone(),
@@ -169,7 +185,7 @@ pub async fn proposal_page(id: String) -> Result<ProposalDetails, AppError> {
         .collect();
     Ok(ProposalDetails {
         card: backend::card(detail.stored).await?,
-        decisions: detail.decisions,
+        decisions,
         receipt,
         timeline,
     })

@@ -3,7 +3,7 @@
 //! live as execution proceeds.
 
 use crate::components::proposal_card::ProposalSummary;
-use crate::format::utc;
+use crate::format::{short_digest, utc};
 use crate::live::use_proposal_changes_catching_up;
 use crate::proposals::{ProposalDetails, proposal_page};
 use domain::proposal::{Decision, ProposalStatus};
@@ -105,11 +105,17 @@ fn Details(details: ProposalDetails) -> impl IntoView {
                     view! {
                         <ul>
                             {details.decisions.iter().map(|d| {
-                                let what = match &d.decision {
+                                let what = match &d.approval.decision {
                                     Decision::Approve => "approved".to_owned(),
                                     Decision::Reject { reason } => format!("rejected: {reason}"),
                                 };
-                                view! { <li>{format!("{} {} at {}", d.approver_id, what, utc(d.decided_at))}</li> }
+                                view! {
+                                    <li>
+                                        <strong>{d.approver.clone()}</strong>
+                                        {format!(" {what} at {}", utc(d.approval.decided_at))}
+                                        <span class="muted small mono">{format!(" (digest shown {})", short_digest(&d.approval.action_digest_shown))}</span>
+                                    </li>
+                                }
                             }).collect_view()}
                         </ul>
                     }.into_any()
