@@ -8,6 +8,7 @@ mod m20261130_000002_commerce;
 mod m20261130_000003_proposals;
 mod m20261130_000004_conversations;
 mod m20261130_000005_journal;
+mod m20261130_000006_widget;
 
 pub struct Migrator;
 
@@ -20,6 +21,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000003_proposals::Migration),
             Box::new(m20261130_000005_journal::Migration),
             Box::new(m20261130_000004_conversations::Migration),
+            Box::new(m20261130_000006_widget::Migration),
         ]
     }
 }

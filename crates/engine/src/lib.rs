@@ -10,6 +10,7 @@ pub mod execution;
 pub mod live;
 pub mod policies;
 pub mod proposals;
+pub mod widget;
 
 pub use crate::core::{Actor, Engine, EngineSettings};
 pub use storage::{Database, StorageError};

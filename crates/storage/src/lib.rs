@@ -20,6 +20,7 @@ pub mod testing;
 pub mod throttle;
 pub mod tokens;
 pub mod users;
+pub mod widget;
 
 pub use db::{Backend, Database, WriteTx};
 pub use error::StorageError;

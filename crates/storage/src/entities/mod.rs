@@ -19,3 +19,6 @@ pub mod proposal;
 pub mod receipt;
 pub mod user;
 pub mod user_role;
+pub mod widget_key;
+pub mod widget_session;
+pub mod widget_site;

@@ -1,0 +1,26 @@
+//! The embeddable chat widget.
+//!
+//! An admin registers a host site (a name and the one origin allowed to frame
+//! the widget) and gets an Ed25519 signing key: the private half is shown once,
+//! only the public half is stored. The host site's server signs a short-lived
+//! token (a JWT, `alg: EdDSA`, `kid` = our key id) naming its customer; the
+//! widget frame exchanges it once for a widget session, whose secret it sends
+//! as a bearer token to the chat API. A widget session acts as that customer,
+//! so its conversations see only that customer's orders.
+
+mod keys;
+mod sessions;
+mod sites;
+
+pub use keys::{HostTokenClaims, NewSigningKey, TOKEN_AUDIENCE, sign_host_token};
+pub use sessions::{
+    CLOCK_SKEW, MAX_TOKEN_LIFETIME, OpenedSession, SESSION_LIFETIME, WidgetIdentity,
+    WidgetTokenError, authenticate_session, open_session,
+};
+pub use sites::{
+    KeyView, SiteAdminError, SiteView, add_key, frame_site, list_sites, normalize_origin,
+    register_site, revoke_key, set_site_enabled,
+};
+
+/// Prefix of widget session secrets (API tokens use `cst_`).
+pub const SESSION_PREFIX: &str = "cwt_";

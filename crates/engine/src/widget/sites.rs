@@ -1,0 +1,281 @@
+//! Registering host sites and managing their keys (admins only).
+
+use super::keys::{NewSigningKey, generate};
+use crate::Actor;
+use domain::{Role, Timestamp};
+use storage::widget::{WidgetKey, WidgetSite};
+use storage::{Database, StorageError, ids::new_id};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SiteAdminError {
+    #[error("only admins manage widget sites")]
+    NotAllowed,
+    #[error("site name must be 1 to 200 characters")]
+    InvalidName,
+    #[error("{0}")]
+    InvalidOrigin(String),
+    #[error("the origin {0} is already registered")]
+    OriginTaken(String),
+    #[error("no widget site {0:?}")]
+    NoSuchSite(String),
+    #[error("site {site:?} has no active key {key:?}")]
+    NoSuchKey { site: String, key: String },
+    #[error("could not generate a signing key")]
+    KeyGeneration,
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyView {
+    pub id: String,
+    pub public_key: String,
+    pub created_at: Timestamp,
+    pub revoked_at: Option<Timestamp>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteView {
+    pub id: String,
+    pub name: String,
+    pub origin: String,
+    pub created_at: Timestamp,
+    pub disabled: bool,
+    pub keys: Vec<KeyView>,
+}
+
+/// The origin a browser sends for pages of `input`: `scheme://host[:port]`,
+/// lower-case, default port dropped. Paths, queries, fragments and
+/// credentials are refused rather than silently dropped.
+///
+/// # Errors
+/// [`SiteAdminError::InvalidOrigin`] saying what is wrong.
+pub fn normalize_origin(input: &str) -> Result<String, SiteAdminError> {
+    let invalid = |why: &str| SiteAdminError::InvalidOrigin(format!("origin {input:?}: {why}"));
+    let url = url::Url::parse(input.trim()).map_err(|e| invalid(&e.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(invalid("the scheme must be https (or http)"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(invalid("a host is required"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(invalid("credentials are not part of an origin"));
+    }
+    if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
+        return Err(invalid(
+            "give only scheme, host and port, e.g. https://shop.example",
+        ));
+    }
+    Ok(url.origin().ascii_serialization())
+}
+
+fn require_admin(actor: &Actor) -> Result<(), SiteAdminError> {
+    if actor.roles.contains(Role::Admin) {
+        Ok(())
+    } else {
+        Err(SiteAdminError::NotAllowed)
+    }
+}
+
+/// Registers a site and makes its first key.
+///
+/// # Errors
+/// [`SiteAdminError`] for a bad name or origin, or an origin already taken.
+pub async fn register_site(
+    db: &Database,
+    actor: &Actor,
+    name: &str,
+    origin: &str,
+    now: Timestamp,
+) -> Result<NewSigningKey, SiteAdminError> {
+    require_admin(actor)?;
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 200 {
+        return Err(SiteAdminError::InvalidName);
+    }
+    let origin = normalize_origin(origin)?;
+    let site = WidgetSite {
+        id: new_id("wst"),
+        name: name.to_owned(),
+        origin: origin.clone(),
+        created_by: actor.user_id.clone(),
+        created_at: now,
+        disabled_at: None,
+    };
+    let (key, stored_key) = make_key(&site.id, actor, now)?;
+    let tx = db.begin_write().await?;
+    match storage::widget::insert_site(&*tx, &site).await {
+        Err(error) if error.is_conflict() => return Err(SiteAdminError::OriginTaken(origin)),
+        other => other?,
+    }
+    storage::widget::insert_key(&*tx, &stored_key).await?;
+    tx.commit().await?;
+    tracing::info!(site.id = %site.id, %origin, by = %actor.name, "widget site registered");
+    Ok(key)
+}
+
+/// Adds a key to a site (rotation: add, deploy, then revoke the old one).
+///
+/// # Errors
+/// [`SiteAdminError::NoSuchSite`].
+pub async fn add_key(
+    db: &Database,
+    actor: &Actor,
+    site_id: &str,
+    now: Timestamp,
+) -> Result<NewSigningKey, SiteAdminError> {
+    require_admin(actor)?;
+    let tx = db.begin_write().await?;
+    if storage::widget::find_site(&*tx, site_id).await?.is_none() {
+        return Err(SiteAdminError::NoSuchSite(site_id.to_owned()));
+    }
+    let (key, stored_key) = make_key(site_id, actor, now)?;
+    storage::widget::insert_key(&*tx, &stored_key).await?;
+    tx.commit().await?;
+    tracing::info!(site.id = %site_id, key.id = %key.key_id, by = %actor.name, "widget key added");
+    Ok(key)
+}
+
+/// Revokes a key: its tokens are refused and the sessions opened with it end.
+///
+/// # Errors
+/// [`SiteAdminError::NoSuchKey`] when the site has no such active key.
+pub async fn revoke_key(
+    db: &Database,
+    actor: &Actor,
+    site_id: &str,
+    key_id: &str,
+    now: Timestamp,
+) -> Result<(), SiteAdminError> {
+    require_admin(actor)?;
+    let tx = db.begin_write().await?;
+    if !storage::widget::revoke_key(&*tx, site_id, key_id, now).await? {
+        return Err(SiteAdminError::NoSuchKey {
+            site: site_id.to_owned(),
+            key: key_id.to_owned(),
+        });
+    }
+    tx.commit().await?;
+    tracing::info!(site.id = %site_id, key.id = %key_id, by = %actor.name, "widget key revoked");
+    Ok(())
+}
+
+/// Disables a site (its frame, tokens and sessions are refused) or enables it again.
+///
+/// # Errors
+/// [`SiteAdminError::NoSuchSite`].
+pub async fn set_site_enabled(
+    db: &Database,
+    actor: &Actor,
+    site_id: &str,
+    enabled: bool,
+    now: Timestamp,
+) -> Result<(), SiteAdminError> {
+    require_admin(actor)?;
+    let tx = db.begin_write().await?;
+    let disabled_at = (!enabled).then_some(now);
+    if !storage::widget::set_site_disabled(&*tx, site_id, disabled_at).await? {
+        return Err(SiteAdminError::NoSuchSite(site_id.to_owned()));
+    }
+    tx.commit().await?;
+    tracing::info!(site.id = %site_id, enabled, by = %actor.name, "widget site changed");
+    Ok(())
+}
+
+/// Every site with its keys.
+///
+/// # Errors
+/// Database failures.
+pub async fn list_sites(db: &Database) -> Result<Vec<SiteView>, StorageError> {
+    let sites = storage::widget::list_sites(db.conn()).await?;
+    let keys = storage::widget::list_keys(db.conn()).await?;
+    Ok(sites
+        .into_iter()
+        .map(|site| SiteView {
+            keys: keys
+                .iter()
+                .filter(|k| k.site_id == site.id)
+                .map(|k| KeyView {
+                    id: k.id.clone(),
+                    public_key: k.public_key.clone(),
+                    created_at: k.created_at,
+                    revoked_at: k.revoked_at,
+                })
+                .collect(),
+            id: site.id,
+            name: site.name,
+            origin: site.origin,
+            created_at: site.created_at,
+            disabled: site.disabled_at.is_some(),
+        })
+        .collect())
+}
+
+/// The enabled site a widget frame is requested for, if any.
+///
+/// # Errors
+/// Database failures.
+pub async fn frame_site(db: &Database, site_id: &str) -> Result<Option<WidgetSite>, StorageError> {
+    Ok(storage::widget::find_site(db.conn(), site_id)
+        .await?
+        .filter(|site| site.disabled_at.is_none()))
+}
+
+fn make_key(
+    site_id: &str,
+    actor: &Actor,
+    now: Timestamp,
+) -> Result<(NewSigningKey, WidgetKey), SiteAdminError> {
+    let (private_key_pem, public_key) = generate().map_err(|_| SiteAdminError::KeyGeneration)?;
+    let key_id = new_id("wsk");
+    let stored = WidgetKey {
+        id: key_id.clone(),
+        site_id: site_id.to_owned(),
+        public_key: public_key.clone(),
+        created_by: actor.user_id.clone(),
+        created_at: now,
+        revoked_at: None,
+    };
+    Ok((
+        NewSigningKey {
+            site_id: site_id.to_owned(),
+            key_id,
+            private_key_pem,
+            public_key,
+        },
+        stored,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize_origin;
+
+    #[test]
+    fn origins_are_normalized_to_what_browsers_send() {
+        assert_eq!(
+            normalize_origin("https://Shop.Example:443").expect("valid"),
+            "https://shop.example"
+        );
+        assert_eq!(
+            normalize_origin("http://127.0.0.1:3211/").expect("valid"),
+            "http://127.0.0.1:3211"
+        );
+    }
+
+    #[test]
+    fn origins_with_paths_credentials_or_other_schemes_are_refused() {
+        for bad in [
+            "https://shop.example/help",
+            "https://shop.example/?q=1",
+            "https://user:pw@shop.example",
+            "javascript:alert(1)",
+            "ftp://shop.example",
+            "shop.example",
+            "",
+        ] {
+            assert!(normalize_origin(bad).is_err(), "{bad} should be refused");
+        }
+    }
+}

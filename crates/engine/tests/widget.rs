@@ -1,0 +1,404 @@
+//! The embeddable widget's trust chain against a real database: an admin
+//! registers a host site and gets a key; the host signs a short-lived customer
+//! token; the widget opens a session with it once. SQLite by default,
+//! PostgreSQL when `TEST_DATABASE_URL` is set.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use chrono::Duration;
+use domain::{Role, RoleSet, Timestamp};
+use engine::Actor;
+use engine::accounts::users::{CreateUser, create_user};
+use engine::widget::{
+    HostTokenClaims, NewSigningKey, SiteAdminError, TOKEN_AUDIENCE, WidgetTokenError, add_key,
+    authenticate_session, list_sites, open_session, register_site, revoke_key, set_site_enabled,
+    sign_host_token,
+};
+use storage::testing::TestDatabase;
+
+struct World {
+    test: TestDatabase,
+    admin: Actor,
+    customer: String,
+    other_customer: String,
+    approver: String,
+    site: NewSigningKey,
+}
+
+async fn user(test: &TestDatabase, name: &str, role: Role) -> Actor {
+    let record = create_user(
+        &test.db,
+        CreateUser {
+            name,
+            display_name: None,
+            password: "correct horse battery",
+            roles: RoleSet::new([role]),
+        },
+        engine::now(),
+    )
+    .await
+    .unwrap();
+    Actor {
+        user_id: record.id,
+        name: record.name,
+        roles: record.roles,
+    }
+}
+
+async fn world() -> World {
+    let test = TestDatabase::new().await;
+    let admin = user(&test, "admin", Role::Admin).await;
+    let customer = user(&test, "customer", Role::Customer).await.user_id;
+    let other_customer = user(&test, "customer2", Role::Customer).await.user_id;
+    let approver = user(&test, "approver", Role::Approver).await.user_id;
+    let site = register_site(
+        &test.db,
+        &admin,
+        "Demo shop",
+        "https://shop.example",
+        engine::now(),
+    )
+    .await
+    .unwrap();
+    World {
+        test,
+        admin,
+        customer,
+        other_customer,
+        approver,
+        site,
+    }
+}
+
+fn claims(site_id: &str, customer: &str, now: Timestamp) -> HostTokenClaims {
+    HostTokenClaims {
+        iss: site_id.to_owned(),
+        sub: customer.to_owned(),
+        aud: TOKEN_AUDIENCE.to_owned(),
+        iat: now.timestamp(),
+        exp: (now + Duration::minutes(5)).timestamp(),
+        jti: storage::ids::new_id("jti"),
+    }
+}
+
+fn token(key: &NewSigningKey, claims: &HostTokenClaims) -> String {
+    sign_host_token(&key.private_key_pem, &key.key_id, claims).unwrap()
+}
+
+#[tokio::test]
+async fn a_valid_host_token_opens_a_session_that_acts_as_its_customer() {
+    let w = world().await;
+    let now = engine::now();
+    let t = token(&w.site, &claims(&w.site.site_id, &w.customer, now));
+    let opened = open_session(&w.test.db, &w.site.site_id, &t, now)
+        .await
+        .unwrap();
+    assert_eq!(opened.customer.id, w.customer);
+    assert!(opened.secret.starts_with("cwt_"));
+    let who = authenticate_session(&w.test.db, &opened.secret, now)
+        .await
+        .unwrap()
+        .expect("the session is recognised");
+    assert_eq!(who.customer.id, w.customer);
+    assert_eq!(who.site_id, w.site.site_id);
+}
+
+#[tokio::test]
+async fn a_token_opens_at_most_one_session() {
+    let w = world().await;
+    let now = engine::now();
+    let t = token(&w.site, &claims(&w.site.site_id, &w.customer, now));
+    open_session(&w.test.db, &w.site.site_id, &t, now)
+        .await
+        .unwrap();
+    let again = open_session(&w.test.db, &w.site.site_id, &t, now).await;
+    assert!(
+        matches!(again, Err(WidgetTokenError::Replayed)),
+        "{again:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_expired_token_is_refused() {
+    let w = world().await;
+    let now = engine::now();
+    let mut c = claims(&w.site.site_id, &w.customer, now - Duration::minutes(10));
+    c.exp = (now - Duration::minutes(2)).timestamp();
+    let result = open_session(&w.test.db, &w.site.site_id, &token(&w.site, &c), now).await;
+    assert!(
+        matches!(result, Err(WidgetTokenError::Expired)),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_token_living_longer_than_fifteen_minutes_is_refused() {
+    let w = world().await;
+    let now = engine::now();
+    let mut c = claims(&w.site.site_id, &w.customer, now);
+    c.exp = (now + Duration::hours(1)).timestamp();
+    let result = open_session(&w.test.db, &w.site.site_id, &token(&w.site, &c), now).await;
+    assert!(
+        matches!(result, Err(WidgetTokenError::LifetimeTooLong)),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_token_issued_in_the_future_is_refused() {
+    let w = world().await;
+    let now = engine::now();
+    let c = claims(&w.site.site_id, &w.customer, now + Duration::minutes(5));
+    let result = open_session(&w.test.db, &w.site.site_id, &token(&w.site, &c), now).await;
+    assert!(
+        matches!(result, Err(WidgetTokenError::NotYetValid)),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_signature_from_another_key_under_this_sites_key_id_is_refused() {
+    let w = world().await;
+    let now = engine::now();
+    let other = register_site(&w.test.db, &w.admin, "Other", "https://other.example", now)
+        .await
+        .unwrap();
+    let forged = NewSigningKey {
+        key_id: w.site.key_id.clone(),
+        ..other
+    };
+    let c = claims(&w.site.site_id, &w.customer, now);
+    let result = open_session(&w.test.db, &w.site.site_id, &token(&forged, &c), now).await;
+    assert!(
+        matches!(result, Err(WidgetTokenError::BadSignature)),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn another_sites_token_is_refused_at_this_site() {
+    let w = world().await;
+    let now = engine::now();
+    let other = register_site(&w.test.db, &w.admin, "Other", "https://other.example", now)
+        .await
+        .unwrap();
+    // Signed by the other site for itself, presented to ours.
+    let c = claims(&other.site_id, &w.customer, now);
+    let result = open_session(&w.test.db, &w.site.site_id, &token(&other, &c), now).await;
+    assert!(
+        matches!(result, Err(WidgetTokenError::UnknownKey)),
+        "{result:?}"
+    );
+    // Signed with our key but issued for the other site.
+    let c = claims(&other.site_id, &w.customer, now);
+    let result = open_session(&w.test.db, &w.site.site_id, &token(&w.site, &c), now).await;
+    assert!(
+        matches!(result, Err(WidgetTokenError::WrongSite)),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_token_for_the_wrong_audience_is_refused() {
+    let w = world().await;
+    let now = engine::now();
+    let mut c = claims(&w.site.site_id, &w.customer, now);
+    c.aud = "someone-else".into();
+    let result = open_session(&w.test.db, &w.site.site_id, &token(&w.site, &c), now).await;
+    assert!(
+        matches!(result, Err(WidgetTokenError::WrongAudience)),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_unsigned_or_garbled_token_is_refused() {
+    let w = world().await;
+    let now = engine::now();
+    let unsigned = format!(
+        "{}.{}.",
+        "eyJhbGciOiJub25lIiwia2lkIjoid3NrIn0", // {"alg":"none","kid":"wsk"}
+        "eyJzdWIiOiJ4In0"
+    );
+    for bad in [unsigned.as_str(), "not-a-token", ""] {
+        let result = open_session(&w.test.db, &w.site.site_id, bad, now).await;
+        assert!(
+            matches!(result, Err(WidgetTokenError::Malformed)),
+            "{bad}: {result:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn tokens_naming_staff_or_unknown_users_sign_nobody_in() {
+    let w = world().await;
+    let now = engine::now();
+    for sub in [w.approver.as_str(), "usr_does_not_exist"] {
+        let c = claims(&w.site.site_id, sub, now);
+        let result = open_session(&w.test.db, &w.site.site_id, &token(&w.site, &c), now).await;
+        assert!(
+            matches!(result, Err(WidgetTokenError::UnknownCustomer)),
+            "{sub}: {result:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn each_session_acts_only_for_the_customer_its_token_named() {
+    let w = world().await;
+    let now = engine::now();
+    let first = open_session(
+        &w.test.db,
+        &w.site.site_id,
+        &token(&w.site, &claims(&w.site.site_id, &w.customer, now)),
+        now,
+    )
+    .await
+    .unwrap();
+    let second = open_session(
+        &w.test.db,
+        &w.site.site_id,
+        &token(&w.site, &claims(&w.site.site_id, &w.other_customer, now)),
+        now,
+    )
+    .await
+    .unwrap();
+    let a = authenticate_session(&w.test.db, &first.secret, now)
+        .await
+        .unwrap()
+        .unwrap();
+    let b = authenticate_session(&w.test.db, &second.secret, now)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(a.customer.id, w.customer);
+    assert_eq!(b.customer.id, w.other_customer);
+}
+
+#[tokio::test]
+async fn revoking_a_key_refuses_its_tokens_and_ends_its_sessions_while_a_new_key_works() {
+    let w = world().await;
+    let now = engine::now();
+    let opened = open_session(
+        &w.test.db,
+        &w.site.site_id,
+        &token(&w.site, &claims(&w.site.site_id, &w.customer, now)),
+        now,
+    )
+    .await
+    .unwrap();
+    let rotated = add_key(&w.test.db, &w.admin, &w.site.site_id, now)
+        .await
+        .unwrap();
+    revoke_key(&w.test.db, &w.admin, &w.site.site_id, &w.site.key_id, now)
+        .await
+        .unwrap();
+
+    assert!(
+        authenticate_session(&w.test.db, &opened.secret, now)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let old = open_session(
+        &w.test.db,
+        &w.site.site_id,
+        &token(&w.site, &claims(&w.site.site_id, &w.customer, now)),
+        now,
+    )
+    .await;
+    assert!(matches!(old, Err(WidgetTokenError::UnknownKey)), "{old:?}");
+    open_session(
+        &w.test.db,
+        &w.site.site_id,
+        &token(&rotated, &claims(&w.site.site_id, &w.customer, now)),
+        now,
+    )
+    .await
+    .unwrap();
+    let twice = revoke_key(&w.test.db, &w.admin, &w.site.site_id, &w.site.key_id, now).await;
+    assert!(matches!(twice, Err(SiteAdminError::NoSuchKey { .. })));
+}
+
+#[tokio::test]
+async fn a_disabled_site_refuses_tokens_and_its_sessions() {
+    let w = world().await;
+    let now = engine::now();
+    let opened = open_session(
+        &w.test.db,
+        &w.site.site_id,
+        &token(&w.site, &claims(&w.site.site_id, &w.customer, now)),
+        now,
+    )
+    .await
+    .unwrap();
+    set_site_enabled(&w.test.db, &w.admin, &w.site.site_id, false, now)
+        .await
+        .unwrap();
+    assert!(
+        authenticate_session(&w.test.db, &opened.secret, now)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let result = open_session(
+        &w.test.db,
+        &w.site.site_id,
+        &token(&w.site, &claims(&w.site.site_id, &w.customer, now)),
+        now,
+    )
+    .await;
+    assert!(
+        matches!(result, Err(WidgetTokenError::UnknownSite)),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_widget_session_ends_after_its_lifetime() {
+    let w = world().await;
+    let now = engine::now();
+    let opened = open_session(
+        &w.test.db,
+        &w.site.site_id,
+        &token(&w.site, &claims(&w.site.site_id, &w.customer, now)),
+        now,
+    )
+    .await
+    .unwrap();
+    let later = now + engine::widget::SESSION_LIFETIME + Duration::seconds(1);
+    assert!(
+        authenticate_session(&w.test.db, &opened.secret, later)
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn only_admins_register_sites_and_each_origin_once() {
+    let w = world().await;
+    let now = engine::now();
+    let customer = Actor {
+        user_id: w.customer.clone(),
+        name: "customer".into(),
+        roles: RoleSet::new([Role::Customer]),
+    };
+    let refused = register_site(&w.test.db, &customer, "Mine", "https://mine.example", now).await;
+    assert!(matches!(refused, Err(SiteAdminError::NotAllowed)));
+    let taken = register_site(
+        &w.test.db,
+        &w.admin,
+        "Again",
+        "https://SHOP.example:443/",
+        now,
+    )
+    .await;
+    assert!(
+        matches!(taken, Err(SiteAdminError::OriginTaken(ref o)) if o == "https://shop.example"),
+        "{taken:?}"
+    );
+    let sites = list_sites(&w.test.db).await.unwrap();
+    assert_eq!(sites.len(), 1);
+    assert_eq!(sites[0].keys.len(), 1);
+    assert_eq!(sites[0].keys[0].public_key, w.site.public_key);
+}

@@ -1,0 +1,178 @@
+//! Widget host sites, their public signing keys and widget sessions.
+
+use crate::entities::{widget_key, widget_session, widget_site};
+use crate::error::StorageError;
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
+    sea_query::Expr,
+};
+
+pub use widget_key::Model as WidgetKey;
+pub use widget_session::Model as WidgetSession;
+pub use widget_site::Model as WidgetSite;
+
+/// # Errors
+/// [`StorageError::Conflict`] when the origin is already registered.
+pub async fn insert_site(db: &impl ConnectionTrait, site: &WidgetSite) -> Result<(), StorageError> {
+    widget_site::ActiveModel {
+        id: Set(site.id.clone()),
+        name: Set(site.name.clone()),
+        origin: Set(site.origin.clone()),
+        created_by: Set(site.created_by.clone()),
+        created_at: Set(site.created_at),
+        disabled_at: Set(site.disabled_at),
+    }
+    .insert(db)
+    .await?;
+    Ok(())
+}
+
+/// # Errors
+/// Database failures.
+pub async fn insert_key(db: &impl ConnectionTrait, key: &WidgetKey) -> Result<(), StorageError> {
+    widget_key::ActiveModel {
+        id: Set(key.id.clone()),
+        site_id: Set(key.site_id.clone()),
+        public_key: Set(key.public_key.clone()),
+        created_by: Set(key.created_by.clone()),
+        created_at: Set(key.created_at),
+        revoked_at: Set(key.revoked_at),
+    }
+    .insert(db)
+    .await?;
+    Ok(())
+}
+
+/// # Errors
+/// Database failures.
+pub async fn find_site(
+    db: &impl ConnectionTrait,
+    id: &str,
+) -> Result<Option<WidgetSite>, StorageError> {
+    Ok(widget_site::Entity::find_by_id(id).one(db).await?)
+}
+
+/// # Errors
+/// Database failures.
+pub async fn find_key(
+    db: &impl ConnectionTrait,
+    id: &str,
+) -> Result<Option<WidgetKey>, StorageError> {
+    Ok(widget_key::Entity::find_by_id(id).one(db).await?)
+}
+
+/// Every site, oldest first.
+///
+/// # Errors
+/// Database failures.
+pub async fn list_sites(db: &impl ConnectionTrait) -> Result<Vec<WidgetSite>, StorageError> {
+    Ok(widget_site::Entity::find()
+        .order_by_asc(widget_site::Column::CreatedAt)
+        .order_by_asc(widget_site::Column::Id)
+        .all(db)
+        .await?)
+}
+
+/// Every key of every site, oldest first.
+///
+/// # Errors
+/// Database failures.
+pub async fn list_keys(db: &impl ConnectionTrait) -> Result<Vec<WidgetKey>, StorageError> {
+    Ok(widget_key::Entity::find()
+        .order_by_asc(widget_key::Column::CreatedAt)
+        .order_by_asc(widget_key::Column::Id)
+        .all(db)
+        .await?)
+}
+
+/// Revokes a key of a site; false when there is no such unrevoked key.
+///
+/// # Errors
+/// Database failures.
+pub async fn revoke_key(
+    db: &impl ConnectionTrait,
+    site_id: &str,
+    key_id: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, StorageError> {
+    let result = widget_key::Entity::update_many()
+        .col_expr(widget_key::Column::RevokedAt, Expr::value(now))
+        .filter(widget_key::Column::Id.eq(key_id))
+        .filter(widget_key::Column::SiteId.eq(site_id))
+        .filter(widget_key::Column::RevokedAt.is_null())
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected == 1)
+}
+
+/// Disables (`Some(now)`) or re-enables (`None`) a site; false when there is
+/// no such site.
+///
+/// # Errors
+/// Database failures.
+pub async fn set_site_disabled(
+    db: &impl ConnectionTrait,
+    site_id: &str,
+    disabled_at: Option<DateTime<Utc>>,
+) -> Result<bool, StorageError> {
+    let result = widget_site::Entity::update_many()
+        .col_expr(widget_site::Column::DisabledAt, Expr::value(disabled_at))
+        .filter(widget_site::Column::Id.eq(site_id))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected == 1)
+}
+
+/// # Errors
+/// [`StorageError::Conflict`] when the site already has a session for this
+/// token id (a replayed token).
+pub async fn insert_session(
+    db: &impl ConnectionTrait,
+    session: &WidgetSession,
+) -> Result<(), StorageError> {
+    widget_session::ActiveModel {
+        id: Set(session.id.clone()),
+        secret_hash: Set(session.secret_hash.clone()),
+        site_id: Set(session.site_id.clone()),
+        key_id: Set(session.key_id.clone()),
+        customer_id: Set(session.customer_id.clone()),
+        token_id: Set(session.token_id.clone()),
+        created_at: Set(session.created_at),
+        expires_at: Set(session.expires_at),
+    }
+    .insert(db)
+    .await?;
+    Ok(())
+}
+
+/// The unexpired session with this secret hash, if any.
+///
+/// # Errors
+/// Database failures.
+pub async fn find_live_session(
+    db: &impl ConnectionTrait,
+    secret_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<WidgetSession>, StorageError> {
+    Ok(widget_session::Entity::find()
+        .filter(widget_session::Column::SecretHash.eq(secret_hash))
+        .filter(widget_session::Column::ExpiresAt.gt(now))
+        .one(db)
+        .await?)
+}
+
+/// Deletes sessions that expired before `cutoff`; returns how many.
+///
+/// # Errors
+/// Database failures.
+pub async fn delete_expired_sessions(
+    db: &impl ConnectionTrait,
+    cutoff: DateTime<Utc>,
+) -> Result<u64, StorageError> {
+    let result = widget_session::Entity::delete_many()
+        .filter(widget_session::Column::ExpiresAt.lt(cutoff))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected)
+}
