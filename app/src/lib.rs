@@ -18,6 +18,7 @@ pub mod proposals;
 pub mod server;
 #[cfg(feature = "ssr")]
 pub mod server_errors;
+pub mod widget_admin;
 
 use components::nav::Nav;
 use leptos::prelude::*;

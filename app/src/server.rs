@@ -30,6 +30,9 @@ pub struct ServerContext {
 pub enum AuthMethod {
     Session,
     BearerToken,
+    /// The embeddable widget's session, opened with a host site's signed
+    /// customer token; it may only use the chat.
+    WidgetSession,
 }
 
 /// The authenticated caller, placed in request extensions by the server's

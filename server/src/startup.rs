@@ -136,7 +136,10 @@ pub async fn build_router(
             state.clone(),
             middleware::identity::identify,
         ))
-        .layer(sessions);
+        .layer(sessions)
+        // The widget authenticates with signed tokens and bearer sessions,
+        // never cookies: it sits outside the session, identity and CSRF layers.
+        .merge(web::widget::router());
     // The sandbox stands for an outside payment service: it sits outside our
     // sessions, identity and CSRF layers, as the real provider would.
     let router = match &payments.mounted {

@@ -1,5 +1,5 @@
-//! `/admin`: users and roles, approver limits, the four-eyes threshold and
-//! policy documents.
+//! `/admin`: users and roles, approver limits, the four-eyes threshold,
+//! policy documents and the chat widget's sites.
 
 use crate::admin::{
     AdminCreateUser, AdminDisableUser, AdminImportPolicy, AdminSetLimit, AdminSetThreshold,
@@ -7,6 +7,7 @@ use crate::admin::{
 };
 use crate::csrf::CsrfField;
 use crate::format::{short_digest, utc};
+use crate::pages::admin_widget::WidgetSites;
 use leptos::form::ActionForm;
 use leptos::prelude::*;
 
@@ -153,5 +154,6 @@ pub fn AdminPage() -> impl IntoView {
                 }
             })}
         </Transition>
+        <WidgetSites/>
     }
 }

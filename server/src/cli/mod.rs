@@ -1,10 +1,11 @@
-//! The command line: `countersign serve | migrate | user … | token … | seed-demo`.
+//! The command line: `countersign serve | migrate | user … | token … | widget … | seed-demo`.
 
 mod audit;
 mod policy;
 mod sandbox;
 mod token;
 mod user;
+mod widget;
 
 use crate::config::Settings;
 use crate::startup::{Application, open_database, shutdown_signal};
@@ -45,6 +46,9 @@ enum Command {
     /// Check the audit journal.
     #[command(subcommand)]
     Audit(audit::AuditCommand),
+    /// Manage the sites that embed the chat widget, and sign test tokens.
+    #[command(subcommand)]
+    Widget(widget::WidgetCommand),
     /// Run the sandbox payment provider on its own.
     Sandbox {
         #[arg(long, default_value = "127.0.0.1:3900")]
@@ -82,6 +86,7 @@ pub fn main() -> anyhow::Result<()> {
             Command::Token(command) => token::run(command, &settings).await,
             Command::Policy(command) => policy::run(command, &settings).await,
             Command::Audit(command) => audit::run(command, &settings).await,
+            Command::Widget(command) => widget::run(command, &settings).await,
             Command::Sandbox { listen } => sandbox::run(listen, &settings).await,
             Command::SeedDemo => {
                 let mut settings = settings;

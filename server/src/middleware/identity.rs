@@ -22,6 +22,13 @@ pub async fn identify(
     request.extensions_mut().insert(ClientAddress(address));
 
     let identity = match bearer_token(&request) {
+        Some(secret) if secret.starts_with(engine::widget::SESSION_PREFIX) => {
+            let allowed = widget_may_use(request.method(), request.uri().path());
+            match widget_identity(&state, &secret, allowed).await {
+                Ok(identity) => Some(identity),
+                Err(refusal) => return refusal.into_response(),
+            }
+        }
         Some(secret) => {
             match engine::accounts::tokens::authenticate_token(&state.db, &secret, engine::now())
                 .await
@@ -65,6 +72,41 @@ async fn session_identity(state: &AppState, session: &Session) -> anyhow::Result
     }
 }
 
+/// A widget session acts as its customer, and only on the chat: opening and
+/// reading its conversations, the proposals they prepared, and their live
+/// changes. Everything else a customer could reach stays with a signed-in
+/// browser.
+async fn widget_identity(
+    state: &AppState,
+    secret: &str,
+    allowed: bool,
+) -> Result<Identity, ApiError> {
+    if !allowed {
+        return Err(ApiError::forbidden(
+            "widget_scope",
+            "a widget session may only use the chat",
+        ));
+    }
+    match engine::widget::authenticate_session(&state.db, secret, engine::now()).await {
+        Ok(Some(widget)) => Ok(identity_of(widget.customer, AuthMethod::WidgetSession)),
+        Ok(None) => Err(ApiError::unauthenticated(
+            "the widget session has ended; reload the page to sign in again",
+        )),
+        Err(error) => Err(ApiError::internal(&error)),
+    }
+}
+
+pub fn widget_may_use(method: &http::Method, path: &str) -> bool {
+    let read = matches!(*method, http::Method::GET | http::Method::HEAD);
+    let in_chat = path == "/api/v1/conversations" || path.starts_with("/api/v1/conversations/");
+    let proposal_read = read
+        && path
+            .strip_prefix("/api/v1/proposals/")
+            .is_some_and(|rest| !rest.is_empty() && !rest.contains('/'));
+    let reads = read && matches!(path, "/api/v1/me" | "/api/live/proposals");
+    in_chat || proposal_read || reads
+}
+
 fn identity_of(user: storage::users::UserRecord, via: AuthMethod) -> Identity {
     Identity {
         user_id: user.id,
@@ -106,4 +148,34 @@ fn client_address(state: &AppState, request: &Request) -> String {
         .get::<ConnectInfo<SocketAddr>>()
         .map(|info| info.0.ip().to_string())
         .unwrap_or_else(|| "unknown".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::widget_may_use;
+    use http::Method;
+
+    #[test]
+    fn widget_sessions_reach_the_chat_and_their_proposals_only() {
+        assert!(widget_may_use(&Method::POST, "/api/v1/conversations"));
+        assert!(widget_may_use(
+            &Method::POST,
+            "/api/v1/conversations/cnv_1/messages"
+        ));
+        assert!(widget_may_use(&Method::GET, "/api/v1/proposals/prp_1"));
+        assert!(widget_may_use(&Method::GET, "/api/live/proposals"));
+        assert!(!widget_may_use(&Method::GET, "/api/v1/proposals"));
+        assert!(!widget_may_use(&Method::POST, "/api/v1/proposals"));
+        assert!(!widget_may_use(
+            &Method::POST,
+            "/api/v1/proposals/prp_1/approve"
+        ));
+        assert!(!widget_may_use(
+            &Method::GET,
+            "/api/v1/proposals/prp_1/events"
+        ));
+        assert!(!widget_may_use(&Method::GET, "/api/v1/audit/events.csv"));
+        assert!(!widget_may_use(&Method::GET, "/chat"));
+        assert!(!widget_may_use(&Method::POST, "/fn/send_message"));
+    }
 }

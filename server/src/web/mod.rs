@@ -1,7 +1,9 @@
-//! HTTP endpoints outside the Leptos pages: the JSON API and probes.
+//! HTTP endpoints outside the Leptos pages: the JSON API, probes and the
+//! embeddable widget.
 
 pub mod api;
 pub mod api_error;
 pub mod audit_csv;
 pub mod health;
 pub mod live;
+pub mod widget;

@@ -10,3 +10,4 @@ mod csrf;
 mod sessions;
 mod sign_in;
 mod support;
+mod widget;

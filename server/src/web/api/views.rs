@@ -18,6 +18,8 @@ pub struct ProposalView {
     /// `succeeded`, `verified`, `failed`, `rejected`, `expired`,
     /// `invalidated`, `superseded`, `needs_attention`.
     pub status: String,
+    /// The status in words for a person: `Refunded and verified`.
+    pub status_label: String,
     pub order_id: String,
     pub payment_reference: String,
     pub amount_minor: i64,
@@ -140,6 +142,7 @@ impl From<&StoredProposal> for ProposalView {
             id: p.id.clone(),
             kind: "refund".to_owned(),
             status: stored.status().as_str().to_owned(),
+            status_label: stored.status().label().to_owned(),
             order_id: p.order_id.clone(),
             payment_reference: p.payment_reference.clone(),
             amount_minor: p.amount.amount_minor,

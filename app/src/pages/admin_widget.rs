@@ -1,0 +1,169 @@
+//! The widget section of `/admin`: registered host sites with their keys,
+//! registering a site, rotating and revoking keys, disabling a site.
+
+use crate::csrf::CsrfField;
+use crate::error::AppError;
+use crate::format::utc;
+use crate::widget_admin::{
+    AdminAddWidgetKey, AdminRegisterWidgetSite, AdminRevokeWidgetKey, AdminSetWidgetSiteEnabled,
+    NewWidgetKey, WidgetSiteInfo, admin_widget_sites,
+};
+use leptos::form::ActionForm;
+use leptos::prelude::*;
+
+/// The private key of a key just made, with how to use it. Shown once.
+fn new_key_view(result: Option<Result<NewWidgetKey, AppError>>) -> impl IntoView {
+    result.map(|result| match result {
+        Err(error) => view! { <p class="error" role="alert">{error.to_string()}</p> }.into_any(),
+        Ok(key) => {
+            let snippet = format!(
+                "<script src=\"https://<this server>/widget.js\" data-site=\"{}\" data-token=\"<token your server signs>\" async></script>",
+                key.site_id
+            );
+            view! {
+                <div class="notice" role="status" data-testid="widget-new-key">
+                    <p>
+                        "Site " <code data-testid="widget-site-id">{key.site_id.clone()}</code>
+                        ", key " <code data-testid="widget-key-id">{key.key_id.clone()}</code>
+                        ". Copy the private key now: it is not stored and will not be shown again."
+                    </p>
+                    <label for="widget-private-key">"Private key (Ed25519, PKCS#8 PEM)"</label>
+                    <textarea id="widget-private-key" data-testid="widget-private-key" readonly rows="4">
+                        {key.private_key_pem.clone()}
+                    </textarea>
+                    <p class="muted small">
+                        "Your server signs a JWT per page view (alg EdDSA, kid = the key id; iss = the site id, "
+                        "sub = the customer's id, aud = countersign-widget, iat, exp at most 15 minutes later, a unique jti) "
+                        "and embeds:"
+                    </p>
+                    <pre class="small">{snippet}</pre>
+                </div>
+            }
+            .into_any()
+        }
+    })
+}
+
+fn message_view(result: Option<Result<String, AppError>>) -> impl IntoView {
+    result.map(|result| match result {
+        Ok(message) => view! { <p class="notice" role="status">{message}</p> }.into_any(),
+        Err(error) => view! { <p class="error" role="alert">{error.to_string()}</p> }.into_any(),
+    })
+}
+
+fn site_row(
+    site: WidgetSiteInfo,
+    add_key: ServerAction<AdminAddWidgetKey>,
+    revoke: ServerAction<AdminRevokeWidgetKey>,
+    enable: ServerAction<AdminSetWidgetSiteEnabled>,
+) -> impl IntoView {
+    let site_id = site.id.clone();
+    let keys_site_id = site.id.clone();
+    let add_site_id = site.id.clone();
+    let toggle_to = if site.disabled { "true" } else { "false" };
+    let toggle_label = if site.disabled {
+        "Enable site"
+    } else {
+        "Disable site"
+    };
+    view! {
+        <li class="widget-site" data-site=site.id.clone()>
+            <p>
+                <strong>{site.name.clone()}</strong> " · " <code>{site.origin.clone()}</code>
+                " · " <code class="small">{site.id.clone()}</code>
+                {site.disabled.then(|| view! { <span class="status rejected">" disabled"</span> })}
+            </p>
+            <ul class="small">
+                {site.keys.into_iter().map(|key| {
+                    let site_id = keys_site_id.clone();
+                    let key_id = key.id.clone();
+                    let revoke_label = format!("Revoke {}", key.id);
+                    view! {
+                        <li data-key=key.id.clone()>
+                            <code>{key.id.clone()}</code>
+                            {format!(" created {} · ", utc(key.created_at))}
+                            {if key.revoked {
+                                view! { <span>"revoked"</span> }.into_any()
+                            } else {
+                                view! {
+                                    <span>"active "</span>
+                                    <ActionForm action=revoke attr:class="inline">
+                                        <CsrfField/>
+                                        <input type="hidden" name="site_id" value=site_id/>
+                                        <input type="hidden" name="key_id" value=key_id/>
+                                        <button type="submit" class="danger small">{revoke_label}</button>
+                                    </ActionForm>
+                                }.into_any()
+                            }}
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+            <ActionForm action=add_key attr:class="inline">
+                <CsrfField/>
+                <input type="hidden" name="site_id" value=add_site_id/>
+                <button type="submit">"New key"</button>
+            </ActionForm>
+            " "
+            <ActionForm action=enable attr:class="inline">
+                <CsrfField/>
+                <input type="hidden" name="site_id" value=site_id/>
+                <input type="hidden" name="enabled" value=toggle_to/>
+                <button type="submit" class="secondary">{toggle_label}</button>
+            </ActionForm>
+        </li>
+    }
+}
+
+#[component]
+pub fn WidgetSites() -> impl IntoView {
+    let register = ServerAction::<AdminRegisterWidgetSite>::new();
+    let add_key = ServerAction::<AdminAddWidgetKey>::new();
+    let revoke = ServerAction::<AdminRevokeWidgetKey>::new();
+    let enable = ServerAction::<AdminSetWidgetSiteEnabled>::new();
+    let version = move || {
+        (
+            register.version().get(),
+            add_key.version().get(),
+            revoke.version().get(),
+            enable.version().get(),
+        )
+    };
+    let sites = Resource::new(version, |_| admin_widget_sites());
+    view! {
+        <section class="card wide" data-testid="widget-sites">
+            <h2>"Chat widget sites"</h2>
+            <p class="muted">
+                "Sites listed here may embed the customer chat with "
+                <code>"/widget.js"</code>
+                "; only their origin may frame it. Each site signs its customers' tokens with its own key."
+            </p>
+            <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match sites.await {
+                        Err(error) => view! { <p class="error" role="alert">{error.to_string()}</p> }.into_any(),
+                        Ok(list) if list.is_empty() => view! { <p class="muted">"No site is registered yet."</p> }.into_any(),
+                        Ok(list) => view! {
+                            <ul class="plain">
+                                {list.into_iter().map(|site| site_row(site, add_key, revoke, enable)).collect_view()}
+                            </ul>
+                        }.into_any(),
+                    }
+                })}
+            </Transition>
+            {move || new_key_view(add_key.value().get())}
+            {move || message_view(revoke.value().get())}
+            {move || message_view(enable.value().get())}
+            <h3>"Register a site"</h3>
+            <ActionForm action=register>
+                <CsrfField/>
+                <label for="widget-name">"Name"</label>
+                <input id="widget-name" name="name" required maxlength="200" placeholder="Web shop"/>
+                <label for="widget-origin">"Origin (scheme, host and port)"</label>
+                <input id="widget-origin" name="origin" required maxlength="300" placeholder="https://shop.example" inputmode="url"/>
+                <button type="submit">"Register site"</button>
+            </ActionForm>
+            {move || new_key_view(register.value().get())}
+        </section>
+    }
+}

@@ -1,0 +1,334 @@
+/* Countersign chat widget frame. Runs inside the iframe that /widget.js
+ * inserts. Signs in with the host's token (received by postMessage from the
+ * registered origin only), then talks to the chat API with the widget
+ * session as a bearer token. Every text from the chat is inserted with
+ * textContent: agent and customer messages are hostile input. */
+(function () {
+  "use strict";
+  var body = document.body;
+  var site = body.getAttribute("data-site");
+  var hostOrigin = body.getAttribute("data-host-origin");
+  var storeKey = "countersign.widget." + site;
+  var $ = function (id) { return document.getElementById(id); };
+  var statusLine = $("status");
+  var list = $("messages");
+  var form = $("composer");
+  var text = $("text");
+  var send = $("send");
+  var stop = $("stop");
+
+  var session = null; // { session_token, expires_at, customer, conversation_id }
+  var conversation = null;
+  var proposals = {}; // id -> proposal view
+  var live = null;
+  var sending = false;
+
+  function say(message, isError) {
+    statusLine.textContent = message;
+    statusLine.classList.toggle("error", !!isError);
+    statusLine.setAttribute("role", isError ? "alert" : "status");
+    statusLine.hidden = !message;
+  }
+
+  function load() {
+    try {
+      var saved = JSON.parse(sessionStorage.getItem(storeKey) || "null");
+      if (saved && Date.parse(saved.expires_at) > Date.now()) return saved;
+    } catch (e) { /* storage unavailable or garbled: sign in again */ }
+    return null;
+  }
+  function save() {
+    try { sessionStorage.setItem(storeKey, JSON.stringify(session)); } catch (e) { /* optional */ }
+  }
+  function forget() {
+    session = null;
+    try { sessionStorage.removeItem(storeKey); } catch (e) { /* optional */ }
+  }
+
+  function errorMessage(response, fallback) {
+    return response.json().then(
+      function (b) { return (b && b.error && b.error.message) || fallback; },
+      function () { return fallback; }
+    );
+  }
+
+  function api(method, path, payload) {
+    var init = {
+      method: method,
+      credentials: "omit",
+      headers: { "Authorization": "Bearer " + session.session_token, "Accept": "application/json" }
+    };
+    if (payload !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(payload);
+    }
+    return fetch(path, init).then(function (response) {
+      if (response.status === 401) {
+        forget();
+        form.hidden = true;
+        askForToken();
+        return errorMessage(response, "Your chat session ended.").then(function (m) {
+          throw new Error(m);
+        });
+      }
+      if (!response.ok) {
+        return errorMessage(response, "The chat could not do that (" + response.status + ").")
+          .then(function (m) { var e = new Error(m); e.status = response.status; throw e; });
+      }
+      return response.json();
+    });
+  }
+
+  // --- signing in -------------------------------------------------------
+
+  function askForToken() {
+    if (window.parent === window) {
+      say("Open this chat through the site's chat button.", true);
+      return;
+    }
+    say("Signing you in…");
+    window.parent.postMessage({ type: "countersign:ready" }, hostOrigin);
+  }
+
+  window.addEventListener("message", function (event) {
+    if (event.origin !== hostOrigin || event.source !== window.parent) return;
+    var data = event.data || {};
+    if (data.type === "countersign:token") {
+      if (session) return;
+      exchange(String(data.token || ""));
+    } else if (data.type === "countersign:focus") {
+      if (!form.hidden) text.focus();
+    }
+  });
+
+  function exchange(token) {
+    if (!token) {
+      say("This site did not provide a sign-in token, so the chat cannot start.", true);
+      return;
+    }
+    fetch("/widget/sessions", {
+      method: "POST",
+      credentials: "omit",
+      headers: { "Content-Type": "application/json", "Accept": "application/json" },
+      body: JSON.stringify({ site_id: site, token: token })
+    }).then(function (response) {
+      if (!response.ok) {
+        return errorMessage(response, "The chat could not sign you in.").then(function (m) {
+          say("The chat could not sign you in: " + m, true);
+        });
+      }
+      return response.json().then(function (opened) {
+        session = opened;
+        save();
+        return start();
+      });
+    }).catch(function () {
+      say("The chat is unreachable right now; check your connection and reload.", true);
+    });
+  }
+
+  // --- the conversation -------------------------------------------------
+
+  function start() {
+    $("who").textContent = "Signed in as " + session.customer.display_name;
+    var resume = session.conversation_id
+      ? api("GET", "/api/v1/conversations/" + encodeURIComponent(session.conversation_id))
+          .catch(function (e) { if (e.status === 404 || e.status === 403) return null; throw e; })
+      : Promise.resolve(null);
+    return resume.then(function (found) {
+      return found || api("POST", "/api/v1/conversations", {});
+    }).then(function (view) {
+      session.conversation_id = view.id;
+      save();
+      show(view);
+      form.hidden = false;
+      say("");
+      text.focus();
+      listen();
+    }).catch(function (e) { say(e.message, true); });
+  }
+
+  function refresh() {
+    if (!session || !session.conversation_id) return Promise.resolve();
+    return api("GET", "/api/v1/conversations/" + encodeURIComponent(session.conversation_id))
+      .then(show)
+      .catch(function (e) { say(e.message, true); });
+  }
+
+  function show(view) {
+    conversation = view;
+    list.textContent = "";
+    view.messages.forEach(function (m) {
+      if (m.role !== "user" && m.role !== "assistant") return;
+      if (m.role === "assistant" && !m.text) return;
+      var item = document.createElement("li");
+      item.className = "message " + m.role;
+      if (m.agent) item.setAttribute("data-agent", m.agent);
+      var who = document.createElement("span");
+      who.className = "speaker";
+      who.textContent = m.role === "user" ? "You" : agentName(m.agent);
+      var words = document.createElement("p");
+      words.className = "text";
+      words.textContent = m.text;
+      item.appendChild(who);
+      item.appendChild(words);
+      list.appendChild(item);
+    });
+    view.proposals.forEach(function (link) {
+      var card = document.createElement("li");
+      card.className = "proposal";
+      card.setAttribute("data-proposal", link.proposal_id);
+      list.appendChild(card);
+      renderProposal(card, link, proposals[link.proposal_id]);
+      loadProposal(link);
+    });
+    list.scrollTop = list.scrollHeight;
+  }
+
+  function agentName(agent) {
+    if (!agent) return "Assistant";
+    return agent.replace(/_/g, " ").replace(/^./, function (c) { return c.toUpperCase(); });
+  }
+
+  function loadProposal(link) {
+    api("GET", "/api/v1/proposals/" + encodeURIComponent(link.proposal_id)).then(function (detail) {
+      proposals[link.proposal_id] = detail.proposal;
+      var card = list.querySelector('[data-proposal="' + CSS.escape(link.proposal_id) + '"]');
+      if (card) renderProposal(card, link, detail.proposal);
+    }).catch(function () { /* the card keeps its last known state */ });
+  }
+
+  function renderProposal(card, link, p) {
+    card.textContent = "";
+    var title = document.createElement("strong");
+    title.textContent = p
+      ? "Refund of " + p.amount_display + " for order " + p.order_id
+      : "Refund proposal for order " + link.order_id;
+    var state = document.createElement("p");
+    state.className = "status";
+    state.setAttribute("data-status", p ? p.status : "loading");
+    state.textContent = p ? p.status_label : "Loading…";
+    var note = document.createElement("p");
+    note.className = "note";
+    note.textContent = "A person reviews every refund before anything is paid.";
+    card.appendChild(title);
+    card.appendChild(state);
+    card.appendChild(note);
+  }
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var message = text.value.trim();
+    if (!message || sending || !session) return;
+    sending = true;
+    send.disabled = true;
+    stop.hidden = false;
+    say("Working on it…");
+    // Show the message at once; the transcript from the server replaces it.
+    var mine = document.createElement("li");
+    mine.className = "message user";
+    var who = document.createElement("span");
+    who.className = "speaker";
+    who.textContent = "You";
+    var words = document.createElement("p");
+    words.className = "text";
+    words.textContent = message;
+    mine.appendChild(who);
+    mine.appendChild(words);
+    list.appendChild(mine);
+    text.value = "";
+    api("POST", "/api/v1/conversations/" + encodeURIComponent(session.conversation_id) + "/messages",
+        { text: message })
+      .then(function (turn) {
+        say(turn.outcome === "stopped" ? "Stopped." : "");
+        return refresh();
+      })
+      .catch(function (e) {
+        say(e.message, true);
+        return refresh();
+      })
+      .then(function () {
+        sending = false;
+        send.disabled = false;
+        stop.hidden = true;
+        text.focus();
+      });
+  });
+
+  text.addEventListener("keydown", function (event) {
+    if (event.key === "Enter" && !event.shiftKey) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+
+  stop.addEventListener("click", function () {
+    if (!session) return;
+    stop.disabled = true;
+    api("POST", "/api/v1/conversations/" + encodeURIComponent(session.conversation_id) + "/stop")
+      .catch(function (e) { say(e.message, true); })
+      .then(function () { stop.disabled = false; });
+  });
+
+  // --- live proposal states (server-sent events over fetch, with the bearer) ---
+
+  function listen() {
+    if (live || !session) return;
+    var controller = new AbortController();
+    live = controller;
+    fetch("/api/live/proposals", {
+      credentials: "omit",
+      headers: { "Authorization": "Bearer " + session.session_token, "Accept": "text/event-stream" },
+      signal: controller.signal
+    }).then(function (response) {
+      if (!response.ok || !response.body) throw new Error("live updates unavailable");
+      var reader = response.body.getReader();
+      var decoder = new TextDecoder();
+      var buffer = "";
+      function pump() {
+        return reader.read().then(function (chunk) {
+          if (chunk.done) throw new Error("stream ended");
+          buffer += decoder.decode(chunk.value, { stream: true });
+          var events = buffer.split("\n\n");
+          buffer = events.pop();
+          events.forEach(handleEvent);
+          return pump();
+        });
+      }
+      return pump();
+    }).catch(function () {
+      live = null;
+      // Reconnect while signed in; a page left open keeps updating.
+      if (session) setTimeout(function () { listen(); refresh(); }, 3000);
+    });
+  }
+
+  function handleEvent(raw) {
+    var kind = "message";
+    var data = "";
+    raw.split("\n").forEach(function (line) {
+      if (line.indexOf("event:") === 0) kind = line.slice(6).trim();
+      else if (line.indexOf("data:") === 0) data += line.slice(5).trim();
+    });
+    if (kind === "resync") { refresh(); return; }
+    if (kind !== "proposal" || !conversation) return;
+    try {
+      var change = JSON.parse(data);
+      conversation.proposals.forEach(function (link) {
+        if (link.proposal_id === change.proposal_id) loadProposal(link);
+      });
+    } catch (e) { /* ignore a garbled event */ }
+  }
+
+  // --- keyboard -----------------------------------------------------------
+
+  $("close").addEventListener("click", function () {
+    window.parent.postMessage({ type: "countersign:close" }, hostOrigin);
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Escape") window.parent.postMessage({ type: "countersign:close" }, hostOrigin);
+  });
+
+  session = load();
+  if (session) start(); else askForToken();
+})();

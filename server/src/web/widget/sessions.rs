@@ -1,0 +1,89 @@
+//! `POST /widget/sessions`: a host site's signed customer token in, a widget
+//! session out.
+
+use crate::startup::AppState;
+use crate::web::api_error::ApiError;
+use axum::Json;
+use axum::extract::State;
+use axum::extract::rejection::JsonRejection;
+use chrono::{DateTime, Utc};
+use engine::widget::WidgetTokenError;
+use http::StatusCode;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenBody {
+    pub site_id: String,
+    /// The host's token: a JWT signed with EdDSA.
+    pub token: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OpenedView {
+    /// Send as `Authorization: Bearer …` to the chat API.
+    pub session_token: String,
+    pub expires_at: DateTime<Utc>,
+    pub customer: CustomerView,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CustomerView {
+    pub id: String,
+    pub display_name: String,
+}
+
+pub async fn open(
+    State(state): State<AppState>,
+    body: Result<Json<OpenBody>, JsonRejection>,
+) -> Result<(StatusCode, Json<OpenedView>), ApiError> {
+    let Json(body) = body.map_err(|rejection| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+            format!(
+                "expected a JSON body {{\"site_id\", \"token\"}}: {}",
+                rejection.body_text()
+            ),
+        )
+    })?;
+    let opened = engine::widget::open_session(&state.db, &body.site_id, &body.token, engine::now())
+        .await
+        .map_err(token_error)?;
+    tracing::info!(site.id = %opened.site_id, customer.id = %opened.customer.id, "widget session opened");
+    Ok((
+        StatusCode::CREATED,
+        Json(OpenedView {
+            session_token: opened.secret,
+            expires_at: opened.expires_at,
+            customer: CustomerView {
+                id: opened.customer.id,
+                display_name: opened.customer.display_name,
+            },
+        }),
+    ))
+}
+
+fn token_error(error: WidgetTokenError) -> ApiError {
+    match error {
+        WidgetTokenError::Storage(storage::StorageError::Unavailable(reason)) => {
+            tracing::error!(%reason, "widget session: database unavailable");
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "the chat is unavailable right now; try again shortly",
+            )
+        }
+        WidgetTokenError::Storage(error) => ApiError::internal(&error),
+        refused => {
+            let code = match refused {
+                WidgetTokenError::Expired => "token_expired",
+                WidgetTokenError::Replayed => "token_used",
+                WidgetTokenError::UnknownSite => "unknown_site",
+                _ => "invalid_token",
+            };
+            tracing::info!(reason = %refused, "widget token refused");
+            ApiError::new(StatusCode::UNAUTHORIZED, code, refused.to_string())
+        }
+    }
+}
