@@ -5,6 +5,8 @@ import { defineConfig } from "@playwright/test";
 const port = Number(process.env.E2E_PORT ?? 3210);
 const bin = process.env.COUNTERSIGN_BIN ?? "../target/debug/countersign";
 export const demoPassword = "e2e-demo-password";
+// The static host page that embeds the widget, on an origin of its own.
+export const hostSitePort = Number(process.env.E2E_HOST_SITE_PORT ?? 3211);
 
 export default defineConfig({
   testDir: "./tests",
@@ -33,7 +35,7 @@ export default defineConfig({
       ],
     },
   },
-  webServer: {
+  webServer: [{
     command: `rm -rf ../target/e2e && mkdir -p ../target/e2e && ${bin} serve`,
     url: `http://127.0.0.1:${port}/readyz`,
     reuseExistingServer: false,
@@ -51,5 +53,10 @@ export default defineConfig({
       COUNTERSIGN_RECONCILE_INTERVAL_SECONDS: "1",
       RUST_LOG: "warn",
     },
-  },
+  }, {
+    command: `node host-site/serve.mjs ${hostSitePort}`,
+    url: `http://127.0.0.1:${hostSitePort}/`,
+    reuseExistingServer: false,
+    timeout: 30_000,
+  }],
 });

@@ -99,18 +99,19 @@ fn site_row(
                     }
                 }).collect_view()}
             </ul>
+            <div class="widget-site-actions">
             <ActionForm action=add_key attr:class="inline">
                 <CsrfField/>
                 <input type="hidden" name="site_id" value=add_site_id/>
                 <button type="submit">"New key"</button>
             </ActionForm>
-            " "
             <ActionForm action=enable attr:class="inline">
                 <CsrfField/>
                 <input type="hidden" name="site_id" value=site_id/>
                 <input type="hidden" name="enabled" value=toggle_to/>
                 <button type="submit" class="secondary">{toggle_label}</button>
             </ActionForm>
+            </div>
         </li>
     }
 }

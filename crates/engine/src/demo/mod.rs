@@ -178,5 +178,15 @@ pub fn demo_orders(
             Some(18),
             now,
         ),
+        // Bought through the partner web shop that embeds the chat widget.
+        order(
+            "4831",
+            customer3,
+            "delivered",
+            vec![line("GLOVE-W", "Merino liner gloves", 1, 2400)],
+            8,
+            Some(6),
+            now,
+        ),
     ]
 }

@@ -1,0 +1,208 @@
+import { Browser, expect, FrameLocator, Page, test } from "@playwright/test";
+import { createPrivateKey, randomUUID, sign } from "node:crypto";
+import { hostSitePort } from "../playwright.config";
+import { signIn, waitForHydration } from "./helpers";
+
+// The widget on a static host page served from its own origin. An admin
+// registers that origin in /admin and gets the site's private key; this file
+// then plays the host site's server, signing a short-lived token per visit.
+
+const hostOrigin = `http://127.0.0.1:${hostSitePort}`;
+
+type SiteKey = { siteId: string; keyId: string; pem: string };
+let site: SiteKey;
+let otherSite: SiteKey;
+const customerIds: Record<string, string> = {};
+
+function b64url(value: string | Buffer) {
+  return Buffer.from(value).toString("base64url");
+}
+
+/** What a host site's server does: an EdDSA JWT naming its customer. */
+function hostToken(key: SiteKey, sub: string, opts: { issuedSecondsAgo?: number; lifetime?: number } = {}) {
+  const iat = Math.floor(Date.now() / 1000) - (opts.issuedSecondsAgo ?? 0);
+  const header = b64url(JSON.stringify({ alg: "EdDSA", typ: "JWT", kid: key.keyId }));
+  const claims = b64url(
+    JSON.stringify({ iss: key.siteId, sub, aud: "countersign-widget", iat, exp: iat + (opts.lifetime ?? 300), jti: randomUUID() }),
+  );
+  const signature = sign(null, Buffer.from(`${header}.${claims}`), createPrivateKey(key.pem));
+  return `${header}.${claims}.${b64url(signature)}`;
+}
+
+/** Opens the host page with the widget for `token` and opens the chat. */
+async function openWidget(page: Page, baseURL: string, key: SiteKey, token: string): Promise<FrameLocator> {
+  const fragment = new URLSearchParams({ countersign: baseURL, site: key.siteId, token });
+  // A fresh document each time: changing only the fragment would not reload the page.
+  await page.goto("about:blank");
+  await page.goto(`${hostOrigin}/#${fragment}`);
+  const launcher = page.getByRole("button", { name: "Chat with us" });
+  await expect(launcher).toHaveAttribute("aria-expanded", "false");
+  await launcher.click();
+  await expect(launcher).toHaveAttribute("aria-expanded", "true");
+  return page.frameLocator("#countersign-widget-frame");
+}
+
+/** Sends a message and waits until the turn's transcript is shown. */
+async function say(frame: FrameLocator, text: string) {
+  const before = await frame.locator(".message.user").count();
+  await frame.getByLabel("Your message").fill(text);
+  await frame.getByLabel("Your message").press("Enter");
+  await expect(frame.locator("#status")).not.toHaveText("Working on it…", { timeout: 30_000 });
+  await expect(frame.getByRole("button", { name: "Send" })).toBeEnabled();
+  await expect(frame.locator(".message.user")).toHaveCount(before + 1);
+  await expect(frame.getByLabel("Your message")).toHaveValue("");
+}
+
+async function registerSite(page: Page, name: string, origin: string): Promise<SiteKey> {
+  const section = page.getByTestId("widget-sites");
+  await section.getByLabel("Name").fill(name);
+  await section.getByLabel("Origin (scheme, host and port)").fill(origin);
+  await section.getByRole("button", { name: "Register site" }).click();
+  const shown = section.getByTestId("widget-new-key").last();
+  await expect(shown).toBeVisible();
+  return {
+    siteId: (await shown.getByTestId("widget-site-id").textContent())!.trim(),
+    keyId: (await shown.getByTestId("widget-key-id").textContent())!.trim(),
+    pem: (await shown.getByTestId("widget-private-key").inputValue()).trim(),
+  };
+}
+
+async function userId(browser: Browser, name: string) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await signIn(page, name);
+  const me = await (await page.request.get("/api/v1/me")).json();
+  await context.close();
+  return me.id as string;
+}
+
+test.describe.serial("the embeddable widget", () => {
+  test("an admin registers the host site and gets its signing key once", async ({ page, browser }) => {
+    await signIn(page, "admin");
+    await page.goto("/admin");
+    await waitForHydration(page);
+    site = await registerSite(page, "Trailhead Outfitters", hostOrigin);
+    expect(site.siteId).toMatch(/^wst_/);
+    expect(site.keyId).toMatch(/^wsk_/);
+    expect(site.pem).toContain("BEGIN PRIVATE KEY");
+    await expect(page.locator(`[data-site="${site.siteId}"]`)).toContainText(hostOrigin);
+    // A second, unrelated site: its key must not open sessions on the first.
+    otherSite = await registerSite(page, "Someone else", "https://other-shop.example");
+    // The same origin twice is refused with a reason.
+    const section = page.getByTestId("widget-sites");
+    await section.getByLabel("Name").fill("Duplicate");
+    await section.getByLabel("Origin (scheme, host and port)").fill(`${hostOrigin}/`);
+    await section.getByRole("button", { name: "Register site" }).click();
+    await expect(section.getByRole("alert")).toContainText(`the origin ${hostOrigin} is already registered`);
+    await page.screenshot({ path: test.info().outputPath("admin-widget-sites.png"), fullPage: true });
+
+    for (const name of ["customer", "customer3", "approver"]) customerIds[name] = await userId(browser, name);
+  });
+
+  test("with a valid token the customer chats in the widget, sees only their orders, and watches the refund verify live", async ({ browser, baseURL }) => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const frame = await openWidget(page, baseURL!, site, hostToken(site, customerIds.customer3));
+    await expect(frame.locator("#who")).toHaveText("Signed in as Kit Customer");
+
+    // Order 4821 is another customer's: it is not on this account.
+    await say(frame, "please refund order 4821");
+    await expect(frame.locator(".message.assistant").last()).toContainText("I can't find an order 4821 on your account");
+
+    await say(frame, "I'd like a refund for order 4831");
+    const question = frame.locator('.message.assistant[data-agent="refund_specialist"]').last();
+    await expect(question.locator(".speaker")).toHaveText("Refund specialist");
+    await expect(question).toContainText("[order:4831]");
+    await expect(question).toContainText("was the item opened?");
+    await say(frame, "no, it is still sealed");
+    const card = frame.locator("[data-proposal]");
+    await expect(card).toHaveCount(1);
+    await expect(card).toContainText("Refund of 24.00 EUR for order 4831");
+    await expect(card.locator(".status")).toHaveText("Awaiting approval");
+    const proposalId = await card.getAttribute("data-proposal");
+    await page.screenshot({ path: test.info().outputPath("widget-awaiting-approval.png"), fullPage: true });
+
+    // An approver approves in Countersign; the widget follows without reload.
+    const approverContext = await browser.newContext();
+    const approver = await approverContext.newPage();
+    await signIn(approver, "approver");
+    const detail = await (await approver.request.get(`/api/v1/proposals/${proposalId}`)).json();
+    const csrf = await approver.locator('meta[name="csrf-token"]').getAttribute("content");
+    const approved = await approver.request.post(`/api/v1/proposals/${proposalId}/approve`, {
+      headers: { "x-csrf-token": csrf ?? "", origin: baseURL! },
+      data: { action_digest: detail.proposal.action_digest },
+    });
+    expect(approved.status()).toBe(200);
+    await expect(card.locator(".status")).toHaveAttribute("data-status", "verified");
+    await expect(card.locator(".status")).toHaveText("Refunded and verified");
+    await page.screenshot({ path: test.info().outputPath("widget-verified.png"), fullPage: true });
+
+    // Reloading the host page resumes the same conversation.
+    await page.reload();
+    await page.getByRole("button", { name: "Chat with us" }).click();
+    await expect(frame.locator("[data-proposal]")).toHaveAttribute("data-proposal", proposalId!);
+    await expect(frame.locator(".message.user").first()).toHaveText(/please refund order 4821/);
+    await approverContext.close();
+    await context.close();
+  });
+
+  test("a chat message containing <script> renders as text in the widget", async ({ browser, baseURL }) => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const frame = await openWidget(page, baseURL!, site, hostToken(site, customerIds.customer));
+    await expect(frame.locator("#who")).toHaveText("Signed in as Cora Customer");
+    const hostile = `<script>window.__widgetPwned = 1</script><img src=x onerror="window.__widgetPwned = 2"> hello`;
+    await say(frame, hostile);
+    await expect(frame.locator(".message.user").last().locator(".text")).toHaveText(hostile);
+    await expect(frame.locator(".message script, .message img")).toHaveCount(0);
+    const iframe = page.frame({ url: /\/widget\/frame/ })!;
+    expect(await iframe.evaluate(() => (window as unknown as { __widgetPwned?: number }).__widgetPwned)).toBeUndefined();
+    await context.close();
+  });
+
+  test("an expired token, a token for a staff account or another site's key opens nothing and says why", async ({ browser, baseURL }) => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const cases: [string, RegExp][] = [
+      [hostToken(site, customerIds.customer, { issuedSecondsAgo: 900, lifetime: 300 }), /the sign-in token has expired/],
+      [hostToken(site, customerIds.approver), /names no customer this site may sign in/],
+      [hostToken({ ...otherSite, siteId: site.siteId }), /signed with a key this site does not have/],
+    ];
+    for (const [token, message] of cases) {
+      const frame = await openWidget(page, baseURL!, site, token);
+      const status = frame.getByRole("alert");
+      await expect(status).toContainText("The chat could not sign you in");
+      await expect(status).toContainText(message);
+      await expect(frame.getByLabel("Your message")).toBeHidden();
+      await expect(frame.locator("#who")).toHaveText("");
+    }
+    await page.screenshot({ path: test.info().outputPath("widget-refused.png"), fullPage: true });
+    await context.close();
+  });
+
+  test("only the registered origin may frame the chat", async ({ page, baseURL }) => {
+    // The frame's own policy names the host origin and nothing else.
+    const response = await page.request.get(`${baseURL}/widget/frame?site=${site.siteId}`);
+    expect(response.headers()["content-security-policy"]).toContain(`frame-ancestors ${hostOrigin}`);
+    // Framed by a page on Countersign's own origin (not registered), the
+    // browser refuses to load it: the iframe never holds the widget page.
+    await signIn(page, "customer");
+    const framed = await page.evaluate(
+      (src) =>
+        new Promise<string | null>((resolve) => {
+          const frame = document.createElement("iframe");
+          frame.addEventListener("load", () => {
+            try {
+              resolve(frame.contentDocument?.body?.getAttribute("data-site") ?? null);
+            } catch {
+              resolve("cross-origin error page");
+            }
+          });
+          frame.src = src;
+          document.body.appendChild(frame);
+        }),
+      `/widget/frame?site=${site.siteId}`,
+    );
+    expect(framed).not.toBe(site.siteId);
+  });
+});
