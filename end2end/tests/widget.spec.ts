@@ -146,7 +146,7 @@ test.describe.serial("the embeddable widget", () => {
     await context.close();
   });
 
-  test("a chat message containing <script> renders as text in the widget", async ({ browser, baseURL }) => {
+  test("a chat message containing <script> renders as text in the widget, and Escape closes it", async ({ browser, baseURL }) => {
     const context = await browser.newContext();
     const page = await context.newPage();
     const frame = await openWidget(page, baseURL!, site, hostToken(site, customerIds.customer));
@@ -157,6 +157,13 @@ test.describe.serial("the embeddable widget", () => {
     await expect(frame.locator(".message script, .message img")).toHaveCount(0);
     const iframe = page.frame({ url: /\/widget\/frame/ })!;
     expect(await iframe.evaluate(() => (window as unknown as { __widgetPwned?: number }).__widgetPwned)).toBeUndefined();
+
+    // Escape closes the chat and gives focus back to the launcher.
+    await frame.getByLabel("Your message").press("Escape");
+    const launcher = page.getByRole("button", { name: "Chat with us" });
+    await expect(launcher).toHaveAttribute("aria-expanded", "false");
+    await expect(launcher).toBeFocused();
+    await expect(page.locator("#countersign-widget-frame")).toBeHidden();
     await context.close();
   });
 

@@ -56,6 +56,7 @@ pub fn AdminPage() -> impl IntoView {
                     Ok(o) => view! {
                         <section class="card wide">
                             <h2>"Users and roles"</h2>
+                            <div class="table-scroll">
                             <table data-testid="users">
                                 <thead><tr><th>"User"</th><th>"Name"</th><th>"Roles"</th><th>"Approval limit"</th><th>"State"</th></tr></thead>
                                 <tbody>
@@ -70,6 +71,7 @@ pub fn AdminPage() -> impl IntoView {
                                     }).collect_view()}
                                 </tbody>
                             </table>
+                            </div>
                         </section>
                         <div class="grid">
                             <section class="card">

@@ -100,6 +100,7 @@ pub fn AuditPage() -> impl IntoView {
                             };
                             view! {
                                 <p class="muted" data-testid="audit-total">{format!("{} events", result.total)}</p>
+                                <div class="table-scroll">
                                 <table data-testid="audit-table">
                                     <thead><tr><th>"#"</th><th>"When (UTC)"</th><th>"Who"</th><th>"Action"</th><th>"Proposal"</th><th>"Order"</th><th>"State"</th><th>"Details"</th></tr></thead>
                                     <tbody>
@@ -117,6 +118,7 @@ pub fn AuditPage() -> impl IntoView {
                                         }).collect_view()}
                                     </tbody>
                                 </table>
+                                </div>
                                 <nav class="row" aria-label="Pages">
                                     {(current > 0).then(|| view! { <a href=link(current - 1)>"← Newer page"</a> })}
                                     <span class="muted">{format!("Page {} of {pages}", current + 1)}</span>

@@ -124,6 +124,7 @@ fn Details(details: ProposalDetails) -> impl IntoView {
         </div>
         <section class="card wide">
             <h2>"Timeline"</h2>
+            <div class="table-scroll">
             <table class="timeline" data-testid="timeline">
                 <thead><tr><th>"When"</th><th>"Who"</th><th>"What"</th><th>"State"</th></tr></thead>
                 <tbody>
@@ -141,6 +142,7 @@ fn Details(details: ProposalDetails) -> impl IntoView {
                     }).collect_view()}
                 </tbody>
             </table>
+            </div>
         </section>
     }
 }

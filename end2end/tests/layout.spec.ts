@@ -1,0 +1,37 @@
+import { expect, test } from "@playwright/test";
+import { signIn, waitForHydration } from "./helpers";
+
+// Responsive and keyboard basics, checked rather than assumed.
+
+const phone = { width: 390, height: 844 };
+
+for (const [user, path] of [
+  ["customer", "/chat"],
+  ["approver", "/queue"],
+  ["manager", "/audit"],
+  ["admin", "/admin"],
+] as const) {
+  test(`${path} fits a phone screen without sideways scrolling`, async ({ browser }) => {
+    const context = await browser.newContext({ viewport: phone });
+    const page = await context.newPage();
+    await signIn(page, user);
+    await page.goto(path);
+    await waitForHydration(page);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    await page.screenshot({ path: test.info().outputPath(`phone${path.replace("/", "-")}.png`), fullPage: true });
+    expect(overflow).toBeLessThanOrEqual(0);
+    await context.close();
+  });
+}
+
+test("the sign-in form works with the keyboard alone", async ({ page }) => {
+  await page.goto("/login");
+  await waitForHydration(page);
+  await page.getByLabel("User name").focus();
+  await page.keyboard.type("customer");
+  await page.keyboard.press("Tab");
+  await expect(page.getByLabel("Password")).toBeFocused();
+  await page.keyboard.type("e2e-demo-password");
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("signed-in-as")).toBeVisible();
+});
