@@ -35,3 +35,18 @@ test("the sign-in form works with the keyboard alone", async ({ page }) => {
   await page.keyboard.press("Enter");
   await expect(page.getByTestId("signed-in-as")).toBeVisible();
 });
+
+test("a proposal's page with its timeline fits a phone screen", async ({ browser }) => {
+  const context = await browser.newContext({ viewport: phone });
+  const page = await context.newPage();
+  await signIn(page, "approver");
+  const proposals = await (await page.request.get("/api/v1/proposals")).json();
+  expect(proposals.length).toBeGreaterThan(0);
+  await page.goto(`/proposals/${proposals[0].id}`);
+  await waitForHydration(page);
+  await expect(page.getByTestId("timeline")).toBeVisible();
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  await page.screenshot({ path: test.info().outputPath("phone-proposal.png"), fullPage: true });
+  expect(overflow).toBeLessThanOrEqual(0);
+  await context.close();
+});
