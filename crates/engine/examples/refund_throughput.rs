@@ -24,6 +24,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use storage::testing::TestDatabase;
 
+/// CPU seconds this process has used (user + system), from /proc on Linux.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may contain spaces) start at ") ".
+    let fields: Vec<&str> = stat.rsplit_once(") ")?.1.split(' ').collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
 fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -172,6 +181,7 @@ async fn main() {
     let mut verified_events = engine.live.subscribe();
     let proposals = Arc::new(proposals);
     let next = Arc::new(AtomicU64::new(0));
+    let cpu_before = cpu_seconds();
     let started = Instant::now();
     let waiter = tokio::spawn(async move {
         let mut verified = 0;
@@ -210,6 +220,9 @@ async fn main() {
         .unwrap()
         .unwrap();
     let elapsed = started.elapsed();
+    let cpu_used = cpu_seconds()
+        .zip(cpu_before)
+        .map(|(after, before)| after - before);
     let refund_rate = refunds as f64 / elapsed.as_secs_f64();
     let ledger = sandbox.ledger();
     assert_eq!(
@@ -231,5 +244,12 @@ async fn main() {
         "refunds/s          {refund_rate:.0}   ({refunds} approved -> verified in {:.2} s)",
         elapsed.as_secs_f64()
     );
+    if let Some(cpu) = cpu_used {
+        println!(
+            "cpu during refunds {:.2} cores busy (this process, incl. the sandbox; {:.2} ms CPU per refund)",
+            cpu / elapsed.as_secs_f64(),
+            cpu * 1000.0 / refunds as f64
+        );
+    }
     println!("ratio              {:.3}", refund_rate / raw_rate);
 }
