@@ -4,7 +4,7 @@
 //! still running is told to wait. Keys are forgotten after the retention
 //! window (the ledger is not).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -59,6 +59,9 @@ pub(crate) enum Admission {
 #[derive(Debug, Default)]
 pub(crate) struct KeyStore {
     entries: HashMap<String, KeyEntry>,
+    /// Keys in the order first seen, so expiry looks only at the oldest
+    /// instead of at every key on every request.
+    arrivals: VecDeque<(DateTime<Utc>, String)>,
 }
 
 impl KeyStore {
@@ -79,6 +82,7 @@ impl KeyStore {
                     state: KeyState::InFlight,
                 },
             );
+            self.arrivals.push_back((now, key.to_owned()));
             return Admission::Execute;
         };
         if entry.params != *params {
@@ -113,10 +117,34 @@ impl KeyStore {
     /// Drop completed keys older than the retention window. In-flight keys
     /// stay until their request ends.
     fn forget_expired(&mut self, now: DateTime<Utc>, retention: Duration) {
-        self.entries.retain(|_, entry| {
-            let age = (now - entry.first_seen).to_std().unwrap_or_default();
-            matches!(entry.state, KeyState::InFlight) || age < retention
-        });
+        // Each arrival is looked at once per call at most; a key still in
+        // flight goes to the back and is looked at again on a later call.
+        for _ in 0..self.arrivals.len() {
+            let Some((first_seen, key)) = self.arrivals.front() else {
+                break;
+            };
+            let age = (now - *first_seen).to_std().unwrap_or_default();
+            if age < retention {
+                break;
+            }
+            let Some(entry) = self.entries.get(key) else {
+                // Abandoned and forgotten already.
+                self.arrivals.pop_front();
+                continue;
+            };
+            if matches!(entry.state, KeyState::InFlight) {
+                if let Some(arrival) = self.arrivals.pop_front() {
+                    self.arrivals.push_back(arrival);
+                }
+            } else if entry.first_seen == *first_seen {
+                self.entries.remove(key);
+                self.arrivals.pop_front();
+            } else {
+                // Abandoned, then admitted again later: that later arrival
+                // is queued on its own.
+                self.arrivals.pop_front();
+            }
+        }
     }
 }
 
@@ -211,6 +239,55 @@ mod tests {
         assert!(matches!(
             keys.admit("k", &params(2), later, DAY),
             Admission::Execute
+        ));
+    }
+
+    #[test]
+    fn completed_keys_expire_behind_a_key_still_in_flight_and_the_in_flight_key_stays() {
+        let mut keys = KeyStore::default();
+        let now = Utc::now();
+        assert!(matches!(
+            keys.admit("slow", &params(1), now, DAY),
+            Admission::Execute
+        ));
+        assert!(matches!(
+            keys.admit("done", &params(1), now, DAY),
+            Admission::Execute
+        ));
+        keys.complete("done", declined());
+        let later = now + chrono::TimeDelta::days(2);
+        // "done" is forgotten: the same key with other parameters executes.
+        assert!(matches!(
+            keys.admit("done", &params(2), later, DAY),
+            Admission::Execute
+        ));
+        // "slow" is still running however old it is.
+        assert!(matches!(
+            keys.admit("slow", &params(1), later, DAY),
+            Admission::InFlight
+        ));
+    }
+
+    #[test]
+    fn a_key_abandoned_and_admitted_again_expires_from_its_second_arrival() {
+        let mut keys = KeyStore::default();
+        let now = Utc::now();
+        assert!(matches!(
+            keys.admit("k", &params(1), now, DAY),
+            Admission::Execute
+        ));
+        keys.abandon("k");
+        let second = now + chrono::TimeDelta::hours(20);
+        assert!(matches!(
+            keys.admit("k", &params(1), second, DAY),
+            Admission::Execute
+        ));
+        keys.complete("k", declined());
+        // A day after the first arrival, but not after the second: replayed.
+        let check = now + chrono::TimeDelta::hours(30);
+        assert!(matches!(
+            keys.admit("k", &params(1), check, DAY),
+            Admission::Replay(_)
         ));
     }
 }

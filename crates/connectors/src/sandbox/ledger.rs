@@ -2,15 +2,24 @@
 //! Unlike idempotency keys it never forgets, so it can prove how many
 //! refunds each key produced.
 
+use std::collections::HashMap;
+
 use super::wire::{LedgerEntry, LedgerView, SandboxRefund};
 
 #[derive(Debug, Default)]
 pub(crate) struct Ledger {
     refunds: Vec<SandboxRefund>,
+    /// Positions in `refunds` per key, so lookups stay constant-time however
+    /// long the sandbox has run.
+    by_key: HashMap<String, Vec<usize>>,
 }
 
 impl Ledger {
     pub(crate) fn record(&mut self, refund: SandboxRefund) {
+        self.by_key
+            .entry(refund.idempotency_key.clone())
+            .or_default()
+            .push(self.refunds.len());
         self.refunds.push(refund);
     }
 
@@ -21,38 +30,36 @@ impl Ledger {
 
     /// Refunds made under `key`, oldest first.
     pub(crate) fn for_key(&self, key: &str) -> Vec<SandboxRefund> {
-        self.refunds
-            .iter()
-            .filter(|refund| refund.idempotency_key == key)
-            .cloned()
-            .collect()
+        self.by_key
+            .get(key)
+            .map(|positions| positions.iter().map(|&i| self.refunds[i].clone()).collect())
+            .unwrap_or_default()
     }
 
     /// The first refund made under `key`: the one a status query reports.
     pub(crate) fn first_for_key(&self, key: &str) -> Option<SandboxRefund> {
-        self.refunds
-            .iter()
-            .find(|refund| refund.idempotency_key == key)
-            .cloned()
+        let first = *self.by_key.get(key)?.first()?;
+        Some(self.refunds[first].clone())
     }
 
     /// Refunds grouped per key, keys in order of their first refund.
     pub(crate) fn view(&self) -> LedgerView {
-        let mut keys: Vec<LedgerEntry> = Vec::new();
+        let mut keys: Vec<LedgerEntry> = Vec::with_capacity(self.by_key.len());
+        let mut seen: HashMap<&str, usize> = HashMap::with_capacity(self.by_key.len());
         for refund in &self.refunds {
-            match keys
-                .iter_mut()
-                .find(|entry| entry.idempotency_key == refund.idempotency_key)
-            {
-                Some(entry) => {
-                    entry.count += 1;
-                    entry.refunds.push(refund.clone());
+            match seen.get(refund.idempotency_key.as_str()) {
+                Some(&at) => {
+                    keys[at].count += 1;
+                    keys[at].refunds.push(refund.clone());
                 }
-                None => keys.push(LedgerEntry {
-                    idempotency_key: refund.idempotency_key.clone(),
-                    count: 1,
-                    refunds: vec![refund.clone()],
-                }),
+                None => {
+                    seen.insert(&refund.idempotency_key, keys.len());
+                    keys.push(LedgerEntry {
+                        idempotency_key: refund.idempotency_key.clone(),
+                        count: 1,
+                        refunds: vec![refund.clone()],
+                    });
+                }
             }
         }
         let duplicated_keys = keys
