@@ -268,3 +268,72 @@ async fn refused_tokens_get_precise_errors_and_open_nothing() {
     .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
 }
+
+#[tokio::test]
+async fn only_admins_register_widget_sites_through_the_server_functions() {
+    let app = TestApp::spawn().await;
+    app.login_ok("customer").await;
+    let token = app.csrf_token().await;
+    let refused = app
+        .post_form(
+            "/fn/admin_register_widget_site",
+            &[
+                ("csrf_token", &token),
+                ("name", "Mine"),
+                ("origin", "https://mine.example"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert!(
+        engine::widget::list_sites(app.db())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    app.logout().await;
+    app.login_ok("admin").await;
+    let token = app.csrf_token().await;
+    let bad = app
+        .post_form(
+            "/fn/admin_register_widget_site",
+            &[
+                ("csrf_token", &token),
+                ("name", "Shop"),
+                ("origin", "https://shop.example/help"),
+            ],
+        )
+        .await;
+    assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        bad.text()
+            .await
+            .unwrap()
+            .contains("give only scheme, host and port")
+    );
+
+    let created = app
+        .post_form(
+            "/fn/admin_register_widget_site",
+            &[
+                ("csrf_token", &token),
+                ("name", "Shop"),
+                ("origin", "https://shop.example"),
+            ],
+        )
+        .await;
+    assert_eq!(created.status(), StatusCode::OK);
+    let key: Value = json(created).await;
+    assert!(
+        key["private_key_pem"]
+            .as_str()
+            .unwrap()
+            .contains("BEGIN PRIVATE KEY")
+    );
+    let sites = engine::widget::list_sites(app.db()).await.unwrap();
+    assert_eq!(sites.len(), 1);
+    assert_eq!(sites[0].origin, "https://shop.example");
+    // Only the public half is kept.
+    assert_eq!(sites[0].keys[0].id, key["key_id"].as_str().unwrap());
+}
