@@ -12,7 +12,7 @@ use leptos::form::ActionForm;
 use leptos::prelude::*;
 
 /// Shows an action's outcome (or its error) below its form.
-fn outcome<T>(action: ServerAction<T>) -> impl IntoView
+pub(crate) fn outcome<T>(action: ServerAction<T>) -> impl IntoView
 where
     T: leptos::server_fn::ServerFn<Output = String, Error = crate::error::AppError>
         + Clone

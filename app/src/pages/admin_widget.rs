@@ -4,6 +4,7 @@
 use crate::csrf::CsrfField;
 use crate::error::AppError;
 use crate::format::utc;
+use crate::pages::admin::outcome;
 use crate::widget_admin::{
     AdminAddWidgetKey, AdminRegisterWidgetSite, AdminRevokeWidgetKey, AdminSetWidgetSiteEnabled,
     NewWidgetKey, WidgetSiteInfo, admin_widget_sites,
@@ -41,13 +42,6 @@ fn new_key_view(result: Option<Result<NewWidgetKey, AppError>>) -> impl IntoView
             }
             .into_any()
         }
-    })
-}
-
-fn message_view(result: Option<Result<String, AppError>>) -> impl IntoView {
-    result.map(|result| match result {
-        Ok(message) => view! { <p class="notice" role="status">{message}</p> }.into_any(),
-        Err(error) => view! { <p class="error" role="alert">{error.to_string()}</p> }.into_any(),
     })
 }
 
@@ -153,8 +147,8 @@ pub fn WidgetSites() -> impl IntoView {
                 })}
             </Transition>
             {move || new_key_view(add_key.value().get())}
-            {move || message_view(revoke.value().get())}
-            {move || message_view(enable.value().get())}
+            {outcome(revoke)}
+            {outcome(enable)}
             <h3>"Register a site"</h3>
             <ActionForm action=register>
                 <CsrfField/>

@@ -9,9 +9,9 @@ use domain::{Role, RoleSet, Timestamp};
 use engine::Actor;
 use engine::accounts::users::{CreateUser, create_user};
 use engine::widget::{
-    HostTokenClaims, NewSigningKey, SiteAdminError, TOKEN_AUDIENCE, WidgetTokenError, add_key,
-    authenticate_session, list_sites, open_session, register_site, revoke_key, set_site_enabled,
-    sign_host_token,
+    HostTokenClaims, NewSigningKey, OpenedSession, SiteAdminError, TOKEN_AUDIENCE,
+    WidgetTokenError, add_key, authenticate_session, list_sites, open_session, register_site,
+    revoke_key, set_site_enabled, sign_host_token,
 };
 use storage::testing::TestDatabase;
 
@@ -82,6 +82,18 @@ fn claims(site_id: &str, customer: &str, now: Timestamp) -> HostTokenClaims {
 
 fn token(key: &NewSigningKey, claims: &HostTokenClaims) -> String {
     sign_host_token(&key.private_key_pem, &key.key_id, claims).unwrap()
+}
+
+/// Opens a session at the world's site with a fresh token signed by `key`
+/// for `customer`.
+async fn open_as(
+    w: &World,
+    key: &NewSigningKey,
+    customer: &str,
+    now: Timestamp,
+) -> Result<OpenedSession, WidgetTokenError> {
+    let t = token(key, &claims(&w.site.site_id, customer, now));
+    open_session(&w.test.db, &w.site.site_id, &t, now).await
 }
 
 #[tokio::test]
@@ -246,22 +258,8 @@ async fn tokens_naming_staff_or_unknown_users_sign_nobody_in() {
 async fn each_session_acts_only_for_the_customer_its_token_named() {
     let w = world().await;
     let now = engine::now();
-    let first = open_session(
-        &w.test.db,
-        &w.site.site_id,
-        &token(&w.site, &claims(&w.site.site_id, &w.customer, now)),
-        now,
-    )
-    .await
-    .unwrap();
-    let second = open_session(
-        &w.test.db,
-        &w.site.site_id,
-        &token(&w.site, &claims(&w.site.site_id, &w.other_customer, now)),
-        now,
-    )
-    .await
-    .unwrap();
+    let first = open_as(&w, &w.site, &w.customer, now).await.unwrap();
+    let second = open_as(&w, &w.site, &w.other_customer, now).await.unwrap();
     let a = authenticate_session(&w.test.db, &first.secret, now)
         .await
         .unwrap()
@@ -278,14 +276,7 @@ async fn each_session_acts_only_for_the_customer_its_token_named() {
 async fn revoking_a_key_refuses_its_tokens_and_ends_its_sessions_while_a_new_key_works() {
     let w = world().await;
     let now = engine::now();
-    let opened = open_session(
-        &w.test.db,
-        &w.site.site_id,
-        &token(&w.site, &claims(&w.site.site_id, &w.customer, now)),
-        now,
-    )
-    .await
-    .unwrap();
+    let opened = open_as(&w, &w.site, &w.customer, now).await.unwrap();
     let rotated = add_key(&w.test.db, &w.admin, &w.site.site_id, now)
         .await
         .unwrap();
@@ -299,22 +290,9 @@ async fn revoking_a_key_refuses_its_tokens_and_ends_its_sessions_while_a_new_key
             .unwrap()
             .is_none()
     );
-    let old = open_session(
-        &w.test.db,
-        &w.site.site_id,
-        &token(&w.site, &claims(&w.site.site_id, &w.customer, now)),
-        now,
-    )
-    .await;
+    let old = open_as(&w, &w.site, &w.customer, now).await;
     assert!(matches!(old, Err(WidgetTokenError::UnknownKey)), "{old:?}");
-    open_session(
-        &w.test.db,
-        &w.site.site_id,
-        &token(&rotated, &claims(&w.site.site_id, &w.customer, now)),
-        now,
-    )
-    .await
-    .unwrap();
+    open_as(&w, &rotated, &w.customer, now).await.unwrap();
     let twice = revoke_key(&w.test.db, &w.admin, &w.site.site_id, &w.site.key_id, now).await;
     assert!(matches!(twice, Err(SiteAdminError::NoSuchKey { .. })));
 }
@@ -323,14 +301,7 @@ async fn revoking_a_key_refuses_its_tokens_and_ends_its_sessions_while_a_new_key
 async fn a_disabled_site_refuses_tokens_and_its_sessions() {
     let w = world().await;
     let now = engine::now();
-    let opened = open_session(
-        &w.test.db,
-        &w.site.site_id,
-        &token(&w.site, &claims(&w.site.site_id, &w.customer, now)),
-        now,
-    )
-    .await
-    .unwrap();
+    let opened = open_as(&w, &w.site, &w.customer, now).await.unwrap();
     set_site_enabled(&w.test.db, &w.admin, &w.site.site_id, false, now)
         .await
         .unwrap();
@@ -340,13 +311,7 @@ async fn a_disabled_site_refuses_tokens_and_its_sessions() {
             .unwrap()
             .is_none()
     );
-    let result = open_session(
-        &w.test.db,
-        &w.site.site_id,
-        &token(&w.site, &claims(&w.site.site_id, &w.customer, now)),
-        now,
-    )
-    .await;
+    let result = open_as(&w, &w.site, &w.customer, now).await;
     assert!(
         matches!(result, Err(WidgetTokenError::UnknownSite)),
         "{result:?}"
@@ -357,14 +322,7 @@ async fn a_disabled_site_refuses_tokens_and_its_sessions() {
 async fn a_widget_session_ends_after_its_lifetime() {
     let w = world().await;
     let now = engine::now();
-    let opened = open_session(
-        &w.test.db,
-        &w.site.site_id,
-        &token(&w.site, &claims(&w.site.site_id, &w.customer, now)),
-        now,
-    )
-    .await
-    .unwrap();
+    let opened = open_as(&w, &w.site, &w.customer, now).await.unwrap();
     let later = now + engine::widget::SESSION_LIFETIME + Duration::seconds(1);
     assert!(
         authenticate_session(&w.test.db, &opened.secret, later)
