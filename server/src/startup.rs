@@ -188,6 +188,15 @@ fn server_fn_handler(
         let context = context.clone();
         Box::pin(async move {
             use axum::response::IntoResponse;
+            let path = request.uri().path();
+            if !crate::web::server_fns::is_server_fn(path) {
+                return crate::web::api_error::ApiError::new(
+                    http::StatusCode::NOT_FOUND,
+                    "not_found",
+                    format!("no server function at {path}"),
+                )
+                .into_response();
+            }
             leptos_axum::handle_server_fns_with_context(
                 move || provide_context(context.clone()),
                 request,

@@ -27,8 +27,30 @@ impl From<DbErr> for StorageError {
         match &err {
             DbErr::ConnectionAcquire(e) => StorageError::Unavailable(e.to_string()),
             DbErr::Conn(RuntimeErr::SqlxError(e)) => StorageError::Unavailable(e.to_string()),
+            DbErr::Exec(RuntimeErr::SqlxError(e)) | DbErr::Query(RuntimeErr::SqlxError(e))
+                if is_transient(e) =>
+            {
+                StorageError::Unavailable(e.to_string())
+            }
             _ => StorageError::Other(err),
         }
+    }
+}
+
+/// Errors that say "not now" rather than "never": the caller may retry and
+/// the client should be told to try again (503), not that something broke.
+fn is_transient(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Database(db) => matches!(
+            db.code().as_deref(),
+            // SQLite: busy, locked, busy recovery / snapshot / timeout.
+            Some("5" | "6" | "261" | "517" | "773")
+            // PostgreSQL: serialization failure, deadlock, lock wait timed
+            // out, too many connections, shutting down, cannot connect now.
+            | Some("40001" | "40P01" | "55P03" | "53300" | "57P01" | "57P02" | "57P03")
+        ),
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => true,
+        _ => false,
     }
 }
 

@@ -6,4 +6,5 @@ pub mod api_error;
 pub mod audit_csv;
 pub mod health;
 pub mod live;
+pub mod server_fns;
 pub mod widget;

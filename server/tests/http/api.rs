@@ -104,3 +104,20 @@ async fn bearer_requests_without_cookies_skip_the_csrf_token_but_are_authenticat
     assert_eq!(with_cookie.status(), StatusCode::FORBIDDEN);
     assert_eq!(json(with_cookie).await["error"]["code"], "csrf_failed");
 }
+
+#[tokio::test]
+async fn an_unknown_server_function_gets_a_json_404_and_the_wrong_method_a_405() {
+    let app = TestApp::spawn().await;
+    let missing = app.get("/fn/no_such_function").await;
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    let body = json(missing).await;
+    assert_eq!(body["error"]["code"], "not_found");
+    assert_eq!(
+        body["error"]["message"],
+        "no server function at /fn/no_such_function"
+    );
+
+    let wrong = app.get("/fn/login").await;
+    assert_eq!(wrong.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(wrong.headers()["allow"], "POST");
+}

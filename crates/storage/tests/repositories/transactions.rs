@@ -212,3 +212,60 @@ async fn concurrent_refunds_each_bump_the_order_version_once() {
     assert_eq!(order.version, 1 + TASKS as i64);
     assert_eq!(order.refunds.len(), TASKS);
 }
+
+#[tokio::test]
+async fn a_write_that_times_out_waiting_for_another_writer_is_unavailable_not_a_failure() {
+    let test = TestDatabase::new().await;
+    let user = add_user(&test.db, "contended", &[Role::Customer]).await;
+    // Another process holds the lock this write needs, and this writer will
+    // not wait for it: SQLite answers "busy", PostgreSQL "lock not available".
+    let error = match test.db.backend() {
+        storage::Backend::Sqlite => {
+            let path = test
+                .url
+                .trim_start_matches("sqlite://")
+                .split('?')
+                .next()
+                .unwrap();
+            let options = sqlx::sqlite::SqliteConnectOptions::new()
+                .filename(path)
+                .busy_timeout(std::time::Duration::ZERO);
+            let holder = sqlx::SqlitePool::connect_with(options.clone())
+                .await
+                .unwrap();
+            let mut holding = holder.begin().await.unwrap();
+            sqlx::query("DELETE FROM write_gate WHERE 0")
+                .execute(&mut *holding)
+                .await
+                .unwrap();
+            let impatient = sea_orm::SqlxSqliteConnector::from_sqlx_sqlite_pool(
+                sqlx::SqlitePool::connect_with(options).await.unwrap(),
+            );
+            let error = users::disable(&impatient, &user, now()).await.unwrap_err();
+            holding.rollback().await.unwrap();
+            error
+        }
+        storage::Backend::Postgres => {
+            let options: sqlx::postgres::PgConnectOptions = test.url.parse().unwrap();
+            let holder = sqlx::PgPool::connect_with(options.clone()).await.unwrap();
+            let mut holding = holder.begin().await.unwrap();
+            sqlx::query("SELECT id FROM users WHERE id = $1 FOR UPDATE")
+                .bind(&user)
+                .execute(&mut *holding)
+                .await
+                .unwrap();
+            let impatient = sea_orm::SqlxPostgresConnector::from_sqlx_postgres_pool(
+                sqlx::PgPool::connect_with(options.options([("lock_timeout", "50ms")]))
+                    .await
+                    .unwrap(),
+            );
+            let error = users::disable(&impatient, &user, now()).await.unwrap_err();
+            holding.rollback().await.unwrap();
+            error
+        }
+    };
+    assert!(
+        matches!(error, storage::StorageError::Unavailable(_)),
+        "{error:?}"
+    );
+}
