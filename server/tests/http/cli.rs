@@ -33,3 +33,99 @@ async fn countersign_migrate_prepares_a_fresh_database() {
     // Running it again is harmless.
     fresh.db.migrate().await.unwrap();
 }
+
+/// Runs the binary against `url` and returns its stdout (asserting success).
+async fn countersign(url: &str, workdir: &std::path::Path, args: &[&str]) -> String {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"))
+        .args(args)
+        .current_dir(workdir)
+        .env("COUNTERSIGN_DATABASE_URL", url)
+        .env("COUNTERSIGN_CONFIG", workdir.join("absent.toml"))
+        .env_remove("COUNTERSIGN_SEED_DEMO")
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{args:?} failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+fn field<'a>(stdout: &'a str, label: &str) -> &'a str {
+    stdout
+        .lines()
+        .find_map(|line| line.strip_prefix(label))
+        .unwrap_or_else(|| panic!("no {label:?} in {stdout}"))
+        .trim()
+}
+
+#[tokio::test]
+async fn the_widget_commands_register_a_site_and_sign_a_token_that_opens_a_session() {
+    let test = TestDatabase::new().await;
+    engine::demo::seed_demo(&test.db, "cli-demo-password", engine::now())
+        .await
+        .unwrap();
+    let workdir = tempfile::tempdir().unwrap();
+    let key_file = workdir.path().join("site.pem");
+    let key_path = key_file.to_str().unwrap();
+
+    let registered = countersign(
+        &test.url,
+        workdir.path(),
+        &[
+            "widget",
+            "register",
+            "--name",
+            "Shop",
+            "--origin",
+            "https://shop.example",
+            "--admin",
+            "admin",
+            "--key-out",
+            key_path,
+        ],
+    )
+    .await;
+    let site = field(&registered, "site id:").to_owned();
+    let key = field(&registered, "key id:").to_owned();
+    assert!(
+        !registered.contains("BEGIN PRIVATE KEY"),
+        "written to the file only"
+    );
+    let pem = std::fs::read_to_string(&key_file).unwrap();
+    assert!(pem.starts_with("-----BEGIN PRIVATE KEY-----"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&key_file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    let listed = countersign(&test.url, workdir.path(), &["widget", "sites"]).await;
+    assert!(listed.contains(&site) && listed.contains(&key) && listed.contains("active"));
+
+    let token = countersign(
+        &test.url,
+        workdir.path(),
+        &[
+            "widget",
+            "token",
+            "--site",
+            &site,
+            "--key-id",
+            &key,
+            "--key-file",
+            key_path,
+            "--customer",
+            "customer3",
+        ],
+    )
+    .await;
+    let opened = engine::widget::open_session(&test.db, &site, token.trim(), engine::now())
+        .await
+        .unwrap();
+    assert_eq!(opened.customer.name, "customer3");
+}
