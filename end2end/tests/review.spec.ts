@@ -1,5 +1,5 @@
 import { expect, Page, test } from "@playwright/test";
-import { signIn, waitForHydration } from "./helpers";
+import { proposeViaApi, signIn, waitForHydration } from "./helpers";
 
 /** The customer asks for a refund through the JSON API with their session. */
 async function proposeAsCustomer(page: Page, orderId: string) {
@@ -88,5 +88,47 @@ test("an approver is told plainly why they cannot approve a refund they requeste
   await card.getByTestId("confirm-approve").click();
   await expect(card.getByTestId("decision-error")).toHaveText(
     "you asked for this refund or would receive it, so someone else must approve it",
+  );
+});
+
+test("an approver's half-written rejection survives a live update of another proposal", async ({ browser }) => {
+  const customer = await (await browser.newContext()).newPage();
+  await signIn(customer, "customer3");
+  const kept = await proposeViaApi(customer, "4830", "returns-policy:section-2");
+  const other = await proposeViaApi(customer, "4830", "returns-policy:section-2");
+
+  const approver = await (await browser.newContext()).newPage();
+  await signIn(approver, "approver");
+  await approver.goto("/queue");
+  await waitForHydration(approver);
+  await expect(approver.locator("body")).toHaveAttribute("data-live", "open");
+  const card = approver.locator(`[data-proposal="${kept.id}"]`);
+  await card.getByRole("button", { name: "Reject…" }).click();
+  const reason = card.getByLabel("Why are you rejecting it?");
+  await reason.fill("Checking with the warehouse whether the bottle");
+  await expect(reason).toBeFocused();
+
+  // Meanwhile a second approver rejects the other proposal; every queue
+  // re-renders with the change.
+  const second = await (await browser.newContext()).newPage();
+  await signIn(second, "approver2");
+  const csrf = await second.locator('meta[name="csrf-token"]').getAttribute("content");
+  const rejected = await second.request.post(`/api/v1/proposals/${other.id}/reject`, {
+    headers: { "x-csrf-token": csrf ?? "", origin: new URL(second.url()).origin },
+    data: { reason: "Duplicate of another request." },
+  });
+  expect(rejected.status()).toBe(200);
+  await expect(approver.locator(`[data-proposal="${other.id}"]`)).toHaveCount(0);
+
+  // The draft is still there, still focused; typing goes on where it was.
+  await expect(reason).toHaveValue("Checking with the warehouse whether the bottle");
+  await expect(reason).toBeFocused();
+  await approver.keyboard.type(" arrived dented.");
+  await card.getByRole("button", { name: "Reject proposal" }).click();
+  await expect(approver.locator(`[data-decision="${kept.id}"]`)).toContainText("Rejected");
+  await approver.goto(`/proposals/${kept.id}`);
+  await waitForHydration(approver);
+  await expect(approver.locator(".card", { hasText: "Decisions" })).toContainText(
+    "Checking with the warehouse whether the bottle arrived dented.",
   );
 });

@@ -13,11 +13,32 @@ use leptos::prelude::*;
 #[derive(Clone, Copy)]
 struct Outcomes(RwSignal<std::collections::HashMap<String, Result<String, String>>>);
 
+/// What an approver has open or half-written on each card, kept by the page
+/// for the same reason: a live update of any proposal re-renders the list,
+/// and must not close a confirmation or lose a rejection being typed.
+#[derive(Clone, Copy)]
+struct Drafts {
+    by_proposal: RwSignal<std::collections::HashMap<String, Draft>>,
+    /// The card whose reason was typed in last, to give its field the focus
+    /// back when a re-render took it away.
+    last_edited: RwSignal<Option<String>>,
+}
+
+#[derive(Clone, Default)]
+struct Draft {
+    panel: Panel,
+    reason: String,
+}
+
 #[component]
 pub fn QueuePage() -> impl IntoView {
     let outcomes =
         RwSignal::new(std::collections::HashMap::<String, Result<String, String>>::new());
     provide_context(Outcomes(outcomes));
+    provide_context(Drafts {
+        by_proposal: RwSignal::new(std::collections::HashMap::new()),
+        last_edited: RwSignal::new(None),
+    });
     let changes = use_proposal_changes();
     let queue = Resource::new(move || changes.get(), |_| review_queue());
     // Decisions stay listed here after their cards leave the queue.
@@ -61,8 +82,9 @@ pub fn QueuePage() -> impl IntoView {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
 enum Panel {
+    #[default]
     Closed,
     ConfirmApprove,
     Reject,
@@ -78,8 +100,55 @@ fn QueueItem(card: ProposalCard) -> impl IntoView {
         card.proposal.payment_reference,
         card.proposal.order_id
     );
-    let (panel, set_panel) = signal(Panel::Closed);
-    let (reason, set_reason) = signal(String::new());
+    let drafts = expect_context::<Drafts>();
+    let panel = Signal::derive({
+        let id = id.clone();
+        move || {
+            drafts
+                .by_proposal
+                .with(|all| all.get(&id).map(|d| d.panel).unwrap_or_default())
+        }
+    });
+    let set_panel = Callback::new({
+        let id = id.clone();
+        move |next: Panel| {
+            drafts.by_proposal.update(|all| {
+                all.entry(id.clone()).or_default().panel = next;
+            });
+        }
+    });
+    let reason = Signal::derive({
+        let id = id.clone();
+        move || {
+            drafts
+                .by_proposal
+                .with(|all| all.get(&id).map(|d| d.reason.clone()).unwrap_or_default())
+        }
+    });
+    let set_reason = Callback::new({
+        let id = id.clone();
+        move |text: String| {
+            drafts.by_proposal.update(|all| {
+                all.entry(id.clone()).or_default().reason = text;
+            });
+            drafts.last_edited.set(Some(id.clone()));
+        }
+    });
+    let reason_input = NodeRef::<leptos::html::Textarea>::new();
+    {
+        let id = id.clone();
+        Effect::new(move |_| {
+            let Some(field) = reason_input.get() else {
+                return;
+            };
+            let nothing_focused = document()
+                .active_element()
+                .is_none_or(|active| document().body().is_some_and(|body| *body == active));
+            if nothing_focused && drafts.last_edited.get_untracked().as_deref() == Some(&id) {
+                let _ = field.focus();
+            }
+        });
+    }
     // The outcome is recorded by the action's own task, not by an effect of
     // this card: a live refresh may remove the card (its proposal left the
     // queue) before the server's answer arrives.
@@ -95,6 +164,11 @@ fn QueueItem(card: ProposalCard) -> impl IntoView {
                 )
             })
             .map_err(ToString::to_string);
+        if message.is_ok() {
+            drafts.by_proposal.update(|all| {
+                all.remove(&id);
+            });
+        }
         outcomes.update(|all| {
             all.insert(id, message);
         });
@@ -142,8 +216,8 @@ fn QueueItem(card: ProposalCard) -> impl IntoView {
             <div class="decision">
                 <Show when=move || panel.get() == Panel::Closed>
                     <div class="row">
-                        <button type="button" on:click=move |_| set_panel.set(Panel::ConfirmApprove)>"Approve…"</button>
-                        <button type="button" class="secondary" on:click=move |_| set_panel.set(Panel::Reject)>"Reject…"</button>
+                        <button type="button" on:click=move |_| set_panel.run(Panel::ConfirmApprove)>"Approve…"</button>
+                        <button type="button" class="secondary" on:click=move |_| set_panel.run(Panel::Reject)>"Reject…"</button>
                     </div>
                 </Show>
                 <Show when=move || panel.get() == Panel::ConfirmApprove>
@@ -159,7 +233,7 @@ fn QueueItem(card: ProposalCard) -> impl IntoView {
                                 }>
                                 "Confirm approval"
                             </button>
-                            <button type="button" class="secondary" on:click=move |_| set_panel.set(Panel::Closed)>"Cancel"</button>
+                            <button type="button" class="secondary" on:click=move |_| set_panel.run(Panel::Closed)>"Cancel"</button>
                         </div>
                     </div>
                 </Show>
@@ -172,11 +246,11 @@ fn QueueItem(card: ProposalCard) -> impl IntoView {
                         }
                     }>
                         <label for=reason_field.clone()>"Why are you rejecting it?"</label>
-                        <textarea id=reason_field.clone() required maxlength="2000"
-                            prop:value=reason on:input=move |ev| set_reason.set(event_target_value(&ev))></textarea>
+                        <textarea id=reason_field.clone() required maxlength="2000" node_ref=reason_input
+                            prop:value=reason on:input=move |ev| set_reason.run(event_target_value(&ev))></textarea>
                         <div class="row">
                             <button type="submit" class="danger" disabled=busy>"Reject proposal"</button>
-                            <button type="button" class="secondary" on:click=move |_| set_panel.set(Panel::Closed)>"Cancel"</button>
+                            <button type="button" class="secondary" on:click=move |_| set_panel.run(Panel::Closed)>"Cancel"</button>
                         </div>
                     </form>
                 </Show>
