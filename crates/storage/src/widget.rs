@@ -4,7 +4,7 @@ use crate::entities::{widget_key, widget_session, widget_site};
 use crate::error::StorageError;
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
+    ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder,
     sea_query::Expr,
 };
 
@@ -15,32 +15,18 @@ pub use widget_site::Model as WidgetSite;
 /// # Errors
 /// [`StorageError::Conflict`] when the origin is already registered.
 pub async fn insert_site(db: &impl ConnectionTrait, site: &WidgetSite) -> Result<(), StorageError> {
-    widget_site::ActiveModel {
-        id: Set(site.id.clone()),
-        name: Set(site.name.clone()),
-        origin: Set(site.origin.clone()),
-        created_by: Set(site.created_by.clone()),
-        created_at: Set(site.created_at),
-        disabled_at: Set(site.disabled_at),
-    }
-    .insert(db)
-    .await?;
+    widget_site::Entity::insert(site.clone().into_active_model())
+        .exec_without_returning(db)
+        .await?;
     Ok(())
 }
 
 /// # Errors
 /// Database failures.
 pub async fn insert_key(db: &impl ConnectionTrait, key: &WidgetKey) -> Result<(), StorageError> {
-    widget_key::ActiveModel {
-        id: Set(key.id.clone()),
-        site_id: Set(key.site_id.clone()),
-        public_key: Set(key.public_key.clone()),
-        created_by: Set(key.created_by.clone()),
-        created_at: Set(key.created_at),
-        revoked_at: Set(key.revoked_at),
-    }
-    .insert(db)
-    .await?;
+    widget_key::Entity::insert(key.clone().into_active_model())
+        .exec_without_returning(db)
+        .await?;
     Ok(())
 }
 
@@ -131,18 +117,9 @@ pub async fn insert_session(
     db: &impl ConnectionTrait,
     session: &WidgetSession,
 ) -> Result<(), StorageError> {
-    widget_session::ActiveModel {
-        id: Set(session.id.clone()),
-        secret_hash: Set(session.secret_hash.clone()),
-        site_id: Set(session.site_id.clone()),
-        key_id: Set(session.key_id.clone()),
-        customer_id: Set(session.customer_id.clone()),
-        token_id: Set(session.token_id.clone()),
-        created_at: Set(session.created_at),
-        expires_at: Set(session.expires_at),
-    }
-    .insert(db)
-    .await?;
+    widget_session::Entity::insert(session.clone().into_active_model())
+        .exec_without_returning(db)
+        .await?;
     Ok(())
 }
 
