@@ -5,24 +5,33 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# CI builds once from a clean clone: incremental caches would only double the
+# size of target/ (they were most of it) without saving any time.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+disk() { printf 'disk: %s free; target/ %s\n' "$(df -h --output=avail . | tail -1 | tr -d ' ')" "$(du -sh target 2>/dev/null | cut -f1)"; }
 
 scripts/setup.sh --tests
 
+disk
 say "format and lints"
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo clippy -p frontend --target wasm32-unknown-unknown -- -D warnings
 
+disk
 say "tests on SQLite"
 cargo test
 
+disk
 say "tests on PostgreSQL"
 TEST_DATABASE_URL="postgres://countersign:countersign@127.0.0.1:5432/countersign" \
   cargo test -p storage -p engine -p server
 
+disk
 say "browser tests (Playwright + Chromium)"
 scripts/build-site.sh
 cargo build -p server
 (cd end2end && npx playwright test)
+disk
 say "all checks passed"
