@@ -65,6 +65,12 @@ impl Database {
                 Backend::Postgres => 32,
             })
             .min_connections(1)
+            // A pooled SQLite connection is a handle on a local file and
+            // cannot go stale; pinging it before every use cost one more
+            // round trip to its worker thread per statement outside a
+            // transaction. PostgreSQL connections can break (a restarted
+            // server) and keep the check.
+            .test_before_acquire(backend == Backend::Postgres)
             .map_sqlx_sqlite_opts(|opts| {
                 opts.journal_mode(SqliteJournalMode::Wal)
                     .synchronous(SqliteSynchronous::Full)
@@ -123,6 +129,17 @@ impl Database {
         Ok(WriteTx { txn, _guard: guard })
     }
 
+    /// Starts a transaction for reads only: one connection and one snapshot
+    /// for a use case that reads several things before it writes (cheaper
+    /// than a pooled connection per read, and consistent). Takes no write
+    /// lock; end it with `commit` before [`Database::begin_write`].
+    ///
+    /// # Errors
+    /// [`StorageError::Unavailable`] when no connection can be had.
+    pub async fn begin_read(&self) -> Result<DatabaseTransaction, StorageError> {
+        Ok(self.conn.begin().await?)
+    }
+
     /// Checks that the database answers (for `/readyz`).
     ///
     /// # Errors
@@ -175,6 +192,17 @@ impl WriteTx {
     /// The commit failed; nothing was written.
     pub async fn commit(self) -> Result<(), StorageError> {
         self.txn.commit().await?;
+        Ok(())
+    }
+
+    /// Ends the transaction without writing anything. Dropping it does the
+    /// same, but only queues the rollback; this waits for it, so the write
+    /// lock is free when it returns.
+    ///
+    /// # Errors
+    /// The rollback failed (the connection is then discarded by the pool).
+    pub async fn rollback(self) -> Result<(), StorageError> {
+        self.txn.rollback().await?;
         Ok(())
     }
 }

@@ -5,7 +5,7 @@ use crate::error::StorageError;
 use domain::{Currency, Money, OrderLine, OrderSnapshot, PastRefund};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
-    sea_query::Expr,
+    sea_query::{Expr, OnConflict},
 };
 
 /// # Errors
@@ -60,25 +60,27 @@ pub async fn get(
     Ok(Some(assemble(db, row).await?))
 }
 
-/// The order, locked until the transaction ends on PostgreSQL (SQLite's
-/// write transaction already excludes other writers). Used wherever a
-/// decision about refunding depends on the order staying as read.
+/// The order's current version, locked until the transaction ends on
+/// PostgreSQL (SQLite's write transaction already excludes other writers).
+/// Writers read the whole order before their transaction and take this
+/// first inside it: the lock orders them (order before proposal, always)
+/// and the version says whether what they read is still current. `None`
+/// when the order no longer exists.
 ///
 /// # Errors
 /// Database failures.
-pub async fn lock_and_get(
+pub async fn lock_version(
     db: &impl ConnectionTrait,
     order_id: &str,
-) -> Result<Option<OrderSnapshot>, StorageError> {
+) -> Result<Option<i64>, StorageError> {
     use sea_orm::QuerySelect;
-    let mut query = order::Entity::find_by_id(order_id.to_owned());
+    let mut query = order::Entity::find_by_id(order_id.to_owned())
+        .select_only()
+        .column(order::Column::Version);
     if db.get_database_backend() == sea_orm::DbBackend::Postgres {
         query = query.lock_exclusive();
     }
-    let Some(row) = query.one(db).await? else {
-        return Ok(None);
-    };
-    Ok(Some(assemble(db, row).await?))
+    Ok(query.into_tuple::<i64>().one(db).await?)
 }
 
 /// A customer's orders, newest first.
@@ -126,25 +128,44 @@ pub async fn record_refund(
     insert_refund_row(db, order_id, refund).await
 }
 
-/// Whether a refund with this id is already booked (booking is idempotent).
+/// Books the refund unless one with its id is already booked, bumping the
+/// order's version only when it was not: recording the same answer twice
+/// books it once. Returns whether it was booked now.
 ///
 /// # Errors
-/// Database failures.
-pub async fn refund_exists(
-    db: &impl ConnectionTrait,
-    refund_id: &str,
-) -> Result<bool, StorageError> {
-    Ok(order_refund::Entity::find_by_id(refund_id.to_owned())
-        .one(db)
-        .await?
-        .is_some())
-}
-
-async fn insert_refund_row(
+/// Database failures; [`StorageError::NotFound`] for an unknown order.
+pub async fn record_refund_once(
     db: &impl ConnectionTrait,
     order_id: &str,
     refund: &PastRefund,
-) -> Result<(), StorageError> {
+) -> Result<bool, StorageError> {
+    let inserted = order_refund::Entity::insert(refund_row(order_id, refund))
+        .on_conflict(
+            OnConflict::column(order_refund::Column::Id)
+                .do_nothing()
+                .to_owned(),
+        )
+        .exec_without_returning(db)
+        .await?;
+    if inserted == 0 {
+        return Ok(false);
+    }
+    let bumped = order::Entity::update_many()
+        .col_expr(
+            order::Column::Version,
+            Expr::col(order::Column::Version).add(1),
+        )
+        .col_expr(order::Column::UpdatedAt, Expr::value(refund.created_at))
+        .filter(order::Column::Id.eq(order_id))
+        .exec(db)
+        .await?;
+    if bumped.rows_affected == 0 {
+        return Err(StorageError::NotFound { entity: "order" });
+    }
+    Ok(true)
+}
+
+fn refund_row(order_id: &str, refund: &PastRefund) -> order_refund::ActiveModel {
     order_refund::ActiveModel {
         id: Set(refund.id.clone()),
         order_id: Set(order_id.to_owned()),
@@ -154,8 +175,14 @@ async fn insert_refund_row(
         reference: Set(refund.reference.clone()),
         created_at: Set(refund.created_at),
     }
-    .insert(db)
-    .await?;
+}
+
+async fn insert_refund_row(
+    db: &impl ConnectionTrait,
+    order_id: &str,
+    refund: &PastRefund,
+) -> Result<(), StorageError> {
+    refund_row(order_id, refund).insert(db).await?;
     Ok(())
 }
 

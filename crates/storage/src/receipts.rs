@@ -4,7 +4,7 @@
 use crate::entities::receipt;
 use crate::error::StorageError;
 use domain::proposal::Receipt;
-use sea_orm::{ActiveModelTrait, ConnectionTrait, EntityTrait, Set};
+use sea_orm::{ConnectionTrait, EntityTrait, Set, sea_query::OnConflict};
 
 pub use receipt::Model as StoredReceipt;
 
@@ -19,14 +19,7 @@ pub async fn insert_once(
     receipt: &Receipt,
     raw: &serde_json::Value,
 ) -> Result<(), StorageError> {
-    if receipt::Entity::find_by_id(proposal_id.to_owned())
-        .one(db)
-        .await?
-        .is_some()
-    {
-        return Ok(());
-    }
-    receipt::ActiveModel {
+    receipt::Entity::insert(receipt::ActiveModel {
         proposal_id: Set(proposal_id.to_owned()),
         provider: Set(receipt.provider.clone()),
         provider_refund_id: Set(receipt.provider_refund_id.clone()),
@@ -35,8 +28,13 @@ pub async fn insert_once(
         status: Set(receipt.status.clone()),
         raw: Set(raw.to_string()),
         recorded_at: Set(receipt.recorded_at),
-    }
-    .insert(db)
+    })
+    .on_conflict(
+        OnConflict::column(receipt::Column::ProposalId)
+            .do_nothing()
+            .to_owned(),
+    )
+    .exec_without_returning(db)
     .await?;
     Ok(())
 }

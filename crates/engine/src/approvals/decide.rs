@@ -4,7 +4,7 @@
 //! transaction. The provider is called only after commit.
 
 use crate::core::{Actor, Engine};
-use crate::execution::step::{SaveError, Step};
+use crate::execution::step::{ConflictAware, SaveError, Step, retry_on_conflict};
 use domain::proposal::{
     Approval, ApprovalContext, ApprovalPolicy, ApproveError, Approver, Command, ConditionsSnapshot,
     Effect, EvidenceKind, RefundProposal, TransitionError, check_approval, check_rejection,
@@ -12,7 +12,7 @@ use domain::proposal::{
 use serde_json::json;
 use storage::ids::new_id;
 use storage::proposals::StoredProposal;
-use storage::{StorageError, WriteTx};
+use storage::{ConnectionTrait, StorageError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DecisionError {
@@ -28,6 +28,12 @@ pub enum DecisionError {
     Transition(#[from] TransitionError),
     #[error(transparent)]
     Storage(#[from] StorageError),
+}
+
+impl ConflictAware for DecisionError {
+    fn is_conflict(&self) -> bool {
+        matches!(self, DecisionError::Conflict(_))
+    }
 }
 
 impl From<SaveError> for DecisionError {
@@ -75,19 +81,34 @@ impl Engine {
         proposal_id: &str,
         digest_shown: &str,
     ) -> Result<StoredProposal, DecisionError> {
+        retry_on_conflict(|| self.try_approve(actor, proposal_id, digest_shown)).await
+    }
+
+    /// One attempt. Everything that only reads (the proposal, the limits,
+    /// the order, the permission check, the conditions) happens before the
+    /// write transaction, so writers queue only for their writes; inside it
+    /// the order must still be at the version read and the proposal at its
+    /// state version (the conditional update), or the attempt is a conflict
+    /// and starts over from fresh reads.
+    async fn try_approve(
+        &self,
+        actor: &Actor,
+        proposal_id: &str,
+        digest_shown: &str,
+    ) -> Result<StoredProposal, DecisionError> {
         let now = crate::now();
-        let tx = self.db.begin_write().await?;
-        let stored = load(&tx, proposal_id).await?;
+        let read = self.db.begin_read().await?;
+        let stored = load(&read, proposal_id).await?;
         let currency = stored.proposal.amount.currency.code().to_owned();
         let approver = Approver {
             id: actor.user_id.clone(),
             roles: actor.roles.clone(),
-            limit_minor: storage::limits::approval_limit(&*tx, &actor.user_id, &currency)
+            limit_minor: storage::limits::approval_limit(&read, &actor.user_id, &currency)
                 .await?
                 .or(self.settings.default_approval_limit_minor),
         };
         let policy = ApprovalPolicy {
-            four_eyes_threshold_minor: storage::limits::four_eyes_threshold(&*tx, &currency)
+            four_eyes_threshold_minor: storage::limits::four_eyes_threshold(&read, &currency)
                 .await?
                 .unwrap_or(self.settings.four_eyes_threshold_minor),
             approval_ttl: self.settings.approval_ttl,
@@ -101,7 +122,7 @@ impl Engine {
             now,
         };
         let outcome = check_approval(&ctx)?;
-        let order = storage::orders::lock_and_get(&*tx, &stored.proposal.order_id)
+        let order = storage::orders::get(&read, &stored.proposal.order_id)
             .await?
             .ok_or_else(|| {
                 DecisionError::Invalid(format!(
@@ -113,9 +134,8 @@ impl Engine {
             .map_err(|e| {
                 DecisionError::Invalid(format!("the order's records are inconsistent: {e}"))
             })?;
+        read.commit().await.map_err(StorageError::from)?;
         let approval = Approval::approve(new_id("apv"), &ctx, conditions.clone());
-        storage::approvals::insert(&*tx, &approval).await?;
-
         let mut step = Step::new(stored);
         let effects = step.apply(
             outcome.command(&approval),
@@ -128,6 +148,14 @@ impl Engine {
             }),
             now,
         )?;
+
+        let tx = self.db.begin_write().await?;
+        // Lock order before proposal, as every writer does.
+        if storage::orders::lock_version(&*tx, &order.id).await? != Some(order.version) {
+            tx.rollback().await?;
+            return Err(DecisionError::Conflict(SaveError::Conflict));
+        }
+        storage::approvals::insert(&*tx, &approval).await?;
         let mut send = false;
         if effects.contains(&Effect::Execute) {
             send = self
@@ -172,7 +200,7 @@ impl Engine {
         }
         let now = crate::now();
         let tx = self.db.begin_write().await?;
-        let stored = load(&tx, proposal_id).await?;
+        let stored = load(&*tx, proposal_id).await?;
         let approver = Approver {
             id: actor.user_id.clone(),
             roles: actor.roles.clone(),
@@ -223,8 +251,11 @@ fn empty_conditions() -> ConditionsSnapshot {
     }
 }
 
-async fn load(tx: &WriteTx, proposal_id: &str) -> Result<StoredProposal, DecisionError> {
-    storage::proposals::get(&**tx, proposal_id)
+async fn load(
+    db: &impl ConnectionTrait,
+    proposal_id: &str,
+) -> Result<StoredProposal, DecisionError> {
+    storage::proposals::get(db, proposal_id)
         .await?
         .ok_or_else(|| DecisionError::NotFound(proposal_id.to_owned()))
 }

@@ -2,7 +2,7 @@
 //! transaction per answer, which also books a successful refund on the order,
 //! stores the receipt, and records verification when it is already known.
 
-use super::step::{SaveError, Step};
+use super::step::{ConflictAware, SaveError, Step, retry_on_conflict};
 use crate::core::Engine;
 use connectors::{ProviderError, ProviderRefund as WireRefund, ProviderRefundStatus};
 use domain::proposal::{Command, Effect, ProposalState, ProviderRefund, Receipt, TransitionError};
@@ -73,6 +73,12 @@ pub enum RecordError {
     Transition(#[from] TransitionError),
 }
 
+impl ConflictAware for RecordError {
+    fn is_conflict(&self) -> bool {
+        matches!(self, RecordError::Save(SaveError::Conflict))
+    }
+}
+
 impl Engine {
     /// Records `answer` for proposal `id` if it is still executing under this
     /// process's claim. `verified` is the provider's list of refunds under the
@@ -86,10 +92,20 @@ impl Engine {
         answer: Answer,
         verified: Option<Vec<WireRefund>>,
     ) -> Result<AfterAnswer, RecordError> {
+        retry_on_conflict(|| self.try_record_answer(id, answer.clone(), verified.clone())).await
+    }
+
+    /// One attempt: the proposal is read before the write transaction and
+    /// written only if its state version is still the one read.
+    async fn try_record_answer(
+        &self,
+        id: &str,
+        answer: Answer,
+        verified: Option<Vec<WireRefund>>,
+    ) -> Result<AfterAnswer, RecordError> {
         let now = crate::now();
         let actor = self.system_actor();
-        let tx = self.db.begin_write().await?;
-        let Some(stored) = storage::proposals::get(&*tx, id).await? else {
+        let Some(stored) = storage::proposals::get(self.db.conn(), id).await? else {
             return Ok(AfterAnswer::Done);
         };
         let ProposalState::Executing {
@@ -103,8 +119,10 @@ impl Engine {
             return Ok(AfterAnswer::Done);
         }
         let checks = unknown.as_ref().map(|u| u.checks).unwrap_or(0);
+        let order_id = stored.proposal.order_id.clone();
+        let tx = self.db.begin_write().await?;
         // Lock order before proposal, as every writer does.
-        let order = storage::orders::lock_and_get(&*tx, &stored.proposal.order_id).await?;
+        storage::orders::lock_version(&*tx, &order_id).await?;
         let mut step = Step::new(stored);
         let mut after = AfterAnswer::Done;
         match answer {
@@ -214,6 +232,7 @@ impl Engine {
                     .any(|e| matches!(e, Effect::SendRefund { .. }))
                 {
                     let revalidated = if effects.contains(&Effect::Revalidate) {
+                        let order = storage::orders::get(&*tx, &order_id).await?;
                         self.revalidate_before_resend(&tx, &mut step, order.as_ref(), &actor, now)
                             .await?
                     } else {
@@ -331,22 +350,19 @@ async fn book_refund(
     now: Timestamp,
 ) -> Result<(), StorageError> {
     // One booking per proposal, however often the answer is recorded.
-    let refund_id = format!("ref_{proposal_id}");
-    if storage::orders::refund_exists(db, &refund_id).await? {
-        return Ok(());
-    }
-    storage::orders::record_refund(
+    storage::orders::record_refund_once(
         db,
         order_id,
         &PastRefund {
-            id: refund_id,
+            id: format!("ref_{proposal_id}"),
             amount,
             channel: "countersign".into(),
             reference: format!("proposal {proposal_id}, provider refund {provider_refund_id}"),
             created_at: now,
         },
     )
-    .await
+    .await?;
+    Ok(())
 }
 
 fn status_name(status: &ProviderRefundStatus) -> &'static str {

@@ -18,6 +18,35 @@ pub enum SaveError {
     Storage(#[from] StorageError),
 }
 
+/// Errors that say "another writer moved first": the attempt read state
+/// that is no longer current, and may be run again from fresh reads.
+pub trait ConflictAware {
+    fn is_conflict(&self) -> bool;
+}
+
+/// How often an optimistic use case is attempted before its conflict is
+/// reported. Each retry starts from fresh reads, so it usually ends with the
+/// domain's own answer (e.g. "no longer awaiting approval") rather than here.
+const ATTEMPTS: u32 = 4;
+
+/// Runs `attempt` again while it reports a conflict, up to [`ATTEMPTS`] times.
+///
+/// # Errors
+/// The last attempt's error.
+pub async fn retry_on_conflict<T, E, F>(mut attempt: impl FnMut() -> F) -> Result<T, E>
+where
+    E: ConflictAware,
+    F: std::future::Future<Output = Result<T, E>>,
+{
+    let mut tries = 1;
+    loop {
+        match attempt().await {
+            Err(error) if error.is_conflict() && tries < ATTEMPTS => tries += 1,
+            done => return done,
+        }
+    }
+}
+
 pub struct Step {
     pub stored: StoredProposal,
     read_version: i64,
@@ -152,7 +181,15 @@ impl crate::core::Engine {
         step: Step,
         now: Timestamp,
     ) -> Result<StoredProposal, SaveError> {
-        let (stored, change) = step.save(&*tx, now).await?;
+        let (stored, change) = match step.save(&*tx, now).await {
+            Ok(saved) => saved,
+            Err(error) => {
+                // Roll back now rather than on drop, so the next writer does
+                // not find the database still locked by this transaction.
+                tx.rollback().await?;
+                return Err(error);
+            }
+        };
         tx.commit().await?;
         if let Some(change) = change {
             self.live.publish(change);

@@ -135,3 +135,59 @@ async fn a_refund_for_an_unknown_order_is_not_found_and_leaves_nothing() {
         "{result:?}"
     );
 }
+
+#[tokio::test]
+async fn booking_the_same_refund_twice_books_it_once_and_bumps_the_version_once() {
+    let test = TestDatabase::new().await;
+    let db = test.db.conn();
+    let customer = add_user(&test.db, "cora", &[Role::Customer]).await;
+    orders::insert(db, &order("4821", &customer, 15))
+        .await
+        .unwrap();
+    let refund = PastRefund {
+        id: "ref_prp_17".into(),
+        amount: Money::new(7900, Currency::EUR),
+        channel: "countersign".into(),
+        reference: "proposal prp_17".into(),
+        created_at: now(),
+    };
+
+    let tx = test.db.begin_write().await.unwrap();
+    let first = orders::record_refund_once(&*tx, "4821", &refund)
+        .await
+        .unwrap();
+    let again = orders::record_refund_once(&*tx, "4821", &refund)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    assert!(first, "the first booking books");
+    assert!(!again, "the second finds it booked");
+    let after = orders::get(db, "4821").await.unwrap().unwrap();
+    assert_eq!(after.version, 2);
+    assert_eq!(after.refunds.len(), 2);
+    assert_eq!(after.refunded().unwrap(), Money::new(9150, Currency::EUR));
+}
+
+#[tokio::test]
+async fn lock_version_reads_the_current_version_and_nothing_for_a_missing_order() {
+    let test = TestDatabase::new().await;
+    let customer = add_user(&test.db, "cora", &[Role::Customer]).await;
+    orders::insert(test.db.conn(), &order("4821", &customer, 15))
+        .await
+        .unwrap();
+    let refund = PastRefund {
+        id: "ref_desk_2".into(),
+        amount: Money::new(100, Currency::EUR),
+        channel: "support_desk".into(),
+        reference: "ticket 2".into(),
+        created_at: now(),
+    };
+
+    let tx = test.db.begin_write().await.unwrap();
+    assert_eq!(orders::lock_version(&*tx, "4821").await.unwrap(), Some(1));
+    orders::record_refund(&*tx, "4821", &refund).await.unwrap();
+    assert_eq!(orders::lock_version(&*tx, "4821").await.unwrap(), Some(2));
+    assert_eq!(orders::lock_version(&*tx, "4999").await.unwrap(), None);
+    tx.commit().await.unwrap();
+}
