@@ -187,6 +187,7 @@ async fn main() {
     let proposals = Arc::new(proposals);
     let next = Arc::new(AtomicU64::new(0));
     let cpu_before = cpu_seconds();
+    let writes_before = db.write_stats();
     let started = Instant::now();
     let waiter = tokio::spawn(async move {
         let mut verified = 0;
@@ -256,5 +257,16 @@ async fn main() {
             cpu * 1000.0 / refunds as f64
         );
     }
+    let writes = db.write_stats();
+    let (held, committing) = (
+        writes.held - writes_before.held,
+        writes.committing - writes_before.committing,
+    );
+    println!(
+        "write transactions {} per refund; {:.2} open at once on average (commit {:.0}% of their time)",
+        (writes.committed - writes_before.committed) as f64 / refunds as f64,
+        held.as_secs_f64() / elapsed.as_secs_f64(),
+        100.0 * committing.as_secs_f64() / held.as_secs_f64().max(f64::EPSILON),
+    );
     println!("ratio              {:.3}", refund_rate / raw_rate);
 }

@@ -9,7 +9,8 @@ use sea_orm::{
 use sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use std::ops::Deref;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +27,25 @@ pub struct Database {
     /// SQLite has one writer at a time; queueing writers here, in order, is
     /// fairer and faster than letting them spin in SQLite's busy handler.
     sqlite_writer: Arc<Mutex<()>>,
+    stats: Arc<WriteCounters>,
+}
+
+/// Where write transactions spend their time, since the process started:
+/// on SQLite, `held` is how long the one writer's lock was taken, so `held`
+/// against wall-clock time says how busy the critical path is, and
+/// `committing` how much of that is the commit (the fsync).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteStats {
+    pub committed: u64,
+    pub held: Duration,
+    pub committing: Duration,
+}
+
+#[derive(Debug, Default)]
+struct WriteCounters {
+    committed: AtomicU64,
+    held_micros: AtomicU64,
+    committing_micros: AtomicU64,
 }
 
 impl std::fmt::Debug for Database {
@@ -85,6 +105,7 @@ impl Database {
             conn,
             backend,
             sqlite_writer: Arc::new(Mutex::new(())),
+            stats: Arc::default(),
         })
     }
 
@@ -118,6 +139,7 @@ impl Database {
             Backend::Sqlite => Some(self.sqlite_writer.clone().lock_owned().await),
             Backend::Postgres => None,
         };
+        let started = Instant::now();
         let txn = self.conn.begin().await?;
         if self.backend == Backend::Sqlite {
             txn.execute(Statement::from_string(
@@ -126,7 +148,22 @@ impl Database {
             ))
             .await?;
         }
-        Ok(WriteTx { txn, _guard: guard })
+        Ok(WriteTx {
+            txn,
+            _guard: guard,
+            started,
+            stats: self.stats.clone(),
+        })
+    }
+
+    /// Totals over this process's committed write transactions.
+    pub fn write_stats(&self) -> WriteStats {
+        let micros = |counter: &AtomicU64| Duration::from_micros(counter.load(Ordering::Relaxed));
+        WriteStats {
+            committed: self.stats.committed.load(Ordering::Relaxed),
+            held: micros(&self.stats.held_micros),
+            committing: micros(&self.stats.committing_micros),
+        }
     }
 
     /// Starts a transaction for reads only: one connection and one snapshot
@@ -185,13 +222,26 @@ fn create_parent_dir(url: &str) -> Result<(), StorageError> {
 pub struct WriteTx {
     txn: DatabaseTransaction,
     _guard: Option<OwnedMutexGuard<()>>,
+    started: Instant,
+    stats: Arc<WriteCounters>,
 }
 
 impl WriteTx {
     /// # Errors
     /// The commit failed; nothing was written.
     pub async fn commit(self) -> Result<(), StorageError> {
+        let committing = Instant::now();
         self.txn.commit().await?;
+        let micros =
+            |since: Instant| u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let stats = &self.stats;
+        stats.committed.fetch_add(1, Ordering::Relaxed);
+        stats
+            .held_micros
+            .fetch_add(micros(self.started), Ordering::Relaxed);
+        stats
+            .committing_micros
+            .fetch_add(micros(committing), Ordering::Relaxed);
         Ok(())
     }
 

@@ -269,3 +269,23 @@ async fn a_write_that_times_out_waiting_for_another_writer_is_unavailable_not_a_
         "{error:?}"
     );
 }
+
+#[tokio::test]
+async fn write_stats_count_committed_transactions_and_the_time_spent_in_them() {
+    let test = TestDatabase::new().await;
+    let before = test.db.write_stats();
+
+    let tx = test.db.begin_write().await.unwrap();
+    throttle::record_failure(&*tx, "account:a", now())
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let rolled_back = test.db.begin_write().await.unwrap();
+    rolled_back.rollback().await.unwrap();
+
+    let after = test.db.write_stats();
+    assert_eq!(after.committed, before.committed + 1);
+    assert!(after.held > before.held);
+    assert!(after.committing > before.committing);
+    assert!(after.held - before.held >= after.committing - before.committing);
+}
