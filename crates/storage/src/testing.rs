@@ -4,7 +4,8 @@
 //! names a server (`postgres://user:pass@host:port/any_db`; the role needs
 //! CREATEDB). Each [`TestDatabase`] is its own database: a file in a fresh
 //! temporary directory, or `cs_test_<unix seconds>_<random>` created through
-//! that URL and dropped with `WITH (FORCE)` when the value is dropped.
+//! that URL and dropped with `WITH (FORCE)` when the value is dropped (in
+//! the background when that takes more than two seconds).
 //! Databases left behind by a killed run are dropped by a later run once they
 //! are more than [`LEFTOVER_AGE_SECS`] old (the creation time is in the name).
 //!
@@ -128,24 +129,33 @@ impl Drop for TestDatabase {
         let (admin_url, name) = (admin_url.clone(), name.clone());
         // Drop runs inside the test's runtime, which must not be blocked on;
         // a short-lived thread with its own runtime does the async work.
-        let worker = std::thread::spawn(move || {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
             let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
             else {
                 return;
             };
-            runtime.block_on(async {
-                let dropped =
-                    tokio::time::timeout(Duration::from_secs(30), drop_database(&admin_url, &name))
-                        .await;
-                if !matches!(dropped, Ok(Ok(()))) {
-                    // Left for the leftover sweep of a later run.
-                    eprintln!("note: could not drop test database {name}");
-                }
+            // The timer must be made inside the runtime, hence the block.
+            let dropped = runtime.block_on(async {
+                tokio::time::timeout(Duration::from_secs(60), drop_database(&admin_url, &name))
+                    .await
             });
+            if !matches!(dropped, Ok(Ok(()))) {
+                // Left for the leftover sweep of a later run.
+                eprintln!("note: could not drop test database {name}");
+            }
+            let _ = done.send(());
         });
-        let _ = worker.join();
+        // Usually done in milliseconds. But DROP DATABASE waits until every
+        // backend in the cluster has taken note of it, and we have seen a
+        // backend of this very test's connections hold it up until the test
+        // went away (PostgreSQL logs "still waiting for backend with PID … to
+        // accept ProcSignalBarrier"): its client is this test's runtime,
+        // blocked right here. So wait briefly, then let the test end; its
+        // runtime closes the connections and the drop finishes behind it.
+        let _ = finished.recv_timeout(Duration::from_secs(2));
     }
 }
 

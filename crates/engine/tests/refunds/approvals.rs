@@ -1,8 +1,11 @@
 use crate::support::Harness;
 use domain::proposal::{ApproveError, ProposalStatus};
 use domain::{PastRefund, Role};
+use engine::Actor;
 use engine::approvals::DecisionError;
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::Barrier;
 
 #[tokio::test]
 async fn approving_with_a_digest_other_than_the_stored_one_is_refused() {
@@ -225,4 +228,38 @@ async fn refunded_through_another_channel_after_approval_invalidates_and_pays_no
     assert_eq!(after.status(), ProposalStatus::Invalidated);
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(h.ledger().total_refunds, 0, "nothing may be paid");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_approvers_deciding_at_the_same_moment_both_count_and_the_refund_runs_once() {
+    let h = Harness::start().await;
+    let tx = h.engine.db.begin_write().await.unwrap();
+    storage::limits::set_four_eyes_threshold(&*tx, "EUR", 1000)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let customer = h.actor("customer3").await;
+    let orders = h.more_orders(&customer, 9100, 8, "pay_pair_").await;
+    let (first, second) = (h.actor("approver").await, h.actor("approver2").await);
+    for order in orders {
+        let stored = h.propose(&customer, &order).await;
+        let (id, digest) = (stored.proposal.id.clone(), stored.proposal.action_digest);
+        let barrier = Arc::new(Barrier::new(2));
+        let decide = |approver: Actor| {
+            let (engine, barrier) = (h.engine.clone(), barrier.clone());
+            let (id, digest) = (id.clone(), digest.clone());
+            tokio::spawn(async move {
+                barrier.wait().await;
+                engine.approve(&approver, &id, &digest).await
+            })
+        };
+        let (a, b) = (decide(first.clone()), decide(second.clone()));
+        // The one that loses the race reads again and finds the other's
+        // approval: both are recorded, neither is refused as a conflict.
+        a.await.unwrap().unwrap();
+        b.await.unwrap().unwrap();
+        h.settle(&id, &[ProposalStatus::Verified], Duration::from_secs(10))
+            .await;
+        assert_eq!(h.ledger().count_for(&id), 1);
+    }
 }
