@@ -38,11 +38,6 @@ mod backend {
     use crate::error::AppError;
     use crate::server;
 
-    pub fn admin() -> Result<(server::ServerContext, server::Identity), AppError> {
-        let me = server::require_role(crate::access::ADMIN_ROLES)?;
-        Ok((server::context()?, me))
-    }
-
     pub fn invalid(message: impl ToString) -> AppError {
         server::fail(AppError::Invalid(message.to_string()))
     }
@@ -55,7 +50,7 @@ mod backend {
 #[server(prefix = "/fn", endpoint = "admin_overview", input = server_fn::codec::GetUrl)]
 pub async fn admin_overview() -> Result<AdminState, AppError> {
     use crate::server;
-    let (ctx, _) = backend::admin()?;
+    let (ctx, _) = server::require_admin()?;
     let conn = ctx.db.conn();
     let mut users = Vec::new();
     for user in storage::users::list(conn)
@@ -117,7 +112,7 @@ pub async fn admin_create_user(
 ) -> Result<String, AppError> {
     use crate::server;
     server::check_csrf(&csrf_token)?;
-    let (ctx, _) = backend::admin()?;
+    let (ctx, _) = server::require_admin()?;
     let roles = roles
         .split(',')
         .filter(|r| !r.trim().is_empty())
@@ -151,7 +146,7 @@ pub async fn admin_create_user(
 pub async fn admin_disable_user(csrf_token: String, name: String) -> Result<String, AppError> {
     use crate::server;
     server::check_csrf(&csrf_token)?;
-    let (ctx, me) = backend::admin()?;
+    let (ctx, me) = server::require_admin()?;
     if me.name == name.trim().to_lowercase() {
         return Err(backend::invalid("you cannot disable your own account"));
     }
@@ -177,7 +172,7 @@ pub async fn admin_set_limit(
 ) -> Result<String, AppError> {
     use crate::server;
     server::check_csrf(&csrf_token)?;
-    let (ctx, _) = backend::admin()?;
+    let (ctx, _) = server::require_admin()?;
     let currency = backend::currency(&currency)?;
     let limit = domain::Money::parse_decimal(&amount, currency).map_err(backend::invalid)?;
     let user = storage::users::find_by_id(ctx.db.conn(), user_id.trim())
@@ -215,7 +210,7 @@ pub async fn admin_set_threshold(
 ) -> Result<String, AppError> {
     use crate::server;
     server::check_csrf(&csrf_token)?;
-    let (ctx, _) = backend::admin()?;
+    let (ctx, _) = server::require_admin()?;
     let currency = backend::currency(&currency)?;
     let threshold = domain::Money::parse_decimal(&amount, currency).map_err(backend::invalid)?;
     let tx = ctx
@@ -244,7 +239,7 @@ pub async fn admin_import_policy(
     use crate::server;
     use storage::policies::ImportOutcome;
     server::check_csrf(&csrf_token)?;
-    let (ctx, _) = backend::admin()?;
+    let (ctx, _) = server::require_admin()?;
     let outcome = ctx
         .engine
         .policies

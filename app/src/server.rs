@@ -99,6 +99,16 @@ pub fn require_user() -> Result<Identity, AppError> {
     identity().ok_or_else(|| fail(AppError::Unauthenticated))
 }
 
+/// The engine's context and the caller, if the caller administers: the
+/// opening of every admin server function.
+///
+/// # Errors
+/// As [`require_role`]; [`context`]'s when the server has no engine.
+pub fn require_admin() -> Result<(ServerContext, Identity), AppError> {
+    let me = require_role(crate::access::ADMIN_ROLES)?;
+    Ok((context()?, me))
+}
+
 /// The caller, if they hold at least one of `roles`.
 ///
 /// # Errors

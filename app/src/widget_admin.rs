@@ -38,8 +38,8 @@ mod backend {
     use engine::widget::SiteAdminError;
 
     pub fn admin() -> Result<(server::ServerContext, engine::Actor), AppError> {
-        let me = server::require_role(crate::access::ADMIN_ROLES)?;
-        Ok((server::context()?, me.actor()))
+        let (ctx, me) = server::require_admin()?;
+        Ok((ctx, me.actor()))
     }
 
     pub fn error(error: SiteAdminError) -> AppError {
