@@ -113,18 +113,7 @@ pub async fn record_refund(
     order_id: &str,
     refund: &PastRefund,
 ) -> Result<(), StorageError> {
-    let bumped = order::Entity::update_many()
-        .col_expr(
-            order::Column::Version,
-            Expr::col(order::Column::Version).add(1),
-        )
-        .col_expr(order::Column::UpdatedAt, Expr::value(refund.created_at))
-        .filter(order::Column::Id.eq(order_id))
-        .exec(db)
-        .await?;
-    if bumped.rows_affected == 0 {
-        return Err(StorageError::NotFound { entity: "order" });
-    }
+    bump_version(db, order_id, refund.created_at).await?;
     insert_refund_row(db, order_id, refund).await
 }
 
@@ -150,19 +139,30 @@ pub async fn record_refund_once(
     if inserted == 0 {
         return Ok(false);
     }
+    bump_version(db, order_id, refund.created_at).await?;
+    Ok(true)
+}
+
+/// A booked refund changes what the order allows: any decision made on the
+/// older version must notice.
+async fn bump_version(
+    db: &impl ConnectionTrait,
+    order_id: &str,
+    at: chrono::DateTime<chrono::Utc>,
+) -> Result<(), StorageError> {
     let bumped = order::Entity::update_many()
         .col_expr(
             order::Column::Version,
             Expr::col(order::Column::Version).add(1),
         )
-        .col_expr(order::Column::UpdatedAt, Expr::value(refund.created_at))
+        .col_expr(order::Column::UpdatedAt, Expr::value(at))
         .filter(order::Column::Id.eq(order_id))
         .exec(db)
         .await?;
     if bumped.rows_affected == 0 {
         return Err(StorageError::NotFound { entity: "order" });
     }
-    Ok(true)
+    Ok(())
 }
 
 fn refund_row(order_id: &str, refund: &PastRefund) -> order_refund::ActiveModel {
