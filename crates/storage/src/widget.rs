@@ -5,7 +5,7 @@ use crate::error::StorageError;
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder,
-    sea_query::Expr,
+    sea_query::{Expr, Query},
 };
 
 pub use widget_key::Model as WidgetKey;
@@ -123,18 +123,32 @@ pub async fn insert_session(
     Ok(())
 }
 
-/// The unexpired session with this secret hash, if any.
+/// The session with this secret hash if it can still be used: not expired,
+/// its site not disabled and its key not revoked — one query, since it runs
+/// on every widget request.
 ///
 /// # Errors
 /// Database failures.
-pub async fn find_live_session(
+pub async fn find_usable_session(
     db: &impl ConnectionTrait,
     secret_hash: &str,
     now: DateTime<Utc>,
 ) -> Result<Option<WidgetSession>, StorageError> {
+    let enabled_sites = Query::select()
+        .column(widget_site::Column::Id)
+        .from(widget_site::Entity)
+        .and_where(widget_site::Column::DisabledAt.is_null())
+        .to_owned();
+    let live_keys = Query::select()
+        .column(widget_key::Column::Id)
+        .from(widget_key::Entity)
+        .and_where(widget_key::Column::RevokedAt.is_null())
+        .to_owned();
     Ok(widget_session::Entity::find()
         .filter(widget_session::Column::SecretHash.eq(secret_hash))
         .filter(widget_session::Column::ExpiresAt.gt(now))
+        .filter(widget_session::Column::SiteId.in_subquery(enabled_sites))
+        .filter(widget_session::Column::KeyId.in_subquery(live_keys))
         .one(db)
         .await?)
 }

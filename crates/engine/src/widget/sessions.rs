@@ -157,18 +157,9 @@ pub async fn authenticate_session(
         return Ok(None);
     }
     let hash = crate::accounts::tokens::hash_secret(secret);
-    let Some(session) = storage::widget::find_live_session(db.conn(), &hash, now).await? else {
+    let Some(session) = storage::widget::find_usable_session(db.conn(), &hash, now).await? else {
         return Ok(None);
     };
-    let site_live = storage::widget::find_site(db.conn(), &session.site_id)
-        .await?
-        .is_some_and(|site| site.disabled_at.is_none());
-    let key_live = storage::widget::find_key(db.conn(), &session.key_id)
-        .await?
-        .is_some_and(|key| key.revoked_at.is_none());
-    if !site_live || !key_live {
-        return Ok(None);
-    }
     let customer = storage::users::find_by_id(db.conn(), &session.customer_id)
         .await?
         .filter(|user| !user.disabled && user.roles.contains(Role::Customer));
