@@ -1,7 +1,8 @@
-//! The approval handler: load the stored proposal, check permission in code,
-//! check it is still pending atomically with the state change, revalidate
-//! against the current world, and claim it for execution, all in one
-//! transaction. The provider is called only after commit.
+//! The approval handler: read the stored proposal, the limits and the order,
+//! check permission in code, then in one write transaction confirm that what
+//! was read is still current (order version, proposal state version), record
+//! the approval, revalidate and claim the proposal for execution. A stale
+//! read starts the attempt over. The provider is called only after commit.
 
 use crate::core::{Actor, Engine};
 use crate::execution::step::{ConflictAware, SaveError, Step, retry_on_conflict};
