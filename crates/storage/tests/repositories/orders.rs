@@ -4,6 +4,17 @@ use domain::{Currency, Money, OrderLine, OrderSnapshot, PastRefund, Role};
 use storage::testing::TestDatabase;
 use storage::{StorageError, orders};
 
+/// A euro refund booked now.
+fn refund(id: &str, amount_minor: i64, channel: &str, reference: &str) -> PastRefund {
+    PastRefund {
+        id: id.into(),
+        amount: Money::new(amount_minor, Currency::EUR),
+        channel: channel.into(),
+        reference: reference.into(),
+        created_at: now(),
+    }
+}
+
 fn order(id: &str, customer_id: &str, placed_days_ago: i64) -> OrderSnapshot {
     let now = now();
     OrderSnapshot {
@@ -100,13 +111,7 @@ async fn recording_a_refund_adds_it_and_bumps_the_version() {
     orders::insert(db, &order("4821", &customer, 15))
         .await
         .unwrap();
-    let refund = PastRefund {
-        id: "ref_cs_17".into(),
-        amount: Money::new(7900, Currency::EUR),
-        channel: "countersign".into(),
-        reference: "proposal 17".into(),
-        created_at: now(),
-    };
+    let refund = refund("ref_cs_17", 7900, "countersign", "proposal 17");
 
     let tx = test.db.begin_write().await.unwrap();
     orders::record_refund(&*tx, "4821", &refund).await.unwrap();
@@ -122,13 +127,7 @@ async fn recording_a_refund_adds_it_and_bumps_the_version() {
 #[tokio::test]
 async fn a_refund_for_an_unknown_order_is_not_found_and_leaves_nothing() {
     let test = TestDatabase::new().await;
-    let refund = PastRefund {
-        id: "ref_x".into(),
-        amount: Money::new(100, Currency::EUR),
-        channel: "countersign".into(),
-        reference: "none".into(),
-        created_at: now(),
-    };
+    let refund = refund("ref_x", 100, "countersign", "none");
     let result = orders::record_refund(test.db.conn(), "4821", &refund).await;
     assert!(
         matches!(result, Err(StorageError::NotFound { entity: "order" })),
@@ -144,13 +143,7 @@ async fn booking_the_same_refund_twice_books_it_once_and_bumps_the_version_once(
     orders::insert(db, &order("4821", &customer, 15))
         .await
         .unwrap();
-    let refund = PastRefund {
-        id: "ref_prp_17".into(),
-        amount: Money::new(7900, Currency::EUR),
-        channel: "countersign".into(),
-        reference: "proposal prp_17".into(),
-        created_at: now(),
-    };
+    let refund = refund("ref_prp_17", 7900, "countersign", "proposal prp_17");
 
     let tx = test.db.begin_write().await.unwrap();
     let first = orders::record_refund_once(&*tx, "4821", &refund)
@@ -176,13 +169,7 @@ async fn lock_version_reads_the_current_version_and_nothing_for_a_missing_order(
     orders::insert(test.db.conn(), &order("4821", &customer, 15))
         .await
         .unwrap();
-    let refund = PastRefund {
-        id: "ref_desk_2".into(),
-        amount: Money::new(100, Currency::EUR),
-        channel: "support_desk".into(),
-        reference: "ticket 2".into(),
-        created_at: now(),
-    };
+    let refund = refund("ref_desk_2", 100, "support_desk", "ticket 2");
 
     let tx = test.db.begin_write().await.unwrap();
     assert_eq!(orders::lock_version(&*tx, "4821").await.unwrap(), Some(1));
