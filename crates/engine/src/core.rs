@@ -1,6 +1,7 @@
 //! The engine: the database, the payment provider, the policy library and
 //! the rules' settings, shared by every use case, server function and worker.
 
+use crate::batch::Combiner;
 use crate::live::LiveUpdates;
 use crate::policies::PolicyLibrary;
 use chrono::Duration;
@@ -89,6 +90,31 @@ pub struct Engine {
     pub live: LiveUpdates,
     /// The chat agents and their model (the offline rules by default).
     pub assistant: crate::assistant::Assistant,
+    /// Concurrent approvals and provider answers, combined into batches.
+    pub(crate) batches: Batches,
+}
+
+/// The queues that combine concurrent writes of one kind into batches (see
+/// `crate::batch`): at most [`BATCH_SIZE`] requests per transaction, and
+/// two batches of a kind in flight, so one can read while the other commits.
+#[derive(Clone)]
+pub(crate) struct Batches {
+    pub approvals: Arc<Combiner<crate::approvals::decide::ApproveRequest>>,
+    pub answers: Arc<Combiner<crate::execution::answer::AnswerRequest>>,
+}
+
+/// The most requests one batch takes.
+const BATCH_SIZE: usize = 64;
+/// Batches of one kind in flight at once.
+const BATCH_RUNNERS: usize = 4;
+
+impl Batches {
+    fn new() -> Self {
+        Batches {
+            approvals: Combiner::new(BATCH_SIZE, BATCH_RUNNERS),
+            answers: Combiner::new(BATCH_SIZE, BATCH_RUNNERS),
+        }
+    }
 }
 
 impl std::fmt::Debug for Engine {
@@ -115,6 +141,7 @@ impl Engine {
             settings: Arc::new(settings),
             live,
             assistant: crate::assistant::Assistant::offline(),
+            batches: Batches::new(),
         }
     }
 

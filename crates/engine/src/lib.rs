@@ -4,6 +4,7 @@
 pub mod accounts;
 pub mod approvals;
 pub mod assistant;
+mod batch;
 pub mod core;
 pub mod demo;
 pub mod execution;

@@ -44,21 +44,34 @@ impl LiveUpdates {
 
     /// Announces a committed change; nobody listening is fine.
     pub fn publish(&self, change: ProposalChanged) {
+        self.publish_all(vec![change]);
+    }
+
+    /// Announces the changes a transaction committed, in order. On
+    /// PostgreSQL a batch travels in as few NOTIFYs as its size allows (a
+    /// payload is a JSON array and must stay under PostgreSQL's 8000 bytes).
+    pub fn publish_all(&self, changes: Vec<ProposalChanged>) {
+        if changes.is_empty() {
+            return;
+        }
         match &self.notify {
             None => {
-                let _ = self.sender.send(change);
+                for change in changes {
+                    let _ = self.sender.send(change);
+                }
             }
             Some(pool) => {
                 let pool = pool.clone();
                 tokio::spawn(async move {
-                    let payload = serde_json::to_string(&change).unwrap_or_default();
-                    let sent = sqlx::query("SELECT pg_notify($1, $2)")
-                        .bind(CHANNEL)
-                        .bind(payload)
-                        .execute(&pool)
-                        .await;
-                    if let Err(error) = sent {
-                        tracing::warn!(%error, "could not announce a proposal change");
+                    for payload in notify_payloads(&changes) {
+                        let sent = sqlx::query("SELECT pg_notify($1, $2)")
+                            .bind(CHANNEL)
+                            .bind(payload)
+                            .execute(&pool)
+                            .await;
+                        if let Err(error) = sent {
+                            tracing::warn!(%error, "could not announce a proposal change");
+                        }
                     }
                 });
             }
@@ -81,7 +94,10 @@ async fn listen(pool: sqlx::PgPool, sender: broadcast::Sender<ProposalChanged>) 
                     loop {
                         match listener.recv().await {
                             Ok(notification) => {
-                                if let Ok(change) = serde_json::from_str(notification.payload()) {
+                                let changes: Vec<ProposalChanged> =
+                                    serde_json::from_str(notification.payload())
+                                        .unwrap_or_default();
+                                for change in changes {
                                     let _ = sender.send(change);
                                 }
                             }
@@ -106,5 +122,56 @@ async fn listen(pool: sqlx::PgPool, sender: broadcast::Sender<ProposalChanged>) 
             customer_id: None,
         });
         tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// The most bytes of changes one NOTIFY carries (PostgreSQL's limit is 8000).
+const NOTIFY_BYTES: usize = 7000;
+
+/// JSON arrays of changes, each small enough for one NOTIFY.
+fn notify_payloads(changes: &[ProposalChanged]) -> Vec<String> {
+    let mut payloads = Vec::new();
+    let mut current: Vec<String> = Vec::new();
+    let mut bytes = 2;
+    for change in changes {
+        let json = serde_json::to_string(change).unwrap_or_default();
+        if !current.is_empty() && bytes + json.len() + 1 > NOTIFY_BYTES {
+            payloads.push(format!("[{}]", current.join(",")));
+            current.clear();
+            bytes = 2;
+        }
+        bytes += json.len() + 1;
+        current.push(json);
+    }
+    if !current.is_empty() {
+        payloads.push(format!("[{}]", current.join(",")));
+    }
+    payloads
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(n: usize) -> ProposalChanged {
+        ProposalChanged {
+            proposal_id: format!("prp_{n:040}"),
+            order_id: format!("order-{n}"),
+            status: "verified".into(),
+            customer_id: Some(format!("usr_{n:030}")),
+        }
+    }
+
+    #[test]
+    fn many_changes_travel_in_notify_sized_arrays_that_read_back_in_order() {
+        let changes: Vec<_> = (0..200).map(change).collect();
+        let payloads = notify_payloads(&changes);
+        assert!(payloads.len() > 1, "200 changes do not fit one NOTIFY");
+        assert!(payloads.iter().all(|p| p.len() < 8000));
+        let read: Vec<ProposalChanged> = payloads
+            .iter()
+            .flat_map(|p| serde_json::from_str::<Vec<ProposalChanged>>(p).unwrap())
+            .collect();
+        assert_eq!(read, changes);
     }
 }

@@ -4,18 +4,41 @@
 use crate::entities::approval;
 use crate::error::StorageError;
 use domain::proposal::{Approval, ConditionsSnapshot, Decision};
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
-};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set};
 
 /// # Errors
 /// Database failures.
 pub async fn insert(db: &impl ConnectionTrait, approval: &Approval) -> Result<(), StorageError> {
+    insert_many(db, std::slice::from_ref(approval)).await
+}
+
+/// Several approval records in one statement.
+///
+/// # Errors
+/// Database failures, e.g. a duplicate id.
+pub async fn insert_many(
+    db: &impl ConnectionTrait,
+    approvals: &[Approval],
+) -> Result<(), StorageError> {
+    if approvals.is_empty() {
+        return Ok(());
+    }
+    let rows = approvals
+        .iter()
+        .map(row_of)
+        .collect::<Result<Vec<_>, StorageError>>()?;
+    approval::Entity::insert_many(rows)
+        .exec_without_returning(db)
+        .await?;
+    Ok(())
+}
+
+fn row_of(approval: &Approval) -> Result<approval::ActiveModel, StorageError> {
     let (decision, reason) = match &approval.decision {
         Decision::Approve => ("approve", None),
         Decision::Reject { reason } => ("reject", Some(reason.clone())),
     };
-    approval::ActiveModel {
+    Ok(approval::ActiveModel {
         id: Set(approval.id.clone()),
         proposal_id: Set(approval.proposal_id.clone()),
         approver_id: Set(approval.approver_id.clone()),
@@ -26,10 +49,7 @@ pub async fn insert(db: &impl ConnectionTrait, approval: &Approval) -> Result<()
             .map_err(|e| StorageError::Corrupt(e.to_string()))?),
         decided_at: Set(approval.decided_at),
         expires_at: Set(approval.expires_at),
-    }
-    .insert(db)
-    .await?;
-    Ok(())
+    })
 }
 
 /// Every decision on a proposal, oldest first.

@@ -5,8 +5,10 @@ use crate::error::StorageError;
 use domain::{Currency, Money, OrderLine, OrderSnapshot, PastRefund};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
+    TryInsertResult,
     sea_query::{Expr, OnConflict},
 };
+use std::collections::HashMap;
 
 /// # Errors
 /// [`StorageError::Conflict`] when the order id exists.
@@ -51,36 +53,65 @@ pub async fn get(
     db: &impl ConnectionTrait,
     order_id: &str,
 ) -> Result<Option<OrderSnapshot>, StorageError> {
-    let Some(row) = order::Entity::find_by_id(order_id.to_owned())
-        .one(db)
-        .await?
-    else {
-        return Ok(None);
-    };
-    Ok(Some(assemble(db, row).await?))
+    Ok(get_many(db, &[order_id.to_owned()]).await?.remove(order_id))
 }
 
-/// The order's current version, locked until the transaction ends on
+/// Several live orders by id, in three queries whatever their number (a
+/// batch of approvals reads all its orders at once); missing ids are absent.
+///
+/// # Errors
+/// Database failures or a stored currency that does not parse.
+pub async fn get_many(
+    db: &impl ConnectionTrait,
+    order_ids: &[String],
+) -> Result<HashMap<String, OrderSnapshot>, StorageError> {
+    if order_ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let rows = order::Entity::find()
+        .filter(order::Column::Id.is_in(order_ids.iter().cloned()))
+        .all(db)
+        .await?;
+    Ok(assemble(db, rows)
+        .await?
+        .into_iter()
+        .map(|order| (order.id.clone(), order))
+        .collect())
+}
+
+/// The orders' current versions, locked until the transaction ends on
 /// PostgreSQL (SQLite's write transaction already excludes other writers).
-/// Writers read the whole order before their transaction and take this
-/// first inside it: the lock orders them (order before proposal, always)
-/// and the version says whether what they read is still current. `None`
-/// when the order no longer exists.
+/// Writers read the whole orders before their transaction and take this
+/// first inside it: the locks order them (orders before proposals, always;
+/// several orders in id order, so two batches that share orders cannot
+/// deadlock) and the versions say whether what they read is still current.
+/// A missing order is absent.
 ///
 /// # Errors
 /// Database failures.
-pub async fn lock_version(
+pub async fn lock_versions(
     db: &impl ConnectionTrait,
-    order_id: &str,
-) -> Result<Option<i64>, StorageError> {
+    order_ids: &[String],
+) -> Result<HashMap<String, i64>, StorageError> {
     use sea_orm::QuerySelect;
-    let mut query = order::Entity::find_by_id(order_id.to_owned())
+    if order_ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let mut query = order::Entity::find()
         .select_only()
-        .column(order::Column::Version);
+        .column(order::Column::Id)
+        .column(order::Column::Version)
+        .filter(order::Column::Id.is_in(order_ids.iter().cloned()))
+        .order_by_asc(order::Column::Id);
     if db.get_database_backend() == sea_orm::DbBackend::Postgres {
         query = query.lock_exclusive();
     }
-    Ok(query.into_tuple::<i64>().one(db).await?)
+    Ok(query
+        .into_tuple::<(String, i64)>()
+        .all(db)
+        .await?
+        .into_iter()
+        .collect())
 }
 
 /// A customer's orders, newest first.
@@ -96,11 +127,7 @@ pub async fn list_for_customer(
         .order_by_desc(order::Column::PlacedAt)
         .all(db)
         .await?;
-    let mut orders = Vec::with_capacity(rows.len());
-    for row in rows {
-        orders.push(assemble(db, row).await?);
-    }
-    Ok(orders)
+    assemble(db, rows).await
 }
 
 /// Records a refund against the order and bumps its version, so any approval
@@ -117,50 +144,84 @@ pub async fn record_refund(
     insert_refund_row(db, order_id, refund).await
 }
 
-/// Books the refund unless one with its id is already booked, bumping the
-/// order's version only when it was not: recording the same answer twice
-/// books it once. Returns whether it was booked now.
+/// Books each refund unless one with its id is already booked, and bumps
+/// the version of each order that got a booking now: recording the same
+/// answer twice books it once. Returns the ids booked now.
 ///
 /// # Errors
 /// Database failures; [`StorageError::NotFound`] for an unknown order.
-pub async fn record_refund_once(
+pub async fn record_refunds_once(
     db: &impl ConnectionTrait,
-    order_id: &str,
-    refund: &PastRefund,
-) -> Result<bool, StorageError> {
-    let inserted = order_refund::Entity::insert(refund_row(order_id, refund))
-        .on_conflict(
-            OnConflict::column(order_refund::Column::Id)
-                .do_nothing()
-                .to_owned(),
-        )
-        .exec_without_returning(db)
-        .await?;
-    if inserted == 0 {
-        return Ok(false);
+    bookings: &[(String, PastRefund)],
+) -> Result<Vec<String>, StorageError> {
+    if bookings.is_empty() {
+        return Ok(Vec::new());
     }
-    bump_version(db, order_id, refund.created_at).await?;
-    Ok(true)
+    let booked = match order_refund::Entity::insert_many(
+        bookings
+            .iter()
+            .map(|(order_id, refund)| refund_row(order_id, refund)),
+    )
+    .on_conflict(
+        OnConflict::column(order_refund::Column::Id)
+            .do_nothing()
+            .to_owned(),
+    )
+    .do_nothing()
+    .exec_with_returning_keys(db)
+    .await?
+    {
+        TryInsertResult::Inserted(ids) => ids,
+        TryInsertResult::Conflicted | TryInsertResult::Empty => Vec::new(),
+    };
+    let bumped: Vec<&String> = bookings
+        .iter()
+        .filter(|(_, refund)| booked.contains(&refund.id))
+        .map(|(order_id, _)| order_id)
+        .collect();
+    if let Some((_, first)) = bookings.first() {
+        bump_versions(db, &bumped, first.created_at).await?;
+    }
+    Ok(booked)
 }
 
-/// A booked refund changes what the order allows: any decision made on the
-/// older version must notice.
 async fn bump_version(
     db: &impl ConnectionTrait,
     order_id: &str,
     at: chrono::DateTime<chrono::Utc>,
 ) -> Result<(), StorageError> {
-    let bumped = order::Entity::update_many()
-        .col_expr(
-            order::Column::Version,
-            Expr::col(order::Column::Version).add(1),
-        )
-        .col_expr(order::Column::UpdatedAt, Expr::value(at))
-        .filter(order::Column::Id.eq(order_id))
-        .exec(db)
-        .await?;
-    if bumped.rows_affected == 0 {
-        return Err(StorageError::NotFound { entity: "order" });
+    bump_versions(db, &[&order_id.to_owned()], at).await
+}
+
+/// Bumps each order's version once per time it is listed (one statement per
+/// distinct count, so usually one).
+async fn bump_versions(
+    db: &impl ConnectionTrait,
+    order_ids: &[&String],
+    at: chrono::DateTime<chrono::Utc>,
+) -> Result<(), StorageError> {
+    let mut times: HashMap<&String, i64> = HashMap::new();
+    for id in order_ids {
+        *times.entry(id).or_default() += 1;
+    }
+    let mut by_count: HashMap<i64, Vec<String>> = HashMap::new();
+    for (id, count) in times {
+        by_count.entry(count).or_default().push(id.clone());
+    }
+    for (count, ids) in by_count {
+        let expected = ids.len() as u64;
+        let bumped = order::Entity::update_many()
+            .col_expr(
+                order::Column::Version,
+                Expr::col(order::Column::Version).add(count),
+            )
+            .col_expr(order::Column::UpdatedAt, Expr::value(at))
+            .filter(order::Column::Id.is_in(ids))
+            .exec(db)
+            .await?;
+        if bumped.rows_affected < expected {
+            return Err(StorageError::NotFound { entity: "order" });
+        }
     }
     Ok(())
 }
@@ -186,52 +247,64 @@ async fn insert_refund_row(
     Ok(())
 }
 
+/// Orders with their lines and refunds: two more queries for all of them.
 async fn assemble(
     db: &impl ConnectionTrait,
-    row: order::Model,
-) -> Result<OrderSnapshot, StorageError> {
-    let currency = parse_currency(&row.currency)?;
-    let lines = order_line::Entity::find()
-        .filter(order_line::Column::OrderId.eq(row.id.clone()))
+    rows: Vec<order::Model>,
+) -> Result<Vec<OrderSnapshot>, StorageError> {
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids = || rows.iter().map(|row| row.id.clone());
+    let mut lines: HashMap<String, Vec<OrderLine>> = HashMap::new();
+    for line in order_line::Entity::find()
+        .filter(order_line::Column::OrderId.is_in(ids()))
         .order_by_asc(order_line::Column::Id)
         .all(db)
         .await?
-        .into_iter()
-        .map(|line| OrderLine {
+    {
+        lines.entry(line.order_id).or_default().push(OrderLine {
             sku: line.sku,
             description: line.description,
             quantity: line.quantity,
             unit_price_minor: line.unit_price_minor,
-        })
-        .collect();
-    let refunds = order_refund::Entity::find()
-        .filter(order_refund::Column::OrderId.eq(row.id.clone()))
+        });
+    }
+    let mut refunds: HashMap<String, Vec<PastRefund>> = HashMap::new();
+    for refund in order_refund::Entity::find()
+        .filter(order_refund::Column::OrderId.is_in(ids()))
         .order_by_asc(order_refund::Column::CreatedAt)
+        .order_by_asc(order_refund::Column::Id)
         .all(db)
         .await?
-        .into_iter()
-        .map(|refund| {
-            Ok(PastRefund {
+    {
+        refunds
+            .entry(refund.order_id)
+            .or_default()
+            .push(PastRefund {
                 amount: Money::new(refund.amount_minor, parse_currency(&refund.currency)?),
                 id: refund.id,
                 channel: refund.channel,
                 reference: refund.reference,
                 created_at: refund.created_at,
+            });
+    }
+    rows.into_iter()
+        .map(|row| {
+            Ok(OrderSnapshot {
+                total: Money::new(row.total_minor, parse_currency(&row.currency)?),
+                lines: lines.remove(&row.id).unwrap_or_default(),
+                refunds: refunds.remove(&row.id).unwrap_or_default(),
+                id: row.id,
+                customer_id: row.customer_id,
+                status: row.status,
+                payment_reference: row.payment_reference,
+                placed_at: row.placed_at,
+                delivered_at: row.delivered_at,
+                version: row.version,
             })
         })
-        .collect::<Result<Vec<_>, StorageError>>()?;
-    Ok(OrderSnapshot {
-        id: row.id,
-        customer_id: row.customer_id,
-        status: row.status,
-        total: Money::new(row.total_minor, currency),
-        payment_reference: row.payment_reference,
-        placed_at: row.placed_at,
-        delivered_at: row.delivered_at,
-        version: row.version,
-        lines,
-        refunds,
-    })
+        .collect()
 }
 
 fn parse_currency(code: &str) -> Result<Currency, StorageError> {

@@ -7,8 +7,10 @@ use chrono::{DateTime, Utc};
 use domain::proposal::{ProposalState, ProposalStatus, RefundProposal};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder, QuerySelect, Set, sea_query::Expr,
+    QueryOrder, QuerySelect, Set,
 };
+use sea_orm::{DbBackend, Statement};
+use std::collections::{HashMap, HashSet};
 
 /// A proposal as stored: content, state, and the version of that state.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +74,37 @@ pub async fn get(
         .transpose()
 }
 
+/// Several proposals by id in one query; missing ids are absent.
+///
+/// # Errors
+/// Database failures or stored JSON that no longer parses.
+pub async fn get_many(
+    db: &impl ConnectionTrait,
+    ids: &[String],
+) -> Result<HashMap<String, StoredProposal>, StorageError> {
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    proposal::Entity::find()
+        .filter(proposal::Column::Id.is_in(ids.iter().cloned()))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|row| decode(row).map(|stored| (stored.proposal.id.clone(), stored)))
+        .collect()
+}
+
+/// A proposal's next state, to be written only if its state is still at
+/// `expected_version`.
+#[derive(Debug, Clone)]
+pub struct StateUpdate {
+    pub id: String,
+    pub expected_version: i64,
+    pub state: ProposalState,
+    pub due_at: Option<DateTime<Utc>>,
+    pub now: DateTime<Utc>,
+}
+
 /// Moves the proposal to `state` if nobody else moved it since
 /// `expected_version` was read. Returns false when someone did (the caller
 /// lost the race and must re-read).
@@ -80,29 +113,84 @@ pub async fn get(
 /// Database failures.
 pub async fn update_state(
     db: &impl ConnectionTrait,
-    id: &str,
-    expected_version: i64,
-    state: &ProposalState,
-    due_at: Option<DateTime<Utc>>,
-    now: DateTime<Utc>,
+    update: StateUpdate,
 ) -> Result<bool, StorageError> {
-    let result = proposal::Entity::update_many()
-        .col_expr(
-            proposal::Column::Status,
-            Expr::value(state.status().as_str()),
-        )
-        .col_expr(proposal::Column::State, Expr::value(to_json(state)?))
-        .col_expr(
-            proposal::Column::StateVersion,
-            Expr::value(expected_version + 1),
-        )
-        .col_expr(proposal::Column::UpdatedAt, Expr::value(now))
-        .col_expr(proposal::Column::DueAt, Expr::value(due_at))
-        .filter(proposal::Column::Id.eq(id))
-        .filter(proposal::Column::StateVersion.eq(expected_version))
-        .exec(db)
+    let id = update.id.clone();
+    Ok(update_states(db, &[update]).await?.contains(&id))
+}
+
+/// [`update_state`] for several proposals (distinct ids) in one statement;
+/// returns the ids that were still at their expected version and moved.
+///
+/// # Errors
+/// Database failures.
+pub async fn update_states(
+    db: &impl ConnectionTrait,
+    updates: &[StateUpdate],
+) -> Result<HashSet<String>, StorageError> {
+    if updates.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let backend = db.get_database_backend();
+    let mut values: Vec<sea_orm::Value> = Vec::with_capacity(updates.len() * 6);
+    let mut rows = Vec::with_capacity(updates.len());
+    for update in updates {
+        let first = values.len();
+        values.extend([
+            update.id.clone().into(),
+            update.expected_version.into(),
+            update.state.status().as_str().into(),
+            to_json(&update.state)?.into(),
+            update.now.into(),
+            update.due_at.into(),
+        ]);
+        rows.push(value_row(backend, first));
+    }
+    // A conditional update per row, in one statement: the VALUES list pairs
+    // each id with the version its writer read.
+    let sql = format!(
+        "WITH v(id, expected, status, state, updated_at, due_at) AS (VALUES {rows}) \
+         UPDATE proposals AS p SET status = v.status, state = v.state, \
+         state_version = v.expected + 1, updated_at = v.updated_at, due_at = v.due_at \
+         FROM v WHERE p.id = v.id AND p.state_version = v.expected RETURNING {returned}",
+        rows = rows.join(", "),
+        // SQLite's RETURNING sees only the updated table and takes no alias.
+        returned = if backend == DbBackend::Postgres {
+            "p.id"
+        } else {
+            "id"
+        },
+    );
+    let moved = db
+        .query_all(Statement::from_sql_and_values(backend, sql, values))
         .await?;
-    Ok(result.rows_affected == 1)
+    moved
+        .iter()
+        .map(|row| {
+            row.try_get_by_index::<String>(0)
+                .map_err(StorageError::from)
+        })
+        .collect()
+}
+
+/// One row of placeholders for [`update_states`], starting after `first`
+/// values; PostgreSQL needs the types, which it cannot infer in VALUES.
+fn value_row(backend: DbBackend, first: usize) -> String {
+    match backend {
+        DbBackend::Postgres => {
+            let n = |i: usize| first + i;
+            format!(
+                "(${}::text, ${}::bigint, ${}::text, ${}::text, ${}::timestamptz, ${}::timestamptz)",
+                n(1),
+                n(2),
+                n(3),
+                n(4),
+                n(5),
+                n(6)
+            )
+        }
+        _ => "(?, ?, ?, ?, ?, ?)".to_owned(),
+    }
 }
 
 /// Filters for listing proposals.
@@ -202,21 +290,55 @@ pub async fn reserved_on_order(
     order_id: &str,
     excluding: &str,
 ) -> Result<i64, StorageError> {
+    Ok(in_flight_on_orders(db, &[order_id.to_owned()])
+        .await?
+        .reserved(order_id, excluding))
+}
+
+/// The in-flight proposals (executing, outcome unknown, needing attention)
+/// on several orders, read in one query: their refunds may be on the way
+/// and are not yet booked on the orders.
+///
+/// # Errors
+/// Database failures.
+pub async fn in_flight_on_orders(
+    db: &impl ConnectionTrait,
+    order_ids: &[String],
+) -> Result<InFlight, StorageError> {
     let in_flight = [
         ProposalStatus::Executing,
         ProposalStatus::OutcomeUnknown,
         ProposalStatus::NeedsAttention,
     ];
-    let amounts: Vec<i64> = proposal::Entity::find()
+    if order_ids.is_empty() {
+        return Ok(InFlight(Vec::new()));
+    }
+    let rows: Vec<(String, String, i64)> = proposal::Entity::find()
         .select_only()
+        .column(proposal::Column::OrderId)
+        .column(proposal::Column::Id)
         .column(proposal::Column::AmountMinor)
-        .filter(proposal::Column::OrderId.eq(order_id))
-        .filter(proposal::Column::Id.ne(excluding))
+        .filter(proposal::Column::OrderId.is_in(order_ids.iter().cloned()))
         .filter(proposal::Column::Status.is_in(in_flight.iter().map(|s| s.as_str())))
-        .into_tuple::<i64>()
+        .into_tuple()
         .all(db)
         .await?;
-    Ok(amounts.into_iter().sum())
+    Ok(InFlight(rows))
+}
+
+/// In-flight proposals as (order id, proposal id, amount in minor units).
+#[derive(Debug, Clone, Default)]
+pub struct InFlight(Vec<(String, String, i64)>);
+
+impl InFlight {
+    /// What other proposals than `excluding` hold on the order.
+    pub fn reserved(&self, order_id: &str, excluding: &str) -> i64 {
+        self.0
+            .iter()
+            .filter(|(order, id, _)| order == order_id && id != excluding)
+            .map(|(_, _, amount)| amount)
+            .sum()
+    }
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StorageError> {

@@ -8,32 +8,43 @@ use sea_orm::{ConnectionTrait, EntityTrait, Set, sea_query::OnConflict};
 
 pub use receipt::Model as StoredReceipt;
 
-/// Stores the receipt unless one is already stored for the proposal (a
-/// status query after a lost answer finds the same refund again).
+/// A receipt to store for a proposal, with the provider's raw answer.
+#[derive(Debug, Clone)]
+pub struct NewReceipt {
+    pub proposal_id: String,
+    pub receipt: Receipt,
+    pub raw: serde_json::Value,
+}
+
+/// Stores each receipt unless one is already stored for its proposal (a
+/// status query after a lost answer finds the same refund again), all in
+/// one statement.
 ///
 /// # Errors
 /// Database failures.
-pub async fn insert_once(
+pub async fn insert_many_once(
     db: &impl ConnectionTrait,
-    proposal_id: &str,
-    receipt: &Receipt,
-    raw: &serde_json::Value,
+    receipts: &[NewReceipt],
 ) -> Result<(), StorageError> {
-    receipt::Entity::insert(receipt::ActiveModel {
-        proposal_id: Set(proposal_id.to_owned()),
-        provider: Set(receipt.provider.clone()),
-        provider_refund_id: Set(receipt.provider_refund_id.clone()),
-        amount_minor: Set(receipt.amount.amount_minor),
-        currency: Set(receipt.amount.currency.code().to_owned()),
-        status: Set(receipt.status.clone()),
-        raw: Set(raw.to_string()),
-        recorded_at: Set(receipt.recorded_at),
-    })
+    if receipts.is_empty() {
+        return Ok(());
+    }
+    receipt::Entity::insert_many(receipts.iter().map(|new| receipt::ActiveModel {
+        proposal_id: Set(new.proposal_id.clone()),
+        provider: Set(new.receipt.provider.clone()),
+        provider_refund_id: Set(new.receipt.provider_refund_id.clone()),
+        amount_minor: Set(new.receipt.amount.amount_minor),
+        currency: Set(new.receipt.amount.currency.code().to_owned()),
+        status: Set(new.receipt.status.clone()),
+        raw: Set(new.raw.to_string()),
+        recorded_at: Set(new.receipt.recorded_at),
+    }))
     .on_conflict(
         OnConflict::column(receipt::Column::ProposalId)
             .do_nothing()
             .to_owned(),
     )
+    .do_nothing()
     .exec_without_returning(db)
     .await?;
     Ok(())

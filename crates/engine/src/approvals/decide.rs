@@ -1,19 +1,26 @@
-//! The approval handler: read the stored proposal, the limits and the order,
-//! check permission in code, then in one write transaction confirm that what
-//! was read is still current (order version, proposal state version), record
-//! the approval, revalidate and claim the proposal for execution. A stale
-//! read starts the attempt over. The provider is called only after commit.
+//! The approval handler. Concurrent approvals are combined into batches
+//! (`crate::batch`); a batch reads its proposals, limits and orders in one
+//! read transaction, checks permission in code for each request, then in one
+//! write transaction confirms that what was read is still current (order
+//! versions, proposal state versions), records the approvals, revalidates
+//! and claims the proposals that are now fully approved. A request whose
+//! read went stale starts over in a later batch. The provider is called only
+//! after commit.
 
 use crate::core::{Actor, Engine};
-use crate::execution::step::{ConflictAware, SaveError, Step, retry_on_conflict};
+use crate::execution::step::{ConflictAware, SaveError, Step, retry_on_conflict, write_states};
 use domain::proposal::{
     Approval, ApprovalContext, ApprovalPolicy, ApproveError, Approver, Command, ConditionsSnapshot,
     Effect, EvidenceKind, RefundProposal, TransitionError, check_approval, check_rejection,
 };
+use domain::{OrderSnapshot, Timestamp};
 use serde_json::json;
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use storage::ids::new_id;
 use storage::proposals::StoredProposal;
 use storage::{ConnectionTrait, StorageError};
+use tokio::sync::oneshot;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DecisionError {
@@ -56,6 +63,41 @@ fn policy_versions(proposal: &RefundProposal) -> Vec<(String, String)> {
         .collect()
 }
 
+/// One approval asked for, with the channel its answer goes back on.
+pub(crate) struct ApproveRequest {
+    ask: ApproveAsk,
+    reply: oneshot::Sender<Result<StoredProposal, DecisionError>>,
+}
+
+#[derive(Clone)]
+struct ApproveAsk {
+    actor: Actor,
+    proposal_id: String,
+    digest_shown: String,
+}
+
+/// An approval decided in memory, waiting for the write transaction.
+struct Planned {
+    step: Step,
+    approval: Approval,
+    order_id: String,
+    order_version: i64,
+    conditions: ConditionsSnapshot,
+    executes: bool,
+}
+
+/// What a batch's read transaction found.
+struct BatchReads {
+    proposals: HashMap<String, StoredProposal>,
+    orders: HashMap<String, OrderSnapshot>,
+    limits: HashMap<(String, String), Option<i64>>,
+    thresholds: HashMap<String, i64>,
+}
+
+fn conflict() -> DecisionError {
+    DecisionError::Conflict(SaveError::Conflict)
+}
+
 impl Engine {
     /// `actor` approves proposal `proposal_id`, having been shown the action
     /// with digest `digest_shown`. When this completes the approvals, the
@@ -71,46 +113,164 @@ impl Engine {
         proposal_id: &str,
         digest_shown: &str,
     ) -> Result<StoredProposal, DecisionError> {
-        let (engine, actor) = (self.clone(), actor.clone());
-        let (id, digest) = (proposal_id.to_owned(), digest_shown.to_owned());
-        crate::core::detached(async move { engine.approve_now(&actor, &id, &digest).await }).await
+        let engine = self.clone();
+        let ask = ApproveAsk {
+            actor: actor.clone(),
+            proposal_id: proposal_id.to_owned(),
+            digest_shown: digest_shown.to_owned(),
+        };
+        crate::core::detached(async move {
+            retry_on_conflict(|| engine.approve_in_a_batch(ask.clone())).await
+        })
+        .await
     }
 
-    async fn approve_now(
-        &self,
-        actor: &Actor,
-        proposal_id: &str,
-        digest_shown: &str,
-    ) -> Result<StoredProposal, DecisionError> {
-        retry_on_conflict(|| self.try_approve(actor, proposal_id, digest_shown)).await
+    /// One attempt: queued, then decided with whatever else is queued.
+    async fn approve_in_a_batch(&self, ask: ApproveAsk) -> Result<StoredProposal, DecisionError> {
+        let (reply, answer) = oneshot::channel();
+        let engine = self.clone();
+        self.batches
+            .approvals
+            .submit(ApproveRequest { ask, reply }, move |batch| {
+                let engine = engine.clone();
+                async move { engine.approve_batch(batch).await }
+            });
+        answer.await.unwrap_or_else(|_| {
+            Err(DecisionError::Storage(StorageError::Unavailable(
+                "the approval was interrupted before it was recorded; nothing was approved, try again"
+                    .into(),
+            )))
+        })
     }
 
-    /// One attempt. Everything that only reads (the proposal, the limits,
-    /// the order, the permission check, the conditions) happens before the
-    /// write transaction, so writers queue only for their writes; inside it
-    /// the order must still be at the version read and the proposal at its
-    /// state version (the conditional update), or the attempt is a conflict
-    /// and starts over from fresh reads.
-    async fn try_approve(
+    /// Decides a batch and answers each request. When the batch as a whole
+    /// fails (a storage error), each request is tried alone, so one bad
+    /// request cannot fail the others.
+    async fn approve_batch(&self, batch: Vec<ApproveRequest>) {
+        let (asks, replies): (Vec<_>, Vec<_>) = batch.into_iter().map(|r| (r.ask, r.reply)).unzip();
+        let results = match self.try_approve_all(&asks).await {
+            Ok(results) => results,
+            Err(error) if asks.len() == 1 => vec![Err(error)],
+            Err(_) => {
+                let mut results = Vec::with_capacity(asks.len());
+                for ask in &asks {
+                    results.push(
+                        match self.try_approve_all(std::slice::from_ref(ask)).await {
+                            Ok(mut alone) => alone.pop().unwrap_or_else(|| Err(conflict())),
+                            Err(error) => Err(error),
+                        },
+                    );
+                }
+                results
+            }
+        };
+        for (reply, result) in replies.into_iter().zip(results) {
+            // A caller that went away no longer needs the answer.
+            let _ = reply.send(result);
+        }
+    }
+
+    /// One attempt at every request of a batch; an answer per request, or
+    /// an error for the batch as a whole.
+    async fn try_approve_all(
         &self,
-        actor: &Actor,
-        proposal_id: &str,
-        digest_shown: &str,
-    ) -> Result<StoredProposal, DecisionError> {
+        asks: &[ApproveAsk],
+    ) -> Result<Vec<Result<StoredProposal, DecisionError>>, DecisionError> {
         let now = crate::now();
+        let mut results: Vec<Option<Result<StoredProposal, DecisionError>>> =
+            asks.iter().map(|_| None).collect();
+        let reads = self.read_for_approvals(asks).await?;
+
+        // Decide each in memory. One request per order per batch: claims on
+        // one order must see each other, and do only across transactions.
+        let mut plans = Vec::new();
+        let mut orders_taken = HashSet::new();
+        for (index, ask) in asks.iter().enumerate() {
+            match self.plan_approval(ask, &reads, now) {
+                Ok(plan) if orders_taken.insert(plan.order_id.clone()) => plans.push((index, plan)),
+                Ok(_) => results[index] = Some(Err(conflict())),
+                Err(error) => results[index] = Some(Err(error)),
+            }
+        }
+        if !plans.is_empty() {
+            for (index, outcome) in self.write_approvals(plans, &reads.orders, now).await? {
+                results[index] = Some(outcome);
+            }
+        }
+        Ok(results
+            .into_iter()
+            .map(|result| result.unwrap_or_else(|| Err(conflict())))
+            .collect())
+    }
+
+    /// The proposals, orders, approver limits and four-eyes thresholds a
+    /// batch needs, in one read transaction.
+    async fn read_for_approvals(&self, asks: &[ApproveAsk]) -> Result<BatchReads, StorageError> {
         let read = self.db.begin_read().await?;
-        let stored = load(&read, proposal_id).await?;
+        let ids: Vec<String> = asks.iter().map(|a| a.proposal_id.clone()).collect();
+        let proposals = storage::proposals::get_many(&read, &ids).await?;
+        let order_ids: BTreeSet<String> = proposals
+            .values()
+            .map(|p| p.proposal.order_id.clone())
+            .collect();
+        let orders =
+            storage::orders::get_many(&read, &order_ids.into_iter().collect::<Vec<_>>()).await?;
+        let (mut limits, mut thresholds) = (HashMap::new(), HashMap::new());
+        for ask in asks {
+            let Some(stored) = proposals.get(&ask.proposal_id) else {
+                continue;
+            };
+            let currency = stored.proposal.amount.currency.code().to_owned();
+            let key = (ask.actor.user_id.clone(), currency.clone());
+            if let Entry::Vacant(slot) = limits.entry(key) {
+                let limit = storage::limits::approval_limit(&read, &ask.actor.user_id, &currency)
+                    .await?
+                    .or(self.settings.default_approval_limit_minor);
+                slot.insert(limit);
+            }
+            if let Entry::Vacant(slot) = thresholds.entry(currency) {
+                let threshold = storage::limits::four_eyes_threshold(&read, slot.key())
+                    .await?
+                    .unwrap_or(self.settings.four_eyes_threshold_minor);
+                slot.insert(threshold);
+            }
+        }
+        read.commit().await?;
+        Ok(BatchReads {
+            proposals,
+            orders,
+            limits,
+            thresholds,
+        })
+    }
+
+    /// The permission rules and the state machine for one request, against
+    /// what the batch read.
+    fn plan_approval(
+        &self,
+        ask: &ApproveAsk,
+        reads: &BatchReads,
+        now: Timestamp,
+    ) -> Result<Planned, DecisionError> {
+        let stored = reads
+            .proposals
+            .get(&ask.proposal_id)
+            .ok_or_else(|| DecisionError::NotFound(ask.proposal_id.clone()))?;
         let currency = stored.proposal.amount.currency.code().to_owned();
         let approver = Approver {
-            id: actor.user_id.clone(),
-            roles: actor.roles.clone(),
-            limit_minor: storage::limits::approval_limit(&read, &actor.user_id, &currency)
-                .await?
-                .or(self.settings.default_approval_limit_minor),
+            id: ask.actor.user_id.clone(),
+            roles: ask.actor.roles.clone(),
+            limit_minor: reads
+                .limits
+                .get(&(ask.actor.user_id.clone(), currency.clone()))
+                .copied()
+                .flatten(),
         };
         let policy = ApprovalPolicy {
-            four_eyes_threshold_minor: storage::limits::four_eyes_threshold(&read, &currency)
-                .await?
+            four_eyes_threshold_minor: reads
+                .thresholds
+                .get(&currency)
+                .copied()
                 .unwrap_or(self.settings.four_eyes_threshold_minor),
             approval_ttl: self.settings.approval_ttl,
         };
@@ -118,29 +278,26 @@ impl Engine {
             approver: &approver,
             proposal: &stored.proposal,
             state: &stored.state,
-            digest_shown,
+            digest_shown: &ask.digest_shown,
             policy: &policy,
             now,
         };
         let outcome = check_approval(&ctx)?;
-        let order = storage::orders::get(&read, &stored.proposal.order_id)
-            .await?
-            .ok_or_else(|| {
-                DecisionError::Invalid(format!(
-                    "order {} no longer exists; this proposal cannot be approved",
-                    stored.proposal.order_id
-                ))
-            })?;
-        let conditions = ConditionsSnapshot::capture(&order, policy_versions(&stored.proposal))
+        let order = reads.orders.get(&stored.proposal.order_id).ok_or_else(|| {
+            DecisionError::Invalid(format!(
+                "order {} no longer exists; this proposal cannot be approved",
+                stored.proposal.order_id
+            ))
+        })?;
+        let conditions = ConditionsSnapshot::capture(order, policy_versions(&stored.proposal))
             .map_err(|e| {
                 DecisionError::Invalid(format!("the order's records are inconsistent: {e}"))
             })?;
-        read.commit().await.map_err(StorageError::from)?;
         let approval = Approval::approve(new_id("apv"), &ctx, conditions.clone());
-        let mut step = Step::new(stored);
+        let mut step = Step::new(stored.clone());
         let effects = step.apply(
             outcome.command(&approval),
-            &actor.journal_name(),
+            &ask.actor.journal_name(),
             json!({
                 "approval_id": approval.id,
                 "action_digest": approval.action_digest_shown,
@@ -149,27 +306,88 @@ impl Engine {
             }),
             now,
         )?;
+        Ok(Planned {
+            step,
+            approval,
+            order_id: order.id.clone(),
+            order_version: order.version,
+            conditions,
+            executes: effects.contains(&Effect::Execute),
+        })
+    }
 
+    /// The write transaction of a batch: lock the orders (before any
+    /// proposal, as every writer does) and keep only the plans whose order
+    /// is still at the version read; claim and revalidate those now fully
+    /// approved; write each state if it is still the version read; record
+    /// the approvals and the journal; commit; then send. Returns an answer
+    /// for each plan.
+    async fn write_approvals(
+        &self,
+        plans: Vec<(usize, Planned)>,
+        orders: &HashMap<String, OrderSnapshot>,
+        now: Timestamp,
+    ) -> Result<Vec<(usize, Result<StoredProposal, DecisionError>)>, DecisionError> {
+        let mut answers = Vec::with_capacity(plans.len());
         let tx = self.db.begin_write().await?;
-        // Lock order before proposal, as every writer does.
-        if storage::orders::lock_version(&*tx, &order.id).await? != Some(order.version) {
+        let order_ids: Vec<String> = plans.iter().map(|(_, p)| p.order_id.clone()).collect();
+        let versions = storage::orders::lock_versions(&*tx, &order_ids).await?;
+        let (current, stale): (Vec<_>, Vec<_>) = plans
+            .into_iter()
+            .partition(|(_, plan)| versions.get(&plan.order_id) == Some(&plan.order_version));
+        answers.extend(stale.into_iter().map(|(index, _)| (index, Err(conflict()))));
+        let executing: Vec<String> = current
+            .iter()
+            .filter(|(_, plan)| plan.executes)
+            .map(|(_, plan)| plan.order_id.clone())
+            .collect();
+        let in_flight = storage::proposals::in_flight_on_orders(&*tx, &executing).await?;
+        let (mut steps, mut approvals, mut sends) = (Vec::new(), HashMap::new(), HashSet::new());
+        for (index, mut plan) in current {
+            if plan.executes
+                && let Some(order) = orders.get(&plan.order_id)
+            {
+                let reserved = in_flight.reserved(&order.id, &plan.step.stored.proposal.id);
+                match self.claim_and_revalidate(
+                    &mut plan.step,
+                    order,
+                    &plan.conditions,
+                    reserved,
+                    now,
+                ) {
+                    Ok(true) => {
+                        sends.insert(index);
+                    }
+                    Ok(false) => {}
+                    Err(error) => {
+                        answers.push((index, Err(error.into())));
+                        continue;
+                    }
+                }
+            }
+            approvals.insert(index, plan.approval);
+            steps.push((index, plan.step));
+        }
+        let (written, lost) = write_states(&*tx, steps, now).await?;
+        answers.extend(lost.into_iter().map(|index| (index, Err(conflict()))));
+        if written.is_empty() {
             tx.rollback().await?;
-            return Err(DecisionError::Conflict(SaveError::Conflict));
+            return Ok(answers);
         }
-        storage::approvals::insert(&*tx, &approval).await?;
-        let mut send = false;
-        if effects.contains(&Effect::Execute) {
-            send = self
-                .claim_and_revalidate(&*tx, &mut step, &order, &conditions, now)
-                .await?;
+        let recorded: Vec<Approval> = written
+            .iter()
+            .filter_map(|(index, _)| approvals.remove(index))
+            .collect();
+        storage::approvals::insert_many(&*tx, &recorded).await?;
+        for (index, stored) in self.commit_steps(tx, written).await? {
+            if sends.contains(&index) {
+                let engine = self.clone();
+                let proposal = stored.proposal.clone();
+                tokio::spawn(async move { engine.send_refund(&proposal).await });
+            }
+            answers.push((index, Ok(stored)));
         }
-        let stored = self.commit_step(tx, step, now).await?;
-        if send {
-            let engine = self.clone();
-            let proposal = stored.proposal.clone();
-            tokio::spawn(async move { engine.send_refund(&proposal).await });
-        }
-        Ok(stored)
+        Ok(answers)
     }
 
     /// `actor` rejects the proposal with a reason shown to the requester.

@@ -2,13 +2,16 @@
 //! transaction per answer, which also books a successful refund on the order,
 //! stores the receipt, and records verification when it is already known.
 
-use super::step::{ConflictAware, SaveError, Step, retry_on_conflict};
+use super::step::{ConflictAware, SaveError, Step, retry_on_conflict, write_states};
 use crate::core::Engine;
 use connectors::{ProviderError, ProviderRefund as WireRefund, ProviderRefundStatus};
 use domain::proposal::{Command, Effect, ProposalState, ProviderRefund, Receipt, TransitionError};
 use domain::{Currency, Money, PastRefund, Timestamp};
 use serde_json::json;
+use std::collections::{HashMap, HashSet};
 use storage::StorageError;
+use storage::receipts::NewReceipt;
+use tokio::sync::oneshot;
 
 /// What the provider told us, in the executor's terms.
 #[derive(Debug, Clone)]
@@ -79,10 +82,36 @@ impl ConflictAware for RecordError {
     }
 }
 
+/// One answer to record, with the channel its outcome goes back on.
+pub(crate) struct AnswerRequest {
+    ask: AnswerAsk,
+    reply: oneshot::Sender<Result<AfterAnswer, RecordError>>,
+}
+
+#[derive(Clone)]
+struct AnswerAsk {
+    proposal_id: String,
+    answer: Answer,
+    verified: Option<Vec<WireRefund>>,
+}
+
+/// Rows an answer adds besides the state and journal, written only if the
+/// state is.
+#[derive(Default)]
+struct SideWrites {
+    receipt: Option<NewReceipt>,
+    booking: Option<(String, PastRefund)>,
+}
+
+fn conflict() -> RecordError {
+    RecordError::Save(SaveError::Conflict)
+}
+
 impl Engine {
     /// Records `answer` for proposal `id` if it is still executing under this
     /// process's claim. `verified` is the provider's list of refunds under the
-    /// key when it was already fetched (success path).
+    /// key when it was already fetched (success path). Answers arriving
+    /// together are recorded together, in one transaction.
     ///
     /// # Errors
     /// Storage failures or a conflicting concurrent change.
@@ -92,39 +121,156 @@ impl Engine {
         answer: Answer,
         verified: Option<Vec<WireRefund>>,
     ) -> Result<AfterAnswer, RecordError> {
-        retry_on_conflict(|| self.try_record_answer(id, answer.clone(), verified.clone())).await
+        let ask = AnswerAsk {
+            proposal_id: id.to_owned(),
+            answer,
+            verified,
+        };
+        retry_on_conflict(|| self.record_in_a_batch(ask.clone())).await
     }
 
-    /// One attempt: the proposal is read before the write transaction and
-    /// written only if its state version is still the one read.
-    async fn try_record_answer(
+    /// One attempt: queued, then recorded with whatever else is queued.
+    async fn record_in_a_batch(&self, ask: AnswerAsk) -> Result<AfterAnswer, RecordError> {
+        let (reply, outcome) = oneshot::channel();
+        let engine = self.clone();
+        self.batches
+            .answers
+            .submit(AnswerRequest { ask, reply }, move |batch| {
+                let engine = engine.clone();
+                async move { engine.record_batch(batch).await }
+            });
+        outcome.await.unwrap_or_else(|_| {
+            Err(RecordError::Storage(StorageError::Unavailable(
+                "recording the provider's answer was interrupted".into(),
+            )))
+        })
+    }
+
+    /// Records a batch and answers each request; when the batch as a whole
+    /// fails, each answer is recorded alone.
+    async fn record_batch(&self, batch: Vec<AnswerRequest>) {
+        let (asks, replies): (Vec<_>, Vec<_>) = batch.into_iter().map(|r| (r.ask, r.reply)).unzip();
+        let results = match self.try_record_all(&asks).await {
+            Ok(results) => results,
+            Err(error) if asks.len() == 1 => vec![Err(error)],
+            Err(_) => {
+                let mut results = Vec::with_capacity(asks.len());
+                for ask in &asks {
+                    results.push(match self.try_record_all(std::slice::from_ref(ask)).await {
+                        Ok(mut alone) => alone.pop().unwrap_or_else(|| Err(conflict())),
+                        Err(error) => Err(error),
+                    });
+                }
+                results
+            }
+        };
+        for (reply, result) in replies.into_iter().zip(results) {
+            let _ = reply.send(result);
+        }
+    }
+
+    /// One attempt at a batch: the proposals are read before the write
+    /// transaction and each is written only if its state version is still
+    /// the one read. One answer per order per batch, as for approvals.
+    async fn try_record_all(
         &self,
-        id: &str,
-        answer: Answer,
-        verified: Option<Vec<WireRefund>>,
-    ) -> Result<AfterAnswer, RecordError> {
+        asks: &[AnswerAsk],
+    ) -> Result<Vec<Result<AfterAnswer, RecordError>>, RecordError> {
         let now = crate::now();
         let actor = self.system_actor();
-        let Some(stored) = storage::proposals::get(self.db.conn(), id).await? else {
-            return Ok(AfterAnswer::Done);
-        };
-        let ProposalState::Executing {
-            executor, unknown, ..
-        } = &stored.state
-        else {
-            // Someone else already settled it (e.g. took over our lease).
-            return Ok(AfterAnswer::Done);
-        };
-        if *executor != self.settings.executor_name {
-            return Ok(AfterAnswer::Done);
+        let ids: Vec<String> = asks.iter().map(|a| a.proposal_id.clone()).collect();
+        let proposals = storage::proposals::get_many(self.db.conn(), &ids).await?;
+        let mut results: Vec<Option<Result<AfterAnswer, RecordError>>> =
+            asks.iter().map(|_| None).collect();
+        let (mut candidates, mut orders_taken) = (Vec::new(), HashSet::new());
+        for (index, ask) in asks.iter().enumerate() {
+            let ours = proposals.get(&ask.proposal_id).filter(|stored| {
+                matches!(&stored.state, ProposalState::Executing { executor, .. }
+                    if *executor == self.settings.executor_name)
+            });
+            match ours {
+                // Gone, or someone else already settled it (e.g. took over our lease).
+                None => results[index] = Some(Ok(AfterAnswer::Done)),
+                Some(stored) if orders_taken.insert(stored.proposal.order_id.clone()) => {
+                    candidates.push((index, stored.clone()));
+                }
+                Some(_) => results[index] = Some(Err(conflict())),
+            }
         }
-        let checks = unknown.as_ref().map(|u| u.checks).unwrap_or(0);
-        let order_id = stored.proposal.order_id.clone();
+        if candidates.is_empty() {
+            return Ok(results
+                .into_iter()
+                .map(|r| r.unwrap_or(Ok(AfterAnswer::Done)))
+                .collect());
+        }
         let tx = self.db.begin_write().await?;
-        // Lock order before proposal, as every writer does.
-        storage::orders::lock_version(&*tx, &order_id).await?;
-        let mut step = Step::new(stored);
-        let mut after = AfterAnswer::Done;
+        // Lock orders before proposals, as every writer does.
+        let order_ids: Vec<String> = orders_taken.into_iter().collect();
+        storage::orders::lock_versions(&*tx, &order_ids).await?;
+        let (mut steps, mut outcomes) = (Vec::new(), HashMap::new());
+        for (index, stored) in candidates {
+            let mut step = Step::new(stored);
+            match self
+                .apply_answer(&tx, &mut step, &asks[index], &actor, now)
+                .await
+            {
+                Ok(outcome) => {
+                    outcomes.insert(index, outcome);
+                    steps.push((index, step));
+                }
+                Err(RecordError::Transition(error)) => {
+                    results[index] = Some(Err(error.into()));
+                }
+                Err(error) => return Err(error),
+            }
+        }
+        let (written, lost) = write_states(&*tx, steps, now).await?;
+        for index in lost {
+            results[index] = Some(Err(conflict()));
+        }
+        if written.is_empty() {
+            tx.rollback().await?;
+        } else {
+            let (mut receipts, mut bookings) = (Vec::new(), Vec::new());
+            for (index, _) in &written {
+                if let Some((_, writes)) = outcomes.get_mut(index) {
+                    receipts.extend(writes.receipt.take());
+                    bookings.extend(writes.booking.take());
+                }
+            }
+            storage::receipts::insert_many_once(&*tx, &receipts).await?;
+            storage::orders::record_refunds_once(&*tx, &bookings).await?;
+            for (index, _) in self.commit_steps(tx, written).await? {
+                if let Some((after, _)) = outcomes.remove(&index) {
+                    results[index] = Some(Ok(after));
+                }
+            }
+        }
+        Ok(results
+            .into_iter()
+            .map(|result| result.unwrap_or_else(|| Err(conflict())))
+            .collect())
+    }
+
+    /// Applies one answer to its proposal's step, in memory but for the
+    /// rare reads an unfound refund needs; returns what to do next and the
+    /// rows to write with the state.
+    async fn apply_answer(
+        &self,
+        tx: &storage::WriteTx,
+        step: &mut Step,
+        ask: &AnswerAsk,
+        actor: &str,
+        now: Timestamp,
+    ) -> Result<(AfterAnswer, SideWrites), RecordError> {
+        let id = ask.proposal_id.as_str();
+        let order_id = step.stored.proposal.order_id.clone();
+        let checks = match step.state() {
+            ProposalState::Executing { unknown, .. } => unknown.as_ref().map_or(0, |u| u.checks),
+            _ => 0,
+        };
+        let (answer, verified) = (ask.answer.clone(), ask.verified.clone());
+        let (mut after, mut writes) = (AfterAnswer::Done, SideWrites::default());
         match answer {
             Answer::Refund(refund) => {
                 let receipt = receipt_of(&refund, self.provider.name(), now);
@@ -132,11 +278,11 @@ impl Engine {
                     ProviderRefundStatus::Succeeded => {
                         let effects = step.apply(
                             Command::RecordSucceeded { receipt: receipt.clone() },
-                            &actor,
+                            actor,
                             json!({ "provider_refund_id": refund.provider_refund_id, "amount": receipt.amount.display() }),
                             now,
                         )?;
-                        storage::receipts::insert_once(&*tx, id, &receipt, &refund.raw).await?;
+                        writes.receipt = Some(new_receipt(id, &receipt, &refund));
                         for effect in &effects {
                             if let Effect::BookRefundOnOrder {
                                 order_id,
@@ -144,14 +290,14 @@ impl Engine {
                                 provider_refund_id,
                             } = effect
                             {
-                                book_refund(&*tx, id, order_id, *amount, provider_refund_id, now)
-                                    .await?;
+                                writes.booking =
+                                    Some(booking(id, order_id, *amount, provider_refund_id, now));
                             }
                         }
                         if let (Some(list), ProposalState::Succeeded { .. }) =
                             (verified, step.state())
                         {
-                            apply_verification(&mut step, list, &actor, now)?;
+                            apply_verification(step, list, actor, now)?;
                         }
                     }
                     ProviderRefundStatus::Pending => {
@@ -161,16 +307,16 @@ impl Engine {
                                 retry_at: self.settings.next_check(checks, now),
                                 max_checks: self.settings.max_unknown_checks,
                             },
-                            &actor,
+                            actor,
                             json!({ "provider_refund_id": refund.provider_refund_id }),
                             now,
                         )?;
                     }
                     ProviderRefundStatus::Failed { reason } => {
-                        storage::receipts::insert_once(&*tx, id, &receipt, &refund.raw).await?;
+                        writes.receipt = Some(new_receipt(id, &receipt, &refund));
                         step.apply(
                             Command::RecordDeclined { reason: format!("the refund failed at the provider: {reason}"), receipt: Some(receipt) },
-                            &actor,
+                            actor,
                             json!({ "provider_refund_id": refund.provider_refund_id, "reason": reason }),
                             now,
                         )?;
@@ -183,7 +329,7 @@ impl Engine {
                         reason: reason.clone(),
                         receipt: None,
                     },
-                    &actor,
+                    actor,
                     json!({ "reason": reason }),
                     now,
                 )?;
@@ -199,7 +345,7 @@ impl Engine {
                         retry_at,
                         max_checks: self.settings.max_unknown_checks,
                     },
-                    &actor,
+                    actor,
                     json!({ "reason": reason, "next_check_at": retry_at }),
                     now,
                 )?;
@@ -209,21 +355,21 @@ impl Engine {
                     Command::Escalate {
                         reason: reason.clone(),
                     },
-                    &actor,
+                    actor,
                     json!({ "reason": reason }),
                     now,
                 )?;
             }
             Answer::NotFound => {
                 let first_sent =
-                    storage::journal::first_event_at(&*tx, id, domain::proposal::event::SENT)
+                    storage::journal::first_event_at(&**tx, id, domain::proposal::event::SENT)
                         .await?;
                 let within = first_sent.is_none_or(|at| now - at < self.settings.key_retention);
                 let effects = step.apply(
                     Command::StatusNotFound {
                         within_key_retention: within,
                     },
-                    &actor,
+                    actor,
                     json!({ "within_key_retention": within }),
                     now,
                 )?;
@@ -232,8 +378,8 @@ impl Engine {
                     .any(|e| matches!(e, Effect::SendRefund { .. }))
                 {
                     let revalidated = if effects.contains(&Effect::Revalidate) {
-                        let order = storage::orders::get(&*tx, &order_id).await?;
-                        self.revalidate_before_resend(&tx, &mut step, order.as_ref(), &actor, now)
+                        let order = storage::orders::get(&**tx, &order_id).await?;
+                        self.revalidate_before_resend(tx, step, order.as_ref(), actor, now)
                             .await?
                     } else {
                         true
@@ -241,7 +387,7 @@ impl Engine {
                     if revalidated {
                         step.apply(
                             Command::MarkSent,
-                            &actor,
+                            actor,
                             json!({ "idempotency_key": id, "resend": true }),
                             now,
                         )?;
@@ -250,8 +396,7 @@ impl Engine {
                 }
             }
         }
-        self.commit_step(tx, step, now).await?;
-        Ok(after)
+        Ok((after, writes))
     }
 
     /// Records verification for a proposal that succeeded earlier.
@@ -293,7 +438,13 @@ impl Engine {
             .map(|a| a.conditions.clone());
         let verdict = match (order, conditions) {
             (Some(order), Some(conditions)) => {
-                self.revalidation(&**tx, step, order, &conditions).await?
+                let reserved = storage::proposals::reserved_on_order(
+                    &**tx,
+                    &order.id,
+                    &step.stored.proposal.id,
+                )
+                .await?;
+                super::revalidation(step, order, &conditions, reserved)
             }
             _ => Err(domain::proposal::InvalidationReason::OrderMissing),
         };
@@ -341,19 +492,18 @@ fn apply_verification(
     Ok(())
 }
 
-async fn book_refund(
-    db: &impl storage::ConnectionTrait,
+/// The refund to book on the order: one per proposal, however often the
+/// answer is recorded.
+fn booking(
     proposal_id: &str,
     order_id: &str,
     amount: Money,
     provider_refund_id: &str,
     now: Timestamp,
-) -> Result<(), StorageError> {
-    // One booking per proposal, however often the answer is recorded.
-    storage::orders::record_refund_once(
-        db,
-        order_id,
-        &PastRefund {
+) -> (String, PastRefund) {
+    (
+        order_id.to_owned(),
+        PastRefund {
             id: format!("ref_{proposal_id}"),
             amount,
             channel: "countersign".into(),
@@ -361,8 +511,14 @@ async fn book_refund(
             created_at: now,
         },
     )
-    .await?;
-    Ok(())
+}
+
+fn new_receipt(proposal_id: &str, receipt: &Receipt, refund: &WireRefund) -> NewReceipt {
+    NewReceipt {
+        proposal_id: proposal_id.to_owned(),
+        receipt: receipt.clone(),
+        raw: refund.raw.clone(),
+    }
 }
 
 fn status_name(status: &ProviderRefundStatus) -> &'static str {

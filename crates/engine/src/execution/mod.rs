@@ -8,24 +8,27 @@ pub mod send;
 pub mod step;
 
 use crate::core::Engine;
-use domain::proposal::{Command, ConditionsSnapshot, InvalidationReason, revalidate};
+use domain::proposal::{
+    Command, ConditionsSnapshot, InvalidationReason, TransitionError, revalidate,
+};
 use domain::{Money, OrderSnapshot, Timestamp};
 use serde_json::json;
 use step::Step;
-use storage::{ConnectionTrait, StorageError};
 
 impl Engine {
     /// Claims an approved proposal for this process and revalidates it
-    /// against the current order; then either marks it sent (the caller
-    /// sends after commit) or invalidates it. Returns whether to send.
-    pub(crate) async fn claim_and_revalidate(
+    /// against the current order (read under its lock) and `reserved`, the
+    /// minor units other in-flight proposals hold on the order; then either
+    /// marks it sent (the caller sends after commit) or invalidates it.
+    /// Returns whether to send.
+    pub(crate) fn claim_and_revalidate(
         &self,
-        db: &impl ConnectionTrait,
         step: &mut Step,
         order: &OrderSnapshot,
         approved_under: &ConditionsSnapshot,
+        reserved: i64,
         now: Timestamp,
-    ) -> Result<bool, crate::approvals::DecisionError> {
+    ) -> Result<bool, TransitionError> {
         let actor = self.system_actor();
         step.apply(
             Command::Claim {
@@ -36,7 +39,7 @@ impl Engine {
             json!({ "lease_seconds": self.settings.lease.num_seconds() }),
             now,
         )?;
-        match self.revalidation(db, step, order, approved_under).await? {
+        match revalidation(step, order, approved_under, reserved) {
             Err(reason) => {
                 step.apply(
                     Command::Invalidate {
@@ -59,29 +62,25 @@ impl Engine {
             }
         }
     }
+}
 
-    /// The domain's revalidation plus what only storage knows: other
-    /// proposals on the same order whose refunds may be on their way.
-    pub(crate) async fn revalidation(
-        &self,
-        db: &impl ConnectionTrait,
-        step: &Step,
-        order: &OrderSnapshot,
-        approved_under: &ConditionsSnapshot,
-    ) -> Result<Result<(), InvalidationReason>, StorageError> {
-        let proposal = &step.stored.proposal;
-        if let Err(reason) = revalidate(proposal, Some(order), approved_under) {
-            return Ok(Err(reason));
+/// The domain's revalidation plus what only storage knows: `reserved`, the
+/// refunds of other proposals on the same order that may be on their way.
+pub(crate) fn revalidation(
+    step: &Step,
+    order: &OrderSnapshot,
+    approved_under: &ConditionsSnapshot,
+    reserved: i64,
+) -> Result<(), InvalidationReason> {
+    let proposal = &step.stored.proposal;
+    revalidate(proposal, Some(order), approved_under)?;
+    if reserved > 0 {
+        let refundable = order.refundable().map(|m| m.amount_minor).unwrap_or(0) - reserved;
+        if refundable < proposal.amount.amount_minor {
+            return Err(InvalidationReason::InsufficientRefundable {
+                refundable: Money::new(refundable.max(0), proposal.amount.currency),
+            });
         }
-        let reserved = storage::proposals::reserved_on_order(db, &order.id, &proposal.id).await?;
-        if reserved > 0 {
-            let refundable = order.refundable().map(|m| m.amount_minor).unwrap_or(0) - reserved;
-            if refundable < proposal.amount.amount_minor {
-                return Ok(Err(InvalidationReason::InsufficientRefundable {
-                    refundable: Money::new(refundable.max(0), proposal.amount.currency),
-                }));
-            }
-        }
-        Ok(Ok(()))
     }
+    Ok(())
 }

@@ -7,7 +7,7 @@ use domain::Timestamp;
 use domain::proposal::{Command, Effect, ProposalState, ProposalStatus, TransitionError, apply};
 use serde_json::Value;
 use storage::journal::NewEvent;
-use storage::proposals::StoredProposal;
+use storage::proposals::{StateUpdate, StoredProposal};
 use storage::{ConnectionTrait, StorageError};
 
 #[derive(Debug, thiserror::Error)]
@@ -121,6 +121,58 @@ impl Step {
         });
     }
 
+    /// Writes the new state if nobody moved the proposal since it was
+    /// read (a conditional update on the state version). Returns false when
+    /// somebody did: the caller lost the race and must write nothing else
+    /// for this proposal.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn write_state(
+        &mut self,
+        db: &impl ConnectionTrait,
+        now: Timestamp,
+    ) -> Result<bool, StorageError> {
+        let Some(update) = self.state_update(now) else {
+            return Ok(true);
+        };
+        let written = storage::proposals::update_state(db, update).await?;
+        if written {
+            self.mark_written(now);
+        }
+        Ok(written)
+    }
+
+    /// The conditional update this step needs, if it changed anything.
+    fn state_update(&self, now: Timestamp) -> Option<StateUpdate> {
+        self.changed.then(|| StateUpdate {
+            id: self.stored.proposal.id.clone(),
+            expected_version: self.read_version,
+            state: self.stored.state.clone(),
+            due_at: due_at(&self.stored.state, now),
+            now,
+        })
+    }
+
+    fn mark_written(&mut self, now: Timestamp) {
+        if self.changed {
+            self.stored.state_version = self.read_version + 1;
+            self.stored.updated_at = now;
+        }
+    }
+
+    /// The proposal as written, the journal events to append with it, and
+    /// the change to announce after commit.
+    pub fn finish(self) -> (StoredProposal, Vec<NewEvent>, Option<ProposalChanged>) {
+        let change = self.changed.then(|| ProposalChanged {
+            proposal_id: self.stored.proposal.id.clone(),
+            order_id: self.stored.proposal.order_id.clone(),
+            status: self.stored.state.status().as_str().to_owned(),
+            customer_id: self.stored.proposal.provenance.on_behalf_of.clone(),
+        });
+        (self.stored, self.events, change)
+    }
+
     /// Writes the new state (conditional on the version read) and the
     /// journal events, in the caller's transaction.
     ///
@@ -131,32 +183,41 @@ impl Step {
         db: &impl ConnectionTrait,
         now: Timestamp,
     ) -> Result<(StoredProposal, Option<ProposalChanged>), SaveError> {
-        if self.changed {
-            let due = due_at(&self.stored.state, now);
-            let updated = storage::proposals::update_state(
-                db,
-                &self.stored.proposal.id,
-                self.read_version,
-                &self.stored.state,
-                due,
-                now,
-            )
-            .await?;
-            if !updated {
-                return Err(SaveError::Conflict);
-            }
-            self.stored.state_version = self.read_version + 1;
-            self.stored.updated_at = now;
+        if !self.write_state(db, now).await? {
+            return Err(SaveError::Conflict);
         }
-        storage::journal::append(db, std::mem::take(&mut self.events)).await?;
-        let change = self.changed.then(|| ProposalChanged {
-            proposal_id: self.stored.proposal.id.clone(),
-            order_id: self.stored.proposal.order_id.clone(),
-            status: self.stored.state.status().as_str().to_owned(),
-            customer_id: self.stored.proposal.provenance.on_behalf_of.clone(),
-        });
-        Ok((self.stored, change))
+        let (stored, events, change) = self.finish();
+        storage::journal::append(db, events).await?;
+        Ok((stored, change))
     }
+}
+
+/// Writes the state of each step (see [`Step::write_state`]; one statement
+/// for all) and splits them into those written and the keys of those that
+/// lost a race.
+///
+/// # Errors
+/// Database failures.
+pub async fn write_states<K>(
+    db: &impl ConnectionTrait,
+    steps: Vec<(K, Step)>,
+    now: Timestamp,
+) -> Result<(Vec<(K, Step)>, Vec<K>), StorageError> {
+    let updates: Vec<StateUpdate> = steps
+        .iter()
+        .filter_map(|(_, step)| step.state_update(now))
+        .collect();
+    let moved = storage::proposals::update_states(db, &updates).await?;
+    let (mut written, mut lost) = (Vec::with_capacity(steps.len()), Vec::new());
+    for (key, mut step) in steps {
+        if !step.changed || moved.contains(&step.stored.proposal.id) {
+            step.mark_written(now);
+            written.push((key, step));
+        } else {
+            lost.push(key);
+        }
+    }
+    Ok((written, lost))
 }
 
 /// When the reconciler should next look at a proposal in this state. A
@@ -170,7 +231,7 @@ pub fn due_at(state: &ProposalState, now: Timestamp) -> Option<Timestamp> {
 
 impl crate::core::Engine {
     /// Saves the step, commits the transaction, and announces the change:
-    /// the end of every use case that moves a proposal.
+    /// the end of every use case that moves one proposal.
     ///
     /// # Errors
     /// [`SaveError::Conflict`] when another transaction moved the proposal
@@ -191,9 +252,33 @@ impl crate::core::Engine {
             }
         };
         tx.commit().await?;
-        if let Some(change) = change {
-            self.live.publish(change);
-        }
+        self.live.publish_all(change.into_iter().collect());
         Ok(stored)
+    }
+
+    /// Appends the journal events of steps whose state is already written
+    /// ([`write_states`]), commits, and announces the changes: the end of a
+    /// batch.
+    ///
+    /// # Errors
+    /// Storage failures; nothing is announced then.
+    pub(crate) async fn commit_steps<K>(
+        &self,
+        tx: storage::WriteTx,
+        steps: Vec<(K, Step)>,
+    ) -> Result<Vec<(K, StoredProposal)>, StorageError> {
+        let mut events = Vec::new();
+        let mut changes = Vec::new();
+        let mut saved = Vec::with_capacity(steps.len());
+        for (key, step) in steps {
+            let (stored, step_events, change) = step.finish();
+            events.extend(step_events);
+            changes.extend(change);
+            saved.push((key, stored));
+        }
+        storage::journal::append(&*tx, events).await?;
+        tx.commit().await?;
+        self.live.publish_all(changes);
+        Ok(saved)
     }
 }

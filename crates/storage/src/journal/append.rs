@@ -4,7 +4,11 @@ use super::{JournalEvent, SYSTEM_STREAM, event_hash, genesis};
 use crate::entities::{journal_event, journal_stream};
 use crate::error::StorageError;
 use chrono::{DateTime, SubsecRound, Utc};
-use sea_orm::{ActiveModelTrait, ConnectionTrait, DbBackend, EntityTrait, QuerySelect, Set};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+    Set, sea_query::OnConflict,
+};
+use std::collections::HashMap;
 
 /// An event to append.
 #[derive(Debug, Clone)]
@@ -27,8 +31,10 @@ impl NewEvent {
 }
 
 /// Appends events, in order, to their streams, inside the caller's
-/// transaction. A stream's head row is locked (PostgreSQL) until commit, so
-/// only writers of the same proposal wait for each other.
+/// transaction: one query for the streams' heads (locked on PostgreSQL
+/// until commit, in stream order, so only writers of the same proposal wait
+/// for each other), one insert for all events and one upsert for the new
+/// heads, however many streams a batch touches.
 ///
 /// # Errors
 /// Database failures; the caller's transaction then rolls back as a whole.
@@ -36,43 +42,36 @@ pub async fn append(
     db: &impl ConnectionTrait,
     events: Vec<NewEvent>,
 ) -> Result<Vec<JournalEvent>, StorageError> {
-    let mut written = Vec::with_capacity(events.len());
-    let mut index = 0;
-    while index < events.len() {
-        // Consecutive events of one stream are appended together.
-        let stream = events[index].stream().to_owned();
-        let run_end = events[index..]
-            .iter()
-            .position(|e| e.stream() != stream)
-            .map_or(events.len(), |offset| index + offset);
-        written.extend(append_run(db, &stream, &events[index..run_end]).await?);
-        index = run_end;
+    if events.is_empty() {
+        return Ok(Vec::new());
     }
-    Ok(written)
-}
-
-async fn append_run(
-    db: &impl ConnectionTrait,
-    stream: &str,
-    events: &[NewEvent],
-) -> Result<Vec<JournalEvent>, StorageError> {
-    let mut head_query = journal_stream::Entity::find_by_id(stream.to_owned());
+    let mut streams: Vec<String> = events.iter().map(|e| e.stream().to_owned()).collect();
+    streams.sort();
+    streams.dedup();
+    let mut head_query = journal_stream::Entity::find()
+        .filter(journal_stream::Column::Stream.is_in(streams.iter().cloned()))
+        .order_by_asc(journal_stream::Column::Stream);
     if db.get_database_backend() == DbBackend::Postgres {
         head_query = head_query.lock_exclusive();
     }
-    let head = head_query.one(db).await?;
-    let (mut length, mut prev_hash) = match &head {
-        Some(head) => (head.length, head.head_hash.clone()),
-        None => (0, genesis(stream)),
-    };
+    let mut heads: HashMap<String, (i64, String)> = head_query
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|head| (head.stream, (head.length, head.head_hash)))
+        .collect();
     let mut models = Vec::with_capacity(events.len());
     let mut rows = Vec::with_capacity(events.len());
-    for event in events {
-        length += 1;
+    for event in &events {
+        let stream = event.stream();
+        let (length, prev_hash) = heads
+            .entry(stream.to_owned())
+            .or_insert_with(|| (0, genesis(stream)));
+        *length += 1;
         let mut model = JournalEvent {
             seq: 0,
             stream: stream.to_owned(),
-            stream_seq: length,
+            stream_seq: *length,
             proposal_id: event.proposal_id.clone(),
             order_id: event.order_id.clone(),
             actor: event.actor.clone(),
@@ -86,25 +85,38 @@ async fn append_run(
             hash: String::new(),
         };
         model.hash = event_hash(&model);
-        prev_hash = model.hash.clone();
+        prev_hash.clone_from(&model.hash);
         let mut row: journal_event::ActiveModel = model.clone().into();
         row.seq = sea_orm::ActiveValue::NotSet;
         rows.push(row);
         models.push(model);
     }
-    journal_event::Entity::insert_many(rows).exec(db).await?;
-    let updated_at = events.last().map(|e| e.at).unwrap_or_else(Utc::now);
-    let row = journal_stream::ActiveModel {
-        stream: Set(stream.to_owned()),
-        length: Set(length),
-        head_hash: Set(prev_hash),
-        dirty: Set(true),
-        updated_at: Set(updated_at),
-    };
-    if head.is_some() {
-        row.update(db).await?;
-    } else {
-        row.insert(db).await?;
-    }
+    journal_event::Entity::insert_many(rows)
+        .exec_without_returning(db)
+        .await?;
+    let updated_at = events.last().map_or_else(Utc::now, |e| e.at);
+    let new_heads = streams.into_iter().filter_map(|stream| {
+        let (length, head_hash) = heads.remove(&stream)?;
+        Some(journal_stream::ActiveModel {
+            stream: Set(stream),
+            length: Set(length),
+            head_hash: Set(head_hash),
+            dirty: Set(true),
+            updated_at: Set(updated_at),
+        })
+    });
+    journal_stream::Entity::insert_many(new_heads)
+        .on_conflict(
+            OnConflict::column(journal_stream::Column::Stream)
+                .update_columns([
+                    journal_stream::Column::Length,
+                    journal_stream::Column::HeadHash,
+                    journal_stream::Column::Dirty,
+                    journal_stream::Column::UpdatedAt,
+                ])
+                .to_owned(),
+        )
+        .exec_without_returning(db)
+        .await?;
     Ok(models)
 }

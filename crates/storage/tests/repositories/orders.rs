@@ -145,17 +145,14 @@ async fn booking_the_same_refund_twice_books_it_once_and_bumps_the_version_once(
         .unwrap();
     let refund = refund("ref_prp_17", 7900, "countersign", "proposal prp_17");
 
+    let booking = [("4821".to_owned(), refund)];
     let tx = test.db.begin_write().await.unwrap();
-    let first = orders::record_refund_once(&*tx, "4821", &refund)
-        .await
-        .unwrap();
-    let again = orders::record_refund_once(&*tx, "4821", &refund)
-        .await
-        .unwrap();
+    let first = orders::record_refunds_once(&*tx, &booking).await.unwrap();
+    let again = orders::record_refunds_once(&*tx, &booking).await.unwrap();
     tx.commit().await.unwrap();
 
-    assert!(first, "the first booking books");
-    assert!(!again, "the second finds it booked");
+    assert_eq!(first, ["ref_prp_17"], "the first booking books");
+    assert!(again.is_empty(), "the second finds it booked");
     let after = orders::get(db, "4821").await.unwrap().unwrap();
     assert_eq!(after.version, 2);
     assert_eq!(after.refunds.len(), 2);
@@ -163,7 +160,7 @@ async fn booking_the_same_refund_twice_books_it_once_and_bumps_the_version_once(
 }
 
 #[tokio::test]
-async fn lock_version_reads_the_current_version_and_nothing_for_a_missing_order() {
+async fn locking_orders_reads_their_current_versions_and_nothing_for_a_missing_order() {
     let test = TestDatabase::new().await;
     let customer = add_user(&test.db, "cora", &[Role::Customer]).await;
     orders::insert(test.db.conn(), &order("4821", &customer, 15))
@@ -171,10 +168,81 @@ async fn lock_version_reads_the_current_version_and_nothing_for_a_missing_order(
         .unwrap();
     let refund = refund("ref_desk_2", 100, "support_desk", "ticket 2");
 
+    let version =
+        |versions: std::collections::HashMap<String, i64>, id: &str| versions.get(id).copied();
+    let ids = ["4821".to_owned(), "4999".to_owned()];
+
     let tx = test.db.begin_write().await.unwrap();
-    assert_eq!(orders::lock_version(&*tx, "4821").await.unwrap(), Some(1));
+    let before = orders::lock_versions(&*tx, &ids).await.unwrap();
     orders::record_refund(&*tx, "4821", &refund).await.unwrap();
-    assert_eq!(orders::lock_version(&*tx, "4821").await.unwrap(), Some(2));
-    assert_eq!(orders::lock_version(&*tx, "4999").await.unwrap(), None);
+    let after = orders::lock_versions(&*tx, &ids).await.unwrap();
     tx.commit().await.unwrap();
+
+    assert_eq!(version(before.clone(), "4821"), Some(1));
+    assert_eq!(version(after, "4821"), Some(2));
+    assert_eq!(version(before, "4999"), None);
+}
+
+#[tokio::test]
+async fn several_orders_are_read_and_locked_at_once_each_with_its_own_lines_and_refunds() {
+    let test = TestDatabase::new().await;
+    let db = test.db.conn();
+    let customer = add_user(&test.db, "cora", &[Role::Customer]).await;
+    let first = order("4821", &customer, 15);
+    let mut second = order("4822", &customer, 9);
+    second.lines.truncate(1);
+    second.refunds.clear();
+    orders::insert(db, &first).await.unwrap();
+    orders::insert(db, &second).await.unwrap();
+    let ids = ["4822".to_owned(), "4821".to_owned(), "4999".to_owned()];
+
+    let read = orders::get_many(db, &ids).await.unwrap();
+    let tx = test.db.begin_write().await.unwrap();
+    let versions = orders::lock_versions(&*tx, &ids).await.unwrap();
+    tx.commit().await.unwrap();
+
+    assert_eq!(read.len(), 2, "the missing order is absent");
+    assert_eq!(read["4821"], first);
+    assert_eq!(read["4822"], second);
+    assert_eq!(versions.len(), 2);
+    assert_eq!((versions["4821"], versions["4822"]), (1, 1));
+}
+
+#[tokio::test]
+async fn booking_refunds_on_several_orders_bumps_only_the_orders_booked_now() {
+    let test = TestDatabase::new().await;
+    let db = test.db.conn();
+    let customer = add_user(&test.db, "cora", &[Role::Customer]).await;
+    for id in ["4821", "4822"] {
+        orders::insert(db, &order(id, &customer, 15)).await.unwrap();
+    }
+    let already = (
+        "4821".to_owned(),
+        refund("ref_prp_1", 500, "countersign", "prp_1"),
+    );
+    let tx = test.db.begin_write().await.unwrap();
+    orders::record_refunds_once(&*tx, std::slice::from_ref(&already))
+        .await
+        .unwrap();
+    let booked = orders::record_refunds_once(
+        &*tx,
+        &[
+            already,
+            (
+                "4822".to_owned(),
+                refund("ref_prp_2", 700, "countersign", "prp_2"),
+            ),
+        ],
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+
+    assert_eq!(booked, ["ref_prp_2"]);
+    let read = orders::get_many(db, &["4821".to_owned(), "4822".to_owned()])
+        .await
+        .unwrap();
+    assert_eq!(read["4821"].version, 2, "booked once, bumped once");
+    assert_eq!(read["4822"].version, 2);
+    assert_eq!(read["4822"].refunds.len(), 2);
 }

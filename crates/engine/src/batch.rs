@@ -1,0 +1,162 @@
+//! Combining concurrent requests of one kind into batches.
+//!
+//! Approvals and provider answers each take a read and a write transaction.
+//! When many arrive at once, doing them one by one pays every statement,
+//! round trip and commit (on SQLite, an fsync) once per request, and the
+//! database's one writer (SQLite) or the CPU (PostgreSQL) is the limit.
+//! Instead, requests queue here; a runner takes everything queued (up to a
+//! batch size) and handles it in one read and one write transaction whose
+//! statements each cover the whole batch. A lone request is a batch of one
+//! and runs at once, so nothing waits for company.
+//!
+//! Runners are tasks of their own, started when a request finds fewer than
+//! the allowed number running; each drains the queue and ends when it is
+//! empty. A runner that panics drops its batch and the queue (their callers
+//! hear that their request ended without an answer) instead of leaving them
+//! waiting for a runner that will never come.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+pub(crate) struct Combiner<R> {
+    queue: Mutex<Queue<R>>,
+    max_batch: usize,
+    max_runners: usize,
+}
+
+struct Queue<R> {
+    waiting: VecDeque<R>,
+    runners: usize,
+}
+
+impl<R: Send + 'static> Combiner<R> {
+    pub(crate) fn new(max_batch: usize, max_runners: usize) -> Arc<Self> {
+        Arc::new(Combiner {
+            queue: Mutex::new(Queue {
+                waiting: VecDeque::new(),
+                runners: 0,
+            }),
+            max_batch: max_batch.max(1),
+            max_runners: max_runners.max(1),
+        })
+    }
+
+    /// Queues `request` and makes sure a runner will take it; `run` handles
+    /// one batch and answers each request in it (requests carry their reply
+    /// channel).
+    pub(crate) fn submit<F, Fut>(self: &Arc<Self>, request: R, run: F)
+    where
+        F: Fn(Vec<R>) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send,
+    {
+        let start_runner = {
+            let mut queue = self.lock();
+            queue.waiting.push_back(request);
+            let start = queue.runners < self.max_runners;
+            if start {
+                queue.runners += 1;
+            }
+            start
+        };
+        if start_runner {
+            let combiner = self.clone();
+            tokio::spawn(async move {
+                let retire = Retire(&combiner);
+                while let Some(batch) = retire.0.next_batch() {
+                    run(batch).await;
+                }
+                std::mem::forget(retire);
+            });
+        }
+    }
+
+    /// The next batch, or `None` after retiring this runner: the check for
+    /// an empty queue and the retirement happen under one lock, so a request
+    /// queued at that moment always finds a runner.
+    fn next_batch(&self) -> Option<Vec<R>> {
+        let mut queue = self.lock();
+        if queue.waiting.is_empty() {
+            queue.runners -= 1;
+            return None;
+        }
+        let take = queue.waiting.len().min(self.max_batch);
+        Some(queue.waiting.drain(..take).collect())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Queue<R>> {
+        // The queue stays consistent whatever panicked while it was held.
+        self.queue
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Retires a runner that is unwinding: its queued requests are dropped, so
+/// their callers get an error rather than wait forever.
+struct Retire<'a, R: Send + 'static>(&'a Combiner<R>);
+
+impl<R: Send + 'static> Drop for Retire<'_, R> {
+    fn drop(&mut self) {
+        let mut queue = self.0.lock();
+        queue.runners -= 1;
+        if queue.runners == 0 {
+            queue.waiting.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::sync::oneshot;
+
+    struct Doubling {
+        value: u32,
+        reply: oneshot::Sender<u32>,
+    }
+
+    // One thread: the runner cannot start before every request is queued.
+    #[tokio::test(flavor = "current_thread")]
+    async fn every_request_is_answered_once_and_requests_queued_together_share_batches() {
+        let combiner = Combiner::new(16, 1);
+        let sizes = Arc::new(Mutex::new(Vec::new()));
+        let mut answers = Vec::new();
+        for value in 0..40u32 {
+            let (reply, answer) = oneshot::channel();
+            let sizes = sizes.clone();
+            combiner.submit(Doubling { value, reply }, move |batch| {
+                sizes.lock().unwrap().push(batch.len());
+                async move {
+                    for request in batch {
+                        request.reply.send(request.value * 2).unwrap();
+                    }
+                }
+            });
+            answers.push((value, answer));
+        }
+        for (value, answer) in answers {
+            assert_eq!(answer.await.unwrap(), value * 2);
+        }
+        assert_eq!(*sizes.lock().unwrap(), [16, 16, 8]);
+        assert_eq!(combiner.lock().runners, 0, "the runner retired");
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_runner_that_panics_leaves_no_caller_waiting_and_the_next_request_runs() {
+        let combiner = Combiner::new(8, 1);
+        let (reply, answer) = oneshot::channel();
+        combiner.submit(Doubling { value: 1, reply }, |_batch| async move {
+            panic!("batch failed");
+        });
+        assert!(answer.await.is_err(), "the caller hears the batch ended");
+
+        let (reply, answer) = oneshot::channel();
+        combiner.submit(Doubling { value: 3, reply }, |batch| async move {
+            for request in batch {
+                request.reply.send(request.value * 2).unwrap();
+            }
+        });
+        assert_eq!(answer.await.unwrap(), 6);
+    }
+}
