@@ -34,6 +34,21 @@ fn cpu_seconds() -> Option<f64> {
     Some(ticks / 100.0)
 }
 
+/// CPU seconds the whole machine has spent busy (all cores), from /proc/stat.
+fn machine_busy_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let fields: Vec<f64> = stat
+        .lines()
+        .next()?
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal: busy = all but idle and iowait.
+    let busy: f64 = fields.iter().take(8).sum::<f64>() - fields.get(3)? - fields.get(4)?;
+    Some(busy / 100.0)
+}
+
 fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -187,6 +202,7 @@ async fn main() {
     let proposals = Arc::new(proposals);
     let next = Arc::new(AtomicU64::new(0));
     let cpu_before = cpu_seconds();
+    let machine_before = machine_busy_seconds();
     let writes_before = db.write_stats();
     let started = Instant::now();
     let waiter = tokio::spawn(async move {
@@ -229,6 +245,9 @@ async fn main() {
     let cpu_used = cpu_seconds()
         .zip(cpu_before)
         .map(|(after, before)| after - before);
+    let machine_used = machine_busy_seconds()
+        .zip(machine_before)
+        .map(|(after, before)| after - before);
     let refund_rate = refunds as f64 / elapsed.as_secs_f64();
     let ledger = sandbox.ledger();
     assert_eq!(
@@ -255,6 +274,14 @@ async fn main() {
             "cpu during refunds {:.2} cores busy (this process, incl. the sandbox; {:.2} ms CPU per refund)",
             cpu / elapsed.as_secs_f64(),
             cpu * 1000.0 / refunds as f64
+        );
+    }
+    if let Some(busy) = machine_used {
+        println!(
+            "cpu, whole machine {:.2} of {} cores busy ({:.2} ms CPU per refund, the database server included)",
+            busy / elapsed.as_secs_f64(),
+            std::thread::available_parallelism().map_or(0, |n| n.get()),
+            busy * 1000.0 / refunds as f64
         );
     }
     let writes = db.write_stats();

@@ -9,9 +9,10 @@
 //! statements each cover the whole batch. A lone request is a batch of one
 //! and runs at once, so nothing waits for company.
 //!
-//! Runners are tasks of their own, started when a request finds fewer than
-//! the allowed number running; each drains the queue and ends when it is
-//! empty. A runner that panics drops its batch and the queue (their callers
+//! Runners are tasks of their own: one starts when a request finds none
+//! running, another (up to a limit) only when many requests are waiting,
+//! since smaller batches cost more per request; each drains the queue and
+//! ends when it is empty. A runner that panics drops its batch and the queue (their callers
 //! hear that their request ended without an answer) instead of leaving them
 //! waiting for a runner that will never come.
 
@@ -23,6 +24,7 @@ pub(crate) struct Combiner<R> {
     queue: Mutex<Queue<R>>,
     max_batch: usize,
     max_runners: usize,
+    parallel_at: usize,
 }
 
 struct Queue<R> {
@@ -31,7 +33,10 @@ struct Queue<R> {
 }
 
 impl<R: Send + 'static> Combiner<R> {
-    pub(crate) fn new(max_batch: usize, max_runners: usize) -> Arc<Self> {
+    /// Batches of at most `max_batch` requests, at most `max_runners` at
+    /// once; a runner beyond the first starts when `parallel_at` requests
+    /// are waiting.
+    pub(crate) fn new(max_batch: usize, max_runners: usize, parallel_at: usize) -> Arc<Self> {
         Arc::new(Combiner {
             queue: Mutex::new(Queue {
                 waiting: VecDeque::new(),
@@ -39,6 +44,7 @@ impl<R: Send + 'static> Combiner<R> {
             }),
             max_batch: max_batch.max(1),
             max_runners: max_runners.max(1),
+            parallel_at: parallel_at.max(1),
         })
     }
 
@@ -53,7 +59,11 @@ impl<R: Send + 'static> Combiner<R> {
         let start_runner = {
             let mut queue = self.lock();
             queue.waiting.push_back(request);
-            let start = queue.runners < self.max_runners;
+            // One runner takes everything queued while it works, which keeps
+            // batches large; another starts only when enough requests wait
+            // to be worth a transaction of their own alongside it.
+            let start = queue.runners == 0
+                || (queue.runners < self.max_runners && queue.waiting.len() >= self.parallel_at);
             if start {
                 queue.runners += 1;
             }
@@ -119,7 +129,7 @@ mod tests {
     // One thread: the runner cannot start before every request is queued.
     #[tokio::test(flavor = "current_thread")]
     async fn every_request_is_answered_once_and_requests_queued_together_share_batches() {
-        let combiner = Combiner::new(16, 1);
+        let combiner = Combiner::new(16, 1, 16);
         let sizes = Arc::new(Mutex::new(Vec::new()));
         let mut answers = Vec::new();
         for value in 0..40u32 {
@@ -144,7 +154,7 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_runner_that_panics_leaves_no_caller_waiting_and_the_next_request_runs() {
-        let combiner = Combiner::new(8, 1);
+        let combiner = Combiner::new(8, 1, 8);
         let (reply, answer) = oneshot::channel();
         combiner.submit(Doubling { value: 1, reply }, |_batch| async move {
             panic!("batch failed");
@@ -158,5 +168,45 @@ mod tests {
             }
         });
         assert_eq!(answer.await.unwrap(), 6);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_second_runner_starts_only_when_enough_requests_wait() {
+        let combiner = Combiner::new(64, 2, 4);
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        let submit = |value: u32| {
+            let (reply, answer) = oneshot::channel();
+            let gate = gate.clone();
+            combiner.submit(Doubling { value, reply }, move |batch| {
+                let gate = gate.clone();
+                async move {
+                    gate.acquire().await.unwrap().forget();
+                    for request in batch {
+                        request.reply.send(request.value * 2).unwrap();
+                    }
+                }
+            });
+            answer
+        };
+        let mut answers = vec![submit(0)];
+        // The first runner takes its batch and waits at the gate.
+        tokio::task::yield_now().await;
+        answers.extend((1..4).map(submit));
+        assert_eq!(
+            combiner.lock().runners,
+            1,
+            "three waiting are left for the next batch"
+        );
+        answers.push(submit(4));
+        assert_eq!(
+            combiner.lock().runners,
+            2,
+            "four waiting start a second runner"
+        );
+
+        gate.add_permits(8);
+        for (value, answer) in answers.into_iter().enumerate() {
+            assert_eq!(answer.await.unwrap(), value as u32 * 2);
+        }
     }
 }

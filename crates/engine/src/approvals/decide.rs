@@ -1,11 +1,10 @@
 //! The approval handler. Concurrent approvals are combined into batches
-//! (`crate::batch`); a batch reads its proposals, limits and orders in one
-//! read transaction, checks permission in code for each request, then in one
-//! write transaction confirms that what was read is still current (order
-//! versions, proposal state versions), records the approvals, revalidates
-//! and claims the proposals that are now fully approved. A request whose
-//! read went stale starts over in a later batch. The provider is called only
-//! after commit.
+//! (`crate::batch`); a batch is one write transaction: read its proposals,
+//! lock and read their orders, read the approvers' limits, check permission
+//! in code for each request, then record the approvals, revalidate and claim
+//! the proposals that are now fully approved, each only if its state is
+//! still the version read (otherwise the request starts over in a later
+//! batch). The provider is called only after commit.
 
 use crate::core::{Actor, Engine};
 use crate::execution::step::{ConflictAware, SaveError, Step, retry_on_conflict, write_states};
@@ -19,7 +18,7 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use storage::ids::new_id;
 use storage::proposals::StoredProposal;
-use storage::{ConnectionTrait, StorageError};
+use storage::{ConnectionTrait, StorageError, WriteTx};
 use tokio::sync::oneshot;
 
 #[derive(Debug, thiserror::Error)]
@@ -81,7 +80,6 @@ struct Planned {
     step: Step,
     approval: Approval,
     order_id: String,
-    order_version: i64,
     conditions: ConditionsSnapshot,
     executes: bool,
 }
@@ -170,8 +168,8 @@ impl Engine {
         }
     }
 
-    /// One attempt at every request of a batch; an answer per request, or
-    /// an error for the batch as a whole.
+    /// One attempt at every request of a batch, in one write transaction;
+    /// an answer per request, or an error for the batch as a whole.
     async fn try_approve_all(
         &self,
         asks: &[ApproveAsk],
@@ -179,7 +177,8 @@ impl Engine {
         let now = crate::now();
         let mut results: Vec<Option<Result<StoredProposal, DecisionError>>> =
             asks.iter().map(|_| None).collect();
-        let reads = self.read_for_approvals(asks).await?;
+        let tx = self.db.begin_write().await?;
+        let reads = self.read_for_approvals(&tx, asks).await?;
 
         // Decide each in memory. One request per order per batch: claims on
         // one order must see each other, and do only across transactions.
@@ -192,8 +191,10 @@ impl Engine {
                 Err(error) => results[index] = Some(Err(error)),
             }
         }
-        if !plans.is_empty() {
-            for (index, outcome) in self.write_approvals(plans, &reads.orders, now).await? {
+        if plans.is_empty() {
+            tx.rollback().await?;
+        } else {
+            for (index, outcome) in self.write_approvals(tx, plans, &reads.orders, now).await? {
                 results[index] = Some(outcome);
             }
         }
@@ -204,17 +205,24 @@ impl Engine {
     }
 
     /// The proposals, orders, approver limits and four-eyes thresholds a
-    /// batch needs, in one read transaction.
-    async fn read_for_approvals(&self, asks: &[ApproveAsk]) -> Result<BatchReads, StorageError> {
-        let read = self.db.begin_read().await?;
+    /// batch needs. The orders are locked first (before any proposal is
+    /// written, as every writer does), so what is read of them stays true
+    /// until commit; a proposal moved meanwhile fails its conditional update.
+    async fn read_for_approvals(
+        &self,
+        tx: &WriteTx,
+        asks: &[ApproveAsk],
+    ) -> Result<BatchReads, StorageError> {
         let ids: Vec<String> = asks.iter().map(|a| a.proposal_id.clone()).collect();
-        let proposals = storage::proposals::get_many(&read, &ids).await?;
-        let order_ids: BTreeSet<String> = proposals
+        let proposals = storage::proposals::get_many(&**tx, &ids).await?;
+        let order_ids: Vec<String> = proposals
             .values()
             .map(|p| p.proposal.order_id.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
             .collect();
-        let orders =
-            storage::orders::get_many(&read, &order_ids.into_iter().collect::<Vec<_>>()).await?;
+        storage::orders::lock_versions(&**tx, &order_ids).await?;
+        let orders = storage::orders::get_many(&**tx, &order_ids).await?;
         let (mut limits, mut thresholds) = (HashMap::new(), HashMap::new());
         for ask in asks {
             let Some(stored) = proposals.get(&ask.proposal_id) else {
@@ -223,19 +231,18 @@ impl Engine {
             let currency = stored.proposal.amount.currency.code().to_owned();
             let key = (ask.actor.user_id.clone(), currency.clone());
             if let Entry::Vacant(slot) = limits.entry(key) {
-                let limit = storage::limits::approval_limit(&read, &ask.actor.user_id, &currency)
+                let limit = storage::limits::approval_limit(&**tx, &ask.actor.user_id, &currency)
                     .await?
                     .or(self.settings.default_approval_limit_minor);
                 slot.insert(limit);
             }
             if let Entry::Vacant(slot) = thresholds.entry(currency) {
-                let threshold = storage::limits::four_eyes_threshold(&read, slot.key())
+                let threshold = storage::limits::four_eyes_threshold(&**tx, slot.key())
                     .await?
                     .unwrap_or(self.settings.four_eyes_threshold_minor);
                 slot.insert(threshold);
             }
         }
-        read.commit().await?;
         Ok(BatchReads {
             proposals,
             orders,
@@ -310,40 +317,31 @@ impl Engine {
             step,
             approval,
             order_id: order.id.clone(),
-            order_version: order.version,
             conditions,
             executes: effects.contains(&Effect::Execute),
         })
     }
 
-    /// The write transaction of a batch: lock the orders (before any
-    /// proposal, as every writer does) and keep only the plans whose order
-    /// is still at the version read; claim and revalidate those now fully
+    /// The writes of a batch: claim and revalidate the proposals now fully
     /// approved; write each state if it is still the version read; record
     /// the approvals and the journal; commit; then send. Returns an answer
     /// for each plan.
     async fn write_approvals(
         &self,
+        tx: WriteTx,
         plans: Vec<(usize, Planned)>,
         orders: &HashMap<String, OrderSnapshot>,
         now: Timestamp,
     ) -> Result<Vec<(usize, Result<StoredProposal, DecisionError>)>, DecisionError> {
         let mut answers = Vec::with_capacity(plans.len());
-        let tx = self.db.begin_write().await?;
-        let order_ids: Vec<String> = plans.iter().map(|(_, p)| p.order_id.clone()).collect();
-        let versions = storage::orders::lock_versions(&*tx, &order_ids).await?;
-        let (current, stale): (Vec<_>, Vec<_>) = plans
-            .into_iter()
-            .partition(|(_, plan)| versions.get(&plan.order_id) == Some(&plan.order_version));
-        answers.extend(stale.into_iter().map(|(index, _)| (index, Err(conflict()))));
-        let executing: Vec<String> = current
+        let executing: Vec<String> = plans
             .iter()
             .filter(|(_, plan)| plan.executes)
             .map(|(_, plan)| plan.order_id.clone())
             .collect();
         let in_flight = storage::proposals::in_flight_on_orders(&*tx, &executing).await?;
         let (mut steps, mut approvals, mut sends) = (Vec::new(), HashMap::new(), HashSet::new());
-        for (index, mut plan) in current {
+        for (index, mut plan) in plans {
             if plan.executes
                 && let Some(order) = orders.get(&plan.order_id)
             {

@@ -8,7 +8,7 @@ use connectors::{ProviderError, ProviderRefund as WireRefund, ProviderRefundStat
 use domain::proposal::{Command, Effect, ProposalState, ProviderRefund, Receipt, TransitionError};
 use domain::{Currency, Money, PastRefund, Timestamp};
 use serde_json::json;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use storage::StorageError;
 use storage::receipts::NewReceipt;
 use tokio::sync::oneshot;
@@ -169,20 +169,22 @@ impl Engine {
         }
     }
 
-    /// One attempt at a batch: the proposals are read before the write
-    /// transaction and each is written only if its state version is still
-    /// the one read. One answer per order per batch, as for approvals.
+    /// One attempt at a batch, in one write transaction: read the
+    /// proposals, lock their orders (before any proposal is written, as
+    /// every writer does), and write each only if its state version is
+    /// still the one read. One answer per order per batch, as for approvals.
     async fn try_record_all(
         &self,
         asks: &[AnswerAsk],
     ) -> Result<Vec<Result<AfterAnswer, RecordError>>, RecordError> {
         let now = crate::now();
         let actor = self.system_actor();
+        let tx = self.db.begin_write().await?;
         let ids: Vec<String> = asks.iter().map(|a| a.proposal_id.clone()).collect();
-        let proposals = storage::proposals::get_many(self.db.conn(), &ids).await?;
+        let proposals = storage::proposals::get_many(&*tx, &ids).await?;
         let mut results: Vec<Option<Result<AfterAnswer, RecordError>>> =
             asks.iter().map(|_| None).collect();
-        let (mut candidates, mut orders_taken) = (Vec::new(), HashSet::new());
+        let (mut candidates, mut orders_taken) = (Vec::new(), BTreeSet::new());
         for (index, ask) in asks.iter().enumerate() {
             let ours = proposals.get(&ask.proposal_id).filter(|stored| {
                 matches!(&stored.state, ProposalState::Executing { executor, .. }
@@ -197,14 +199,6 @@ impl Engine {
                 Some(_) => results[index] = Some(Err(conflict())),
             }
         }
-        if candidates.is_empty() {
-            return Ok(results
-                .into_iter()
-                .map(|r| r.unwrap_or(Ok(AfterAnswer::Done)))
-                .collect());
-        }
-        let tx = self.db.begin_write().await?;
-        // Lock orders before proposals, as every writer does.
         let order_ids: Vec<String> = orders_taken.into_iter().collect();
         storage::orders::lock_versions(&*tx, &order_ids).await?;
         let (mut steps, mut outcomes) = (Vec::new(), HashMap::new());
