@@ -9,6 +9,7 @@ mod m20261130_000003_proposals;
 mod m20261130_000004_conversations;
 mod m20261130_000005_journal;
 mod m20261130_000006_widget;
+mod m20261201_000007_order_lines_index;
 
 pub struct Migrator;
 
@@ -22,6 +23,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000005_journal::Migration),
             Box::new(m20261130_000004_conversations::Migration),
             Box::new(m20261130_000006_widget::Migration),
+            Box::new(m20261201_000007_order_lines_index::Migration),
         ]
     }
 }

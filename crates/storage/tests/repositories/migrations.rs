@@ -26,3 +26,34 @@ async fn a_second_connection_to_a_migrated_database_sees_the_schema() {
     other.ping().await.unwrap();
     assert_eq!(storage::users::count(other.conn()).await.unwrap(), 0);
 }
+
+#[tokio::test]
+async fn every_child_table_read_by_its_order_is_indexed_by_order() {
+    use sea_orm::{ConnectionTrait, Statement};
+    let test = TestDatabase::new().await;
+    let backend = test.db.conn().get_database_backend();
+    for (table, index) in [
+        ("order_lines", "idx_order_lines_order"),
+        ("order_refunds", "idx_order_refunds_order"),
+        ("proposals", "idx_proposals_order"),
+    ] {
+        let sql = match test.db.backend() {
+            storage::Backend::Sqlite => format!(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = '{table}'"
+            ),
+            storage::Backend::Postgres => {
+                format!("SELECT indexname FROM pg_indexes WHERE tablename = '{table}'")
+            }
+        };
+        let names: Vec<String> = test
+            .db
+            .conn()
+            .query_all(Statement::from_string(backend, sql))
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| row.try_get_by_index::<String>(0).unwrap())
+            .collect();
+        assert!(names.iter().any(|n| n == index), "{table}: {names:?}");
+    }
+}
