@@ -19,6 +19,68 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::oneshot;
+
+/// A request and the channel its answer goes back on.
+pub(crate) struct Request<A, T, E> {
+    ask: A,
+    reply: oneshot::Sender<Result<T, E>>,
+}
+
+impl<A, T, E> Combiner<Request<A, T, E>>
+where
+    A: Send + 'static,
+    T: Send + 'static,
+    E: Send + 'static,
+{
+    /// Queues `ask`, to be handled by `run` in whatever batch it lands in,
+    /// and waits for its answer; `None` when the batch ended without one
+    /// (its runner panicked).
+    pub(crate) async fn call<F, Fut>(self: &Arc<Self>, ask: A, run: F) -> Option<Result<T, E>>
+    where
+        F: Fn(Vec<Request<A, T, E>>) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send,
+    {
+        let (reply, answer) = oneshot::channel();
+        self.submit(Request { ask, reply }, run);
+        answer.await.ok()
+    }
+}
+
+/// Answers every request of a batch with `attempt`'s answer for it (one per
+/// ask, in order). When the attempt fails for the batch as a whole (a
+/// storage error), each request is attempted alone, so one bad request
+/// cannot fail the others.
+pub(crate) async fn answer_each<A, T, E, F, Fut>(batch: Vec<Request<A, T, E>>, attempt: F)
+where
+    A: Clone,
+    F: Fn(Vec<A>) -> Fut,
+    Fut: Future<Output = Result<Vec<Result<T, E>>, E>>,
+{
+    let (asks, replies): (Vec<A>, Vec<_>) = batch.into_iter().map(|r| (r.ask, r.reply)).unzip();
+    let answers: Vec<Option<Result<T, E>>> = match attempt(asks.clone()).await {
+        Ok(answers) => answers.into_iter().map(Some).collect(),
+        Err(error) if asks.len() == 1 => vec![Some(Err(error))],
+        Err(_) => {
+            let mut answers = Vec::with_capacity(asks.len());
+            for ask in asks {
+                answers.push(match attempt(vec![ask]).await {
+                    Ok(mut alone) if alone.len() == 1 => alone.pop(),
+                    Ok(_) => None,
+                    Err(error) => Some(Err(error)),
+                });
+            }
+            answers
+        }
+    };
+    for (reply, answer) in replies.into_iter().zip(answers) {
+        // Without an answer the reply is dropped and the caller hears so; a
+        // caller that went away no longer needs it.
+        if let Some(answer) = answer {
+            let _ = reply.send(answer);
+        }
+    }
+}
 
 pub(crate) struct Combiner<R> {
     queue: Mutex<Queue<R>>,
@@ -119,11 +181,52 @@ impl<R: Send + 'static> Drop for Retire<'_, R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::sync::oneshot;
 
     struct Doubling {
         value: u32,
         reply: oneshot::Sender<u32>,
+    }
+
+    type Halving = Request<u32, u32, String>;
+
+    async fn halve_all(batch: Vec<Halving>) {
+        answer_each(batch, |values: Vec<u32>| async move {
+            if values.len() > 1 && values.contains(&7) {
+                // One odd request fails the batch as a whole.
+                return Err("batch failed".to_owned());
+            }
+            Ok(values
+                .into_iter()
+                .map(|v| {
+                    if v % 2 == 0 {
+                        Ok(v / 2)
+                    } else {
+                        Err(format!("{v} is odd"))
+                    }
+                })
+                .collect())
+        })
+        .await;
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_batch_that_fails_as_a_whole_is_answered_request_by_request() {
+        let combiner = Combiner::new(16, 1, 16);
+        let calls: Vec<_> = [2u32, 7, 10]
+            .into_iter()
+            .map(|value| {
+                let combiner = combiner.clone();
+                tokio::spawn(async move { combiner.call(value, halve_all).await })
+            })
+            .collect();
+        let mut answers = Vec::new();
+        for call in calls {
+            answers.push(call.await.unwrap());
+        }
+        assert_eq!(
+            answers,
+            [Some(Ok(1)), Some(Err("7 is odd".to_owned())), Some(Ok(5))]
+        );
     }
 
     // One thread: the runner cannot start before every request is queued.

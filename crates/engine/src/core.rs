@@ -100,8 +100,8 @@ pub struct Engine {
 /// requests wait.
 #[derive(Clone)]
 pub(crate) struct Batches {
-    pub approvals: Arc<Combiner<crate::approvals::decide::ApproveRequest>>,
-    pub answers: Arc<Combiner<crate::execution::answer::AnswerRequest>>,
+    pub approvals: Arc<Combiner<crate::approvals::approve::ApproveRequest>>,
+    pub answers: Arc<Combiner<crate::execution::record::AnswerRequest>>,
 }
 
 /// The most requests one batch takes.

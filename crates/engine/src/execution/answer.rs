@@ -1,17 +1,17 @@
-//! Turning what the provider said (or did not say) into state: one
-//! transaction per answer, which also books a successful refund on the order,
-//! stores the receipt, and records verification when it is already known.
+//! Turning what the provider said (or did not say) into state: the next
+//! state of the proposal, and with a successful refund its booking on the
+//! order, its receipt and, when already known, its verification. `record`
+//! writes them, many answers per transaction.
 
-use super::step::{ConflictAware, SaveError, Step, retry_on_conflict, write_states};
+use super::record::AnswerAsk;
+use super::step::{ConflictAware, SaveError, Step};
 use crate::core::Engine;
 use connectors::{ProviderError, ProviderRefund as WireRefund, ProviderRefundStatus};
 use domain::proposal::{Command, Effect, ProposalState, ProviderRefund, Receipt, TransitionError};
 use domain::{Currency, Money, PastRefund, Timestamp};
 use serde_json::json;
-use std::collections::{BTreeSet, HashMap};
 use storage::StorageError;
 use storage::receipts::NewReceipt;
-use tokio::sync::oneshot;
 
 /// What the provider told us, in the executor's terms.
 #[derive(Debug, Clone)]
@@ -82,174 +82,23 @@ impl ConflictAware for RecordError {
     }
 }
 
-/// One answer to record, with the channel its outcome goes back on.
-pub(crate) struct AnswerRequest {
-    ask: AnswerAsk,
-    reply: oneshot::Sender<Result<AfterAnswer, RecordError>>,
-}
-
-#[derive(Clone)]
-struct AnswerAsk {
-    proposal_id: String,
-    answer: Answer,
-    verified: Option<Vec<WireRefund>>,
-}
-
 /// Rows an answer adds besides the state and journal, written only if the
 /// state is.
 #[derive(Default)]
-struct SideWrites {
-    receipt: Option<NewReceipt>,
-    booking: Option<(String, PastRefund)>,
+pub(super) struct SideWrites {
+    pub receipt: Option<NewReceipt>,
+    pub booking: Option<(String, PastRefund)>,
 }
 
-fn conflict() -> RecordError {
+pub(super) fn conflict() -> RecordError {
     RecordError::Save(SaveError::Conflict)
 }
 
 impl Engine {
-    /// Records `answer` for proposal `id` if it is still executing under this
-    /// process's claim. `verified` is the provider's list of refunds under the
-    /// key when it was already fetched (success path). Answers arriving
-    /// together are recorded together, in one transaction.
-    ///
-    /// # Errors
-    /// Storage failures or a conflicting concurrent change.
-    pub async fn record_answer(
-        &self,
-        id: &str,
-        answer: Answer,
-        verified: Option<Vec<WireRefund>>,
-    ) -> Result<AfterAnswer, RecordError> {
-        let ask = AnswerAsk {
-            proposal_id: id.to_owned(),
-            answer,
-            verified,
-        };
-        retry_on_conflict(|| self.record_in_a_batch(ask.clone())).await
-    }
-
-    /// One attempt: queued, then recorded with whatever else is queued.
-    async fn record_in_a_batch(&self, ask: AnswerAsk) -> Result<AfterAnswer, RecordError> {
-        let (reply, outcome) = oneshot::channel();
-        let engine = self.clone();
-        self.batches
-            .answers
-            .submit(AnswerRequest { ask, reply }, move |batch| {
-                let engine = engine.clone();
-                async move { engine.record_batch(batch).await }
-            });
-        outcome.await.unwrap_or_else(|_| {
-            Err(RecordError::Storage(StorageError::Unavailable(
-                "recording the provider's answer was interrupted".into(),
-            )))
-        })
-    }
-
-    /// Records a batch and answers each request; when the batch as a whole
-    /// fails, each answer is recorded alone.
-    async fn record_batch(&self, batch: Vec<AnswerRequest>) {
-        let (asks, replies): (Vec<_>, Vec<_>) = batch.into_iter().map(|r| (r.ask, r.reply)).unzip();
-        let results = match self.try_record_all(&asks).await {
-            Ok(results) => results,
-            Err(error) if asks.len() == 1 => vec![Err(error)],
-            Err(_) => {
-                let mut results = Vec::with_capacity(asks.len());
-                for ask in &asks {
-                    results.push(match self.try_record_all(std::slice::from_ref(ask)).await {
-                        Ok(mut alone) => alone.pop().unwrap_or_else(|| Err(conflict())),
-                        Err(error) => Err(error),
-                    });
-                }
-                results
-            }
-        };
-        for (reply, result) in replies.into_iter().zip(results) {
-            let _ = reply.send(result);
-        }
-    }
-
-    /// One attempt at a batch, in one write transaction: read the
-    /// proposals, lock their orders (before any proposal is written, as
-    /// every writer does), and write each only if its state version is
-    /// still the one read. One answer per order per batch, as for approvals.
-    async fn try_record_all(
-        &self,
-        asks: &[AnswerAsk],
-    ) -> Result<Vec<Result<AfterAnswer, RecordError>>, RecordError> {
-        let now = crate::now();
-        let actor = self.system_actor();
-        let tx = self.db.begin_write().await?;
-        let ids: Vec<String> = asks.iter().map(|a| a.proposal_id.clone()).collect();
-        let proposals = storage::proposals::get_many(&*tx, &ids).await?;
-        let mut results: Vec<Option<Result<AfterAnswer, RecordError>>> =
-            asks.iter().map(|_| None).collect();
-        let (mut candidates, mut orders_taken) = (Vec::new(), BTreeSet::new());
-        for (index, ask) in asks.iter().enumerate() {
-            let ours = proposals.get(&ask.proposal_id).filter(|stored| {
-                matches!(&stored.state, ProposalState::Executing { executor, .. }
-                    if *executor == self.settings.executor_name)
-            });
-            match ours {
-                // Gone, or someone else already settled it (e.g. took over our lease).
-                None => results[index] = Some(Ok(AfterAnswer::Done)),
-                Some(stored) if orders_taken.insert(stored.proposal.order_id.clone()) => {
-                    candidates.push((index, stored.clone()));
-                }
-                Some(_) => results[index] = Some(Err(conflict())),
-            }
-        }
-        let order_ids: Vec<String> = orders_taken.into_iter().collect();
-        storage::orders::lock_versions(&*tx, &order_ids).await?;
-        let (mut steps, mut outcomes) = (Vec::new(), HashMap::new());
-        for (index, stored) in candidates {
-            let mut step = Step::new(stored);
-            match self
-                .apply_answer(&tx, &mut step, &asks[index], &actor, now)
-                .await
-            {
-                Ok(outcome) => {
-                    outcomes.insert(index, outcome);
-                    steps.push((index, step));
-                }
-                Err(RecordError::Transition(error)) => {
-                    results[index] = Some(Err(error.into()));
-                }
-                Err(error) => return Err(error),
-            }
-        }
-        let (written, lost) = write_states(&*tx, steps, now).await?;
-        for index in lost {
-            results[index] = Some(Err(conflict()));
-        }
-        if written.is_empty() {
-            tx.rollback().await?;
-        } else {
-            let (mut receipts, mut bookings) = (Vec::new(), Vec::new());
-            for (index, _) in &written {
-                if let Some((_, writes)) = outcomes.get_mut(index) {
-                    receipts.extend(writes.receipt.take());
-                    bookings.extend(writes.booking.take());
-                }
-            }
-            storage::receipts::insert_many_once(&*tx, &receipts).await?;
-            storage::orders::record_refunds_once(&*tx, &bookings).await?;
-            for (index, _) in self.commit_steps(tx, written).await? {
-                if let Some((after, _)) = outcomes.remove(&index) {
-                    results[index] = Some(Ok(after));
-                }
-            }
-        }
-        Ok(results
-            .into_iter()
-            .map(|result| result.unwrap_or_else(|| Err(conflict())))
-            .collect())
-    }
-
     /// Applies one answer to its proposal's step, in memory but for the
     /// rare reads an unfound refund needs; returns what to do next and the
     /// rows to write with the state.
-    async fn apply_answer(
+    pub(super) async fn apply_answer(
         &self,
         tx: &storage::WriteTx,
         step: &mut Step,

@@ -4,6 +4,7 @@
 
 pub mod answer;
 pub mod reconcile;
+pub mod record;
 pub mod send;
 pub mod step;
 

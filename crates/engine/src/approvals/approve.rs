@@ -1,0 +1,313 @@
+//! Approving: concurrent approvals are combined into batches
+//! (`crate::batch`); a batch is one write transaction: read its proposals,
+//! lock and read their orders, read the approvers' limits, check permission
+//! in code for each request, then record the approvals, revalidate and claim
+//! the proposals that are now fully approved, each only if its state is
+//! still the version read (otherwise the request starts over in a later
+//! batch). The provider is called only after commit.
+
+use super::decide::{DecisionError, conflict, policy_versions};
+use crate::batch::{Request, answer_each};
+use crate::core::{Actor, Engine};
+use crate::execution::step::{Step, retry_on_conflict, write_states};
+use domain::proposal::{
+    Approval, ApprovalContext, ApprovalPolicy, Approver, ConditionsSnapshot, Effect, check_approval,
+};
+use domain::{OrderSnapshot, Timestamp};
+use serde_json::json;
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use storage::ids::new_id;
+use storage::proposals::StoredProposal;
+use storage::{StorageError, WriteTx};
+
+/// One approval waiting in the batch queue.
+pub(crate) type ApproveRequest = Request<ApproveAsk, StoredProposal, DecisionError>;
+
+/// One approval asked for.
+#[derive(Clone)]
+pub(crate) struct ApproveAsk {
+    actor: Actor,
+    proposal_id: String,
+    digest_shown: String,
+}
+
+/// An approval decided in memory, waiting for the write transaction.
+struct Planned {
+    step: Step,
+    approval: Approval,
+    order_id: String,
+    conditions: ConditionsSnapshot,
+    executes: bool,
+}
+
+/// What a batch's read transaction found.
+struct BatchReads {
+    proposals: HashMap<String, StoredProposal>,
+    orders: HashMap<String, OrderSnapshot>,
+    limits: HashMap<(String, String), Option<i64>>,
+    thresholds: HashMap<String, i64>,
+}
+
+impl Engine {
+    /// `actor` approves proposal `proposal_id`, having been shown the action
+    /// with digest `digest_shown`. When this completes the approvals, the
+    /// proposal is revalidated and claimed in the same transaction and the
+    /// refund is sent in the background.
+    ///
+    /// # Errors
+    /// [`DecisionError`]: not found, denied (with the rule broken), or a
+    /// conflict when another decision landed at the same moment.
+    pub async fn approve(
+        &self,
+        actor: &Actor,
+        proposal_id: &str,
+        digest_shown: &str,
+    ) -> Result<StoredProposal, DecisionError> {
+        let engine = self.clone();
+        let ask = ApproveAsk {
+            actor: actor.clone(),
+            proposal_id: proposal_id.to_owned(),
+            digest_shown: digest_shown.to_owned(),
+        };
+        crate::core::detached(async move {
+            retry_on_conflict(|| engine.approve_in_a_batch(ask.clone())).await
+        })
+        .await
+    }
+
+    /// One attempt: queued, then decided with whatever else is queued.
+    async fn approve_in_a_batch(&self, ask: ApproveAsk) -> Result<StoredProposal, DecisionError> {
+        let engine = self.clone();
+        let run = move |batch| {
+            let engine = engine.clone();
+            async move { answer_each(batch, |asks| engine.try_approve_all(asks)).await }
+        };
+        self.batches.approvals.call(ask, run).await.unwrap_or_else(|| {
+            Err(DecisionError::Storage(StorageError::Unavailable(
+                "the approval was interrupted before it was recorded; nothing was approved, try again"
+                    .into(),
+            )))
+        })
+    }
+
+    /// One attempt at every request of a batch, in one write transaction;
+    /// an answer per request, or an error for the batch as a whole.
+    async fn try_approve_all(
+        &self,
+        asks: Vec<ApproveAsk>,
+    ) -> Result<Vec<Result<StoredProposal, DecisionError>>, DecisionError> {
+        let now = crate::now();
+        let mut results: Vec<Option<Result<StoredProposal, DecisionError>>> =
+            asks.iter().map(|_| None).collect();
+        let tx = self.db.begin_write().await?;
+        let reads = self.read_for_approvals(&tx, &asks).await?;
+
+        // Decide each in memory. One request per order per batch: claims on
+        // one order must see each other, and do only across transactions.
+        let mut plans = Vec::new();
+        let mut orders_taken = HashSet::new();
+        for (index, ask) in asks.iter().enumerate() {
+            match self.plan_approval(ask, &reads, now) {
+                Ok(plan) if orders_taken.insert(plan.order_id.clone()) => plans.push((index, plan)),
+                Ok(_) => results[index] = Some(Err(conflict())),
+                Err(error) => results[index] = Some(Err(error)),
+            }
+        }
+        if plans.is_empty() {
+            tx.rollback().await?;
+        } else {
+            for (index, outcome) in self.write_approvals(tx, plans, &reads.orders, now).await? {
+                results[index] = Some(outcome);
+            }
+        }
+        Ok(results
+            .into_iter()
+            .map(|result| result.unwrap_or_else(|| Err(conflict())))
+            .collect())
+    }
+
+    /// The proposals, orders, approver limits and four-eyes thresholds a
+    /// batch needs. The orders are locked first (before any proposal is
+    /// written, as every writer does), so what is read of them stays true
+    /// until commit; a proposal moved meanwhile fails its conditional update.
+    async fn read_for_approvals(
+        &self,
+        tx: &WriteTx,
+        asks: &[ApproveAsk],
+    ) -> Result<BatchReads, StorageError> {
+        let ids: Vec<String> = asks.iter().map(|a| a.proposal_id.clone()).collect();
+        let proposals = storage::proposals::get_many(&**tx, &ids).await?;
+        let order_ids: Vec<String> = proposals
+            .values()
+            .map(|p| p.proposal.order_id.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        storage::orders::lock_versions(&**tx, &order_ids).await?;
+        let orders = storage::orders::get_many(&**tx, &order_ids).await?;
+        let (mut limits, mut thresholds) = (HashMap::new(), HashMap::new());
+        for ask in asks {
+            let Some(stored) = proposals.get(&ask.proposal_id) else {
+                continue;
+            };
+            let currency = stored.proposal.amount.currency.code().to_owned();
+            let key = (ask.actor.user_id.clone(), currency.clone());
+            if let Entry::Vacant(slot) = limits.entry(key) {
+                let limit = storage::limits::approval_limit(&**tx, &ask.actor.user_id, &currency)
+                    .await?
+                    .or(self.settings.default_approval_limit_minor);
+                slot.insert(limit);
+            }
+            if let Entry::Vacant(slot) = thresholds.entry(currency) {
+                let threshold = storage::limits::four_eyes_threshold(&**tx, slot.key())
+                    .await?
+                    .unwrap_or(self.settings.four_eyes_threshold_minor);
+                slot.insert(threshold);
+            }
+        }
+        Ok(BatchReads {
+            proposals,
+            orders,
+            limits,
+            thresholds,
+        })
+    }
+
+    /// The permission rules and the state machine for one request, against
+    /// what the batch read.
+    fn plan_approval(
+        &self,
+        ask: &ApproveAsk,
+        reads: &BatchReads,
+        now: Timestamp,
+    ) -> Result<Planned, DecisionError> {
+        let stored = reads
+            .proposals
+            .get(&ask.proposal_id)
+            .ok_or_else(|| DecisionError::NotFound(ask.proposal_id.clone()))?;
+        let currency = stored.proposal.amount.currency.code().to_owned();
+        let approver = Approver {
+            id: ask.actor.user_id.clone(),
+            roles: ask.actor.roles.clone(),
+            limit_minor: reads
+                .limits
+                .get(&(ask.actor.user_id.clone(), currency.clone()))
+                .copied()
+                .flatten(),
+        };
+        let policy = ApprovalPolicy {
+            four_eyes_threshold_minor: reads
+                .thresholds
+                .get(&currency)
+                .copied()
+                .unwrap_or(self.settings.four_eyes_threshold_minor),
+            approval_ttl: self.settings.approval_ttl,
+        };
+        let ctx = ApprovalContext {
+            approver: &approver,
+            proposal: &stored.proposal,
+            state: &stored.state,
+            digest_shown: &ask.digest_shown,
+            policy: &policy,
+            now,
+        };
+        let outcome = check_approval(&ctx)?;
+        let order = reads.orders.get(&stored.proposal.order_id).ok_or_else(|| {
+            DecisionError::Invalid(format!(
+                "order {} no longer exists; this proposal cannot be approved",
+                stored.proposal.order_id
+            ))
+        })?;
+        let conditions = ConditionsSnapshot::capture(order, policy_versions(&stored.proposal))
+            .map_err(|e| {
+                DecisionError::Invalid(format!("the order's records are inconsistent: {e}"))
+            })?;
+        let approval = Approval::approve(new_id("apv"), &ctx, conditions.clone());
+        let mut step = Step::new(stored.clone());
+        let effects = step.apply(
+            outcome.command(&approval),
+            &ask.actor.journal_name(),
+            json!({
+                "approval_id": approval.id,
+                "action_digest": approval.action_digest_shown,
+                "required_approvals": outcome.required_approvals(),
+                "conditions": conditions,
+            }),
+            now,
+        )?;
+        Ok(Planned {
+            step,
+            approval,
+            order_id: order.id.clone(),
+            conditions,
+            executes: effects.contains(&Effect::Execute),
+        })
+    }
+
+    /// The writes of a batch: claim and revalidate the proposals now fully
+    /// approved; write each state if it is still the version read; record
+    /// the approvals and the journal; commit; then send. Returns an answer
+    /// for each plan.
+    async fn write_approvals(
+        &self,
+        tx: WriteTx,
+        plans: Vec<(usize, Planned)>,
+        orders: &HashMap<String, OrderSnapshot>,
+        now: Timestamp,
+    ) -> Result<Vec<(usize, Result<StoredProposal, DecisionError>)>, DecisionError> {
+        let mut answers = Vec::with_capacity(plans.len());
+        let executing: Vec<String> = plans
+            .iter()
+            .filter(|(_, plan)| plan.executes)
+            .map(|(_, plan)| plan.order_id.clone())
+            .collect();
+        let in_flight = storage::proposals::in_flight_on_orders(&*tx, &executing).await?;
+        let (mut steps, mut approvals, mut sends) = (Vec::new(), HashMap::new(), HashSet::new());
+        for (index, mut plan) in plans {
+            if plan.executes
+                && let Some(order) = orders.get(&plan.order_id)
+            {
+                let reserved = in_flight.reserved(&order.id, &plan.step.stored.proposal.id);
+                match self.claim_and_revalidate(
+                    &mut plan.step,
+                    order,
+                    &plan.conditions,
+                    reserved,
+                    now,
+                ) {
+                    Ok(true) => {
+                        sends.insert(index);
+                    }
+                    Ok(false) => {}
+                    Err(error) => {
+                        answers.push((index, Err(error.into())));
+                        continue;
+                    }
+                }
+            }
+            approvals.insert(index, plan.approval);
+            steps.push((index, plan.step));
+        }
+        let (written, lost) = write_states(&*tx, steps, now).await?;
+        answers.extend(lost.into_iter().map(|index| (index, Err(conflict()))));
+        if written.is_empty() {
+            tx.rollback().await?;
+            return Ok(answers);
+        }
+        let recorded: Vec<Approval> = written
+            .iter()
+            .filter_map(|(index, _)| approvals.remove(index))
+            .collect();
+        storage::approvals::insert_many(&*tx, &recorded).await?;
+        for (index, stored) in self.commit_steps(tx, written).await? {
+            if sends.contains(&index) {
+                let engine = self.clone();
+                let proposal = stored.proposal.clone();
+                tokio::spawn(async move { engine.send_refund(&proposal).await });
+            }
+            answers.push((index, Ok(stored)));
+        }
+        Ok(answers)
+    }
+}

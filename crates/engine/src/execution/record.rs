@@ -1,0 +1,143 @@
+//! Recording provider answers: answers arriving together are combined into
+//! batches (`crate::batch`), each one write transaction that reads the
+//! proposals, locks their orders and writes every state, receipt, booking
+//! and journal event at once.
+
+use super::answer::{AfterAnswer, Answer, RecordError, conflict};
+use super::step::{Step, retry_on_conflict, write_states};
+use crate::batch::{Request, answer_each};
+use crate::core::Engine;
+use connectors::ProviderRefund as WireRefund;
+use domain::proposal::ProposalState;
+use std::collections::{BTreeSet, HashMap};
+use storage::StorageError;
+
+/// One answer waiting in the batch queue.
+pub(crate) type AnswerRequest = Request<AnswerAsk, AfterAnswer, RecordError>;
+
+/// One answer to record: what the provider said about a proposal's refund,
+/// and its list of refunds under the key when already fetched.
+#[derive(Clone)]
+pub(crate) struct AnswerAsk {
+    pub proposal_id: String,
+    pub answer: Answer,
+    pub verified: Option<Vec<WireRefund>>,
+}
+
+impl Engine {
+    /// Records `answer` for proposal `id` if it is still executing under this
+    /// process's claim. `verified` is the provider's list of refunds under the
+    /// key when it was already fetched (success path). Answers arriving
+    /// together are recorded together, in one transaction.
+    ///
+    /// # Errors
+    /// Storage failures or a conflicting concurrent change.
+    pub async fn record_answer(
+        &self,
+        id: &str,
+        answer: Answer,
+        verified: Option<Vec<WireRefund>>,
+    ) -> Result<AfterAnswer, RecordError> {
+        let ask = AnswerAsk {
+            proposal_id: id.to_owned(),
+            answer,
+            verified,
+        };
+        retry_on_conflict(|| self.record_in_a_batch(ask.clone())).await
+    }
+
+    /// One attempt: queued, then recorded with whatever else is queued.
+    async fn record_in_a_batch(&self, ask: AnswerAsk) -> Result<AfterAnswer, RecordError> {
+        let engine = self.clone();
+        let run = move |batch| {
+            let engine = engine.clone();
+            async move { answer_each(batch, |asks| engine.try_record_all(asks)).await }
+        };
+        self.batches
+            .answers
+            .call(ask, run)
+            .await
+            .unwrap_or_else(|| {
+                Err(RecordError::Storage(StorageError::Unavailable(
+                    "recording the provider's answer was interrupted".into(),
+                )))
+            })
+    }
+
+    /// One attempt at a batch, in one write transaction: read the
+    /// proposals, lock their orders (before any proposal is written, as
+    /// every writer does), and write each only if its state version is
+    /// still the one read. One answer per order per batch, as for approvals.
+    async fn try_record_all(
+        &self,
+        asks: Vec<AnswerAsk>,
+    ) -> Result<Vec<Result<AfterAnswer, RecordError>>, RecordError> {
+        let now = crate::now();
+        let actor = self.system_actor();
+        let tx = self.db.begin_write().await?;
+        let ids: Vec<String> = asks.iter().map(|a| a.proposal_id.clone()).collect();
+        let proposals = storage::proposals::get_many(&*tx, &ids).await?;
+        let mut results: Vec<Option<Result<AfterAnswer, RecordError>>> =
+            asks.iter().map(|_| None).collect();
+        let (mut candidates, mut orders_taken) = (Vec::new(), BTreeSet::new());
+        for (index, ask) in asks.iter().enumerate() {
+            let ours = proposals.get(&ask.proposal_id).filter(|stored| {
+                matches!(&stored.state, ProposalState::Executing { executor, .. }
+                    if *executor == self.settings.executor_name)
+            });
+            match ours {
+                // Gone, or someone else already settled it (e.g. took over our lease).
+                None => results[index] = Some(Ok(AfterAnswer::Done)),
+                Some(stored) if orders_taken.insert(stored.proposal.order_id.clone()) => {
+                    candidates.push((index, stored.clone()));
+                }
+                Some(_) => results[index] = Some(Err(conflict())),
+            }
+        }
+        let order_ids: Vec<String> = orders_taken.into_iter().collect();
+        storage::orders::lock_versions(&*tx, &order_ids).await?;
+        let (mut steps, mut outcomes) = (Vec::new(), HashMap::new());
+        for (index, stored) in candidates {
+            let mut step = Step::new(stored);
+            match self
+                .apply_answer(&tx, &mut step, &asks[index], &actor, now)
+                .await
+            {
+                Ok(outcome) => {
+                    outcomes.insert(index, outcome);
+                    steps.push((index, step));
+                }
+                Err(RecordError::Transition(error)) => {
+                    results[index] = Some(Err(error.into()));
+                }
+                Err(error) => return Err(error),
+            }
+        }
+        let (written, lost) = write_states(&*tx, steps, now).await?;
+        for index in lost {
+            results[index] = Some(Err(conflict()));
+        }
+        if written.is_empty() {
+            tx.rollback().await?;
+        } else {
+            let (mut receipts, mut bookings) = (Vec::new(), Vec::new());
+            for (index, _) in &written {
+                if let Some((_, writes)) = outcomes.get_mut(index) {
+                    receipts.extend(writes.receipt.take());
+                    bookings.extend(writes.booking.take());
+                }
+            }
+            storage::receipts::insert_many_once(&*tx, &receipts).await?;
+            storage::orders::record_refunds_once(&*tx, &bookings).await?;
+            for (index, _) in self.commit_steps(tx, written).await? {
+                if let Some((after, _)) = outcomes.remove(&index) {
+                    results[index] = Some(Ok(after));
+                }
+            }
+        }
+        Ok(results
+            .into_iter()
+            .map(|result| result.unwrap_or_else(|| Err(conflict())))
+            .collect())
+    }
+}
