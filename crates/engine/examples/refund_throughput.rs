@@ -8,7 +8,7 @@
 //! TEST_DATABASE_URL=postgres://countersign:countersign@127.0.0.1:5432/countersign \
 //!   cargo run --release -p engine --example refund_throughput             # PostgreSQL
 //! ```
-//! Options (environment): BENCH_CONCURRENCY (32), BENCH_REFUNDS (1024),
+//! Options (environment): BENCH_CONCURRENCY (32), BENCH_REFUNDS (4096),
 //! BENCH_RAW_SECONDS (3), BENCH_RAW_STATEMENTS (1; more shows what a
 //! transaction of that many statements costs on the same write path).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -59,7 +59,7 @@ fn env_or(name: &str, default: u64) -> u64 {
 #[tokio::main]
 async fn main() {
     let concurrency = env_or("BENCH_CONCURRENCY", 32) as usize;
-    let refunds = env_or("BENCH_REFUNDS", 1024) as usize;
+    let refunds = env_or("BENCH_REFUNDS", 4096) as usize;
     let raw_seconds = env_or("BENCH_RAW_SECONDS", 3);
     // Diagnostic only: statements per raw transaction (the target's measure is 1).
     let raw_statements = env_or("BENCH_RAW_STATEMENTS", 1);
