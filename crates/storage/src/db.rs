@@ -166,17 +166,6 @@ impl Database {
         }
     }
 
-    /// Starts a transaction for reads only: one connection and one snapshot
-    /// for a use case that reads several things before it writes (cheaper
-    /// than a pooled connection per read, and consistent). Takes no write
-    /// lock; end it with `commit` before [`Database::begin_write`].
-    ///
-    /// # Errors
-    /// [`StorageError::Unavailable`] when no connection can be had.
-    pub async fn begin_read(&self) -> Result<DatabaseTransaction, StorageError> {
-        Ok(self.conn.begin().await?)
-    }
-
     /// Checks that the database answers (for `/readyz`).
     ///
     /// # Errors

@@ -41,7 +41,7 @@ struct Planned {
     executes: bool,
 }
 
-/// What a batch's read transaction found.
+/// What a batch read before deciding.
 struct BatchReads {
     proposals: HashMap<String, StoredProposal>,
     orders: HashMap<String, OrderSnapshot>,

@@ -24,7 +24,9 @@ pub trait ConflictAware {
     fn is_conflict(&self) -> bool;
 }
 
-/// How often an optimistic use case is attempted before its conflict is
+/// How often a use case is attempted when another writer moved first (a
+/// conditional update that found a newer state version, or a request that
+/// shared its batch with another for the same order) before the conflict is
 /// reported. Each retry starts from fresh reads, so it usually ends with the
 /// domain's own answer (e.g. "no longer awaiting approval") rather than here.
 const ATTEMPTS: u32 = 4;
