@@ -7,6 +7,7 @@ use domain::proposal::ProposalStatus;
 use engine::approvals::DecisionError;
 use std::sync::Arc;
 use std::time::Duration;
+use storage::journal::ChainReport;
 use tokio::sync::Barrier;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -71,4 +72,13 @@ async fn approvals_arriving_together_share_transactions_yet_each_gets_its_own_an
     // transactions; the reconciler's passes here write nothing.
     let writes = h.engine.db.write_stats().committed - writes_before;
     assert!(writes < 32, "{writes} write transactions for 16 refunds");
+    // Written many streams at a time, every proposal's chain is whole:
+    // proposed, approved, claimed, sent, succeeded, verified.
+    let report = storage::journal::verify_chain(h.engine.db.conn())
+        .await
+        .unwrap();
+    assert!(
+        matches!(report, ChainReport::Intact { events: 96, .. }),
+        "{report:?}"
+    );
 }
