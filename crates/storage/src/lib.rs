@@ -11,6 +11,7 @@ pub mod error;
 pub mod ids;
 pub mod journal;
 pub mod limits;
+mod many;
 pub mod orders;
 pub mod policies;
 pub mod proposals;

@@ -2,6 +2,7 @@
 
 use crate::entities::{order, order_line, order_refund};
 use crate::error::StorageError;
+use crate::many::one_of;
 use domain::{Currency, Money, OrderLine, OrderSnapshot, PastRefund};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
@@ -69,7 +70,11 @@ pub async fn get_many(
         return Ok(HashMap::new());
     }
     let rows = order::Entity::find()
-        .filter(order::Column::Id.is_in(order_ids.iter().cloned()))
+        .filter(one_of(
+            db.get_database_backend(),
+            order::Column::Id,
+            order_ids,
+        ))
         .all(db)
         .await?;
     Ok(assemble(db, rows)
@@ -101,7 +106,11 @@ pub async fn lock_versions(
         .select_only()
         .column(order::Column::Id)
         .column(order::Column::Version)
-        .filter(order::Column::Id.is_in(order_ids.iter().cloned()))
+        .filter(one_of(
+            db.get_database_backend(),
+            order::Column::Id,
+            order_ids,
+        ))
         .order_by_asc(order::Column::Id);
     if db.get_database_backend() == sea_orm::DbBackend::Postgres {
         query = query.lock_exclusive();
@@ -216,7 +225,7 @@ async fn bump_versions(
                 Expr::col(order::Column::Version).add(count),
             )
             .col_expr(order::Column::UpdatedAt, Expr::value(at))
-            .filter(order::Column::Id.is_in(ids))
+            .filter(one_of(db.get_database_backend(), order::Column::Id, &ids))
             .exec(db)
             .await?;
         if bumped.rows_affected < expected {
@@ -255,10 +264,11 @@ async fn assemble(
     if rows.is_empty() {
         return Ok(Vec::new());
     }
-    let ids = || rows.iter().map(|row| row.id.clone());
+    let ids: Vec<String> = rows.iter().map(|row| row.id.clone()).collect();
+    let backend = db.get_database_backend();
     let mut lines: HashMap<String, Vec<OrderLine>> = HashMap::new();
     for line in order_line::Entity::find()
-        .filter(order_line::Column::OrderId.is_in(ids()))
+        .filter(one_of(backend, order_line::Column::OrderId, &ids))
         .order_by_asc(order_line::Column::Id)
         .all(db)
         .await?
@@ -272,7 +282,7 @@ async fn assemble(
     }
     let mut refunds: HashMap<String, Vec<PastRefund>> = HashMap::new();
     for refund in order_refund::Entity::find()
-        .filter(order_refund::Column::OrderId.is_in(ids()))
+        .filter(one_of(backend, order_refund::Column::OrderId, &ids))
         .order_by_asc(order_refund::Column::CreatedAt)
         .order_by_asc(order_refund::Column::Id)
         .all(db)

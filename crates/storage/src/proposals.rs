@@ -3,6 +3,7 @@
 
 use crate::entities::proposal;
 use crate::error::StorageError;
+use crate::many::one_of;
 use chrono::{DateTime, Utc};
 use domain::proposal::{ProposalState, ProposalStatus, RefundProposal};
 use sea_orm::{
@@ -86,7 +87,7 @@ pub async fn get_many(
         return Ok(HashMap::new());
     }
     proposal::Entity::find()
-        .filter(proposal::Column::Id.is_in(ids.iter().cloned()))
+        .filter(one_of(db.get_database_backend(), proposal::Column::Id, ids))
         .all(db)
         .await?
         .into_iter()
@@ -318,7 +319,11 @@ pub async fn in_flight_on_orders(
         .column(proposal::Column::OrderId)
         .column(proposal::Column::Id)
         .column(proposal::Column::AmountMinor)
-        .filter(proposal::Column::OrderId.is_in(order_ids.iter().cloned()))
+        .filter(one_of(
+            db.get_database_backend(),
+            proposal::Column::OrderId,
+            order_ids,
+        ))
         .filter(proposal::Column::Status.is_in(in_flight.iter().map(|s| s.as_str())))
         .into_tuple()
         .all(db)

@@ -3,10 +3,11 @@
 use super::{JournalEvent, SYSTEM_STREAM, event_hash, genesis};
 use crate::entities::{journal_event, journal_stream};
 use crate::error::StorageError;
+use crate::many::one_of;
 use chrono::{DateTime, SubsecRound, Utc};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
-    Set, sea_query::OnConflict,
+    ConnectionTrait, DbBackend, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+    sea_query::OnConflict,
 };
 use std::collections::HashMap;
 
@@ -49,7 +50,11 @@ pub async fn append(
     streams.sort();
     streams.dedup();
     let mut head_query = journal_stream::Entity::find()
-        .filter(journal_stream::Column::Stream.is_in(streams.iter().cloned()))
+        .filter(one_of(
+            db.get_database_backend(),
+            journal_stream::Column::Stream,
+            &streams,
+        ))
         .order_by_asc(journal_stream::Column::Stream);
     if db.get_database_backend() == DbBackend::Postgres {
         head_query = head_query.lock_exclusive();
