@@ -50,21 +50,23 @@ where
 /// Answers every request of a batch with `attempt`'s answer for it (one per
 /// ask, in order). When the attempt fails for the batch as a whole (a
 /// storage error), each request is attempted alone, so one bad request
-/// cannot fail the others.
+/// cannot fail the others. The asks are shared, not copied, with the
+/// attempt; only that rare retry copies them one by one.
 pub(crate) async fn answer_each<A, T, E, F, Fut>(batch: Vec<Request<A, T, E>>, attempt: F)
 where
     A: Clone,
-    F: Fn(Vec<A>) -> Fut,
+    F: Fn(Arc<[A]>) -> Fut,
     Fut: Future<Output = Result<Vec<Result<T, E>>, E>>,
 {
     let (asks, replies): (Vec<A>, Vec<_>) = batch.into_iter().map(|r| (r.ask, r.reply)).unzip();
+    let asks: Arc<[A]> = asks.into();
     let answers: Vec<Option<Result<T, E>>> = match attempt(asks.clone()).await {
         Ok(answers) => answers.into_iter().map(Some).collect(),
         Err(error) if asks.len() == 1 => vec![Some(Err(error))],
         Err(_) => {
             let mut answers = Vec::with_capacity(asks.len());
-            for ask in asks {
-                answers.push(match attempt(vec![ask]).await {
+            for ask in asks.iter() {
+                answers.push(match attempt(Arc::from([ask.clone()])).await {
                     Ok(mut alone) if alone.len() == 1 => alone.pop(),
                     Ok(_) => None,
                     Err(error) => Some(Err(error)),
@@ -190,14 +192,14 @@ mod tests {
     type Halving = Request<u32, u32, String>;
 
     async fn halve_all(batch: Vec<Halving>) {
-        answer_each(batch, |values: Vec<u32>| async move {
+        answer_each(batch, |values: Arc<[u32]>| async move {
             if values.len() > 1 && values.contains(&7) {
                 // One odd request fails the batch as a whole.
                 return Err("batch failed".to_owned());
             }
             Ok(values
-                .into_iter()
-                .map(|v| {
+                .iter()
+                .map(|&v| {
                     if v % 2 == 0 {
                         Ok(v / 2)
                     } else {

@@ -66,17 +66,41 @@ pub async fn get_many(
     db: &impl ConnectionTrait,
     order_ids: &[String],
 ) -> Result<HashMap<String, OrderSnapshot>, StorageError> {
+    fetch(db, order_ids, false).await
+}
+
+/// [`get_many`], locking the orders as [`lock_versions`] does: what is read
+/// of them stays true until the transaction ends.
+///
+/// # Errors
+/// Database failures or a stored currency that does not parse.
+pub async fn lock_and_get_many(
+    db: &impl ConnectionTrait,
+    order_ids: &[String],
+) -> Result<HashMap<String, OrderSnapshot>, StorageError> {
+    fetch(db, order_ids, true).await
+}
+
+async fn fetch(
+    db: &impl ConnectionTrait,
+    order_ids: &[String],
+    lock: bool,
+) -> Result<HashMap<String, OrderSnapshot>, StorageError> {
+    use sea_orm::QuerySelect;
     if order_ids.is_empty() {
         return Ok(HashMap::new());
     }
-    let rows = order::Entity::find()
+    let mut query = order::Entity::find()
         .filter(one_of(
             db.get_database_backend(),
             order::Column::Id,
             order_ids,
         ))
-        .all(db)
-        .await?;
+        .order_by_asc(order::Column::Id);
+    if lock && db.get_database_backend() == sea_orm::DbBackend::Postgres {
+        query = query.lock_exclusive();
+    }
+    let rows = query.all(db).await?;
     Ok(assemble(db, rows)
         .await?
         .into_iter()
@@ -86,11 +110,9 @@ pub async fn get_many(
 
 /// The orders' current versions, locked until the transaction ends on
 /// PostgreSQL (SQLite's write transaction already excludes other writers).
-/// Writers read the whole orders before their transaction and take this
-/// first inside it: the locks order them (orders before proposals, always;
-/// several orders in id order, so two batches that share orders cannot
-/// deadlock) and the versions say whether what they read is still current.
-/// A missing order is absent.
+/// Writers take the locks of the orders they touch before writing any
+/// proposal (orders before proposals, always; several orders in id order, so
+/// two batches that share orders cannot deadlock). A missing order is absent.
 ///
 /// # Errors
 /// Database failures.
@@ -183,12 +205,16 @@ pub async fn record_refunds_once(
         TryInsertResult::Inserted(ids) => ids,
         TryInsertResult::Conflicted | TryInsertResult::Empty => Vec::new(),
     };
-    let bumped: Vec<&String> = bookings
+    let mut bumped: Vec<String> = bookings
         .iter()
         .filter(|(_, refund)| booked.contains(&refund.id))
-        .map(|(order_id, _)| order_id)
+        .map(|(order_id, _)| order_id.clone())
         .collect();
-    if let Some((_, first)) = bookings.first() {
+    bumped.sort();
+    bumped.dedup();
+    if let Some((_, first)) = bookings.first()
+        && !bumped.is_empty()
+    {
         bump_versions(db, &bumped, first.created_at).await?;
     }
     Ok(booked)
@@ -199,38 +225,30 @@ async fn bump_version(
     order_id: &str,
     at: chrono::DateTime<chrono::Utc>,
 ) -> Result<(), StorageError> {
-    bump_versions(db, &[&order_id.to_owned()], at).await
+    bump_versions(db, &[order_id.to_owned()], at).await
 }
 
-/// Bumps each order's version once per time it is listed (one statement per
-/// distinct count, so usually one).
+/// Bumps the version of each order (distinct ids) once, in one statement.
 async fn bump_versions(
     db: &impl ConnectionTrait,
-    order_ids: &[&String],
+    order_ids: &[String],
     at: chrono::DateTime<chrono::Utc>,
 ) -> Result<(), StorageError> {
-    let mut times: HashMap<&String, i64> = HashMap::new();
-    for id in order_ids {
-        *times.entry(id).or_default() += 1;
-    }
-    let mut by_count: HashMap<i64, Vec<String>> = HashMap::new();
-    for (id, count) in times {
-        by_count.entry(count).or_default().push(id.clone());
-    }
-    for (count, ids) in by_count {
-        let expected = ids.len() as u64;
-        let bumped = order::Entity::update_many()
-            .col_expr(
-                order::Column::Version,
-                Expr::col(order::Column::Version).add(count),
-            )
-            .col_expr(order::Column::UpdatedAt, Expr::value(at))
-            .filter(one_of(db.get_database_backend(), order::Column::Id, &ids))
-            .exec(db)
-            .await?;
-        if bumped.rows_affected < expected {
-            return Err(StorageError::NotFound { entity: "order" });
-        }
+    let bumped = order::Entity::update_many()
+        .col_expr(
+            order::Column::Version,
+            Expr::col(order::Column::Version).add(1),
+        )
+        .col_expr(order::Column::UpdatedAt, Expr::value(at))
+        .filter(one_of(
+            db.get_database_backend(),
+            order::Column::Id,
+            order_ids,
+        ))
+        .exec(db)
+        .await?;
+    if bumped.rows_affected < order_ids.len() as u64 {
+        return Err(StorageError::NotFound { entity: "order" });
     }
     Ok(())
 }

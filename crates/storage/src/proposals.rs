@@ -106,22 +106,9 @@ pub struct StateUpdate {
     pub now: DateTime<Utc>,
 }
 
-/// Moves the proposal to `state` if nobody else moved it since
-/// `expected_version` was read. Returns false when someone did (the caller
-/// lost the race and must re-read).
-///
-/// # Errors
-/// Database failures.
-pub async fn update_state(
-    db: &impl ConnectionTrait,
-    update: StateUpdate,
-) -> Result<bool, StorageError> {
-    let id = update.id.clone();
-    Ok(update_states(db, &[update]).await?.contains(&id))
-}
-
-/// [`update_state`] for several proposals (distinct ids) in one statement;
-/// returns the ids that were still at their expected version and moved.
+/// Moves each proposal (distinct ids) to its new state if nobody moved it
+/// since its `expected_version` was read, all in one statement; returns the
+/// ids that moved (the others lost a race and must be re-read).
 ///
 /// # Errors
 /// Database failures.

@@ -17,6 +17,7 @@ use domain::{OrderSnapshot, Timestamp};
 use serde_json::json;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 use storage::ids::new_id;
 use storage::proposals::StoredProposal;
 use storage::{StorageError, WriteTx};
@@ -95,7 +96,7 @@ impl Engine {
     /// an answer per request, or an error for the batch as a whole.
     async fn try_approve_all(
         &self,
-        asks: Vec<ApproveAsk>,
+        asks: Arc<[ApproveAsk]>,
     ) -> Result<Vec<Result<StoredProposal, DecisionError>>, DecisionError> {
         let now = crate::now();
         let mut results: Vec<Option<Result<StoredProposal, DecisionError>>> =
@@ -144,8 +145,7 @@ impl Engine {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        storage::orders::lock_versions(&**tx, &order_ids).await?;
-        let orders = storage::orders::get_many(&**tx, &order_ids).await?;
+        let orders = storage::orders::lock_and_get_many(&**tx, &order_ids).await?;
         let (mut limits, mut thresholds) = (HashMap::new(), HashMap::new());
         for ask in asks {
             let Some(stored) = proposals.get(&ask.proposal_id) else {

@@ -112,11 +112,10 @@ impl Engine {
             ProposalState::Executing { unknown, .. } => unknown.as_ref().map_or(0, |u| u.checks),
             _ => 0,
         };
-        let (answer, verified) = (ask.answer.clone(), ask.verified.clone());
         let (mut after, mut writes) = (AfterAnswer::Done, SideWrites::default());
-        match answer {
+        match &ask.answer {
             Answer::Refund(refund) => {
-                let receipt = receipt_of(&refund, self.provider.name(), now);
+                let receipt = receipt_of(refund, self.provider.name(), now);
                 match &refund.status {
                     ProviderRefundStatus::Succeeded => {
                         let effects = step.apply(
@@ -125,7 +124,7 @@ impl Engine {
                             json!({ "provider_refund_id": refund.provider_refund_id, "amount": receipt.amount.display() }),
                             now,
                         )?;
-                        writes.receipt = Some(new_receipt(id, &receipt, &refund));
+                        writes.receipt = Some(new_receipt(id, &receipt, refund));
                         for effect in &effects {
                             if let Effect::BookRefundOnOrder {
                                 order_id,
@@ -138,7 +137,7 @@ impl Engine {
                             }
                         }
                         if let (Some(list), ProposalState::Succeeded { .. }) =
-                            (verified, step.state())
+                            (ask.verified.clone(), step.state())
                         {
                             apply_verification(step, list, actor, now)?;
                         }
@@ -156,7 +155,7 @@ impl Engine {
                         )?;
                     }
                     ProviderRefundStatus::Failed { reason } => {
-                        writes.receipt = Some(new_receipt(id, &receipt, &refund));
+                        writes.receipt = Some(new_receipt(id, &receipt, refund));
                         step.apply(
                             Command::RecordDeclined { reason: format!("the refund failed at the provider: {reason}"), receipt: Some(receipt) },
                             actor,
@@ -180,7 +179,7 @@ impl Engine {
             Answer::Unknown { reason, wait } => {
                 let mut retry_at = self.settings.next_check(checks, now);
                 if let Some(wait) = wait {
-                    retry_at = retry_at.max(now + wait);
+                    retry_at = retry_at.max(now + *wait);
                 }
                 step.apply(
                     Command::RecordUnknown {

@@ -10,6 +10,7 @@ use crate::core::Engine;
 use connectors::ProviderRefund as WireRefund;
 use domain::proposal::ProposalState;
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 use storage::StorageError;
 
 /// One answer waiting in the batch queue.
@@ -70,7 +71,7 @@ impl Engine {
     /// still the one read. One answer per order per batch, as for approvals.
     async fn try_record_all(
         &self,
-        asks: Vec<AnswerAsk>,
+        asks: Arc<[AnswerAsk]>,
     ) -> Result<Vec<Result<AfterAnswer, RecordError>>, RecordError> {
         let now = crate::now();
         let actor = self.system_actor();

@@ -123,28 +123,6 @@ impl Step {
         });
     }
 
-    /// Writes the new state if nobody moved the proposal since it was
-    /// read (a conditional update on the state version). Returns false when
-    /// somebody did: the caller lost the race and must write nothing else
-    /// for this proposal.
-    ///
-    /// # Errors
-    /// Database failures.
-    pub async fn write_state(
-        &mut self,
-        db: &impl ConnectionTrait,
-        now: Timestamp,
-    ) -> Result<bool, StorageError> {
-        let Some(update) = self.state_update(now) else {
-            return Ok(true);
-        };
-        let written = storage::proposals::update_state(db, update).await?;
-        if written {
-            self.mark_written(now);
-        }
-        Ok(written)
-    }
-
     /// The conditional update this step needs, if it changed anything.
     fn state_update(&self, now: Timestamp) -> Option<StateUpdate> {
         self.changed.then(|| StateUpdate {
@@ -181,22 +159,25 @@ impl Step {
     /// # Errors
     /// [`SaveError::Conflict`] when another transaction moved the proposal.
     pub async fn save(
-        mut self,
+        self,
         db: &impl ConnectionTrait,
         now: Timestamp,
     ) -> Result<(StoredProposal, Option<ProposalChanged>), SaveError> {
-        if !self.write_state(db, now).await? {
+        let (mut written, _) = write_states(db, vec![((), self)], now).await?;
+        let Some(((), step)) = written.pop() else {
             return Err(SaveError::Conflict);
-        }
-        let (stored, events, change) = self.finish();
+        };
+        let (stored, events, change) = step.finish();
         storage::journal::append(db, events).await?;
         Ok((stored, change))
     }
 }
 
-/// Writes the state of each step (see [`Step::write_state`]; one statement
-/// for all) and splits them into those written and the keys of those that
-/// lost a race.
+/// Writes the new state of each step that changed, in one conditional
+/// update for all (only where the state is still the version read), and
+/// splits them into those written and the keys of those that lost a race:
+/// another writer moved that proposal first, so nothing else may be written
+/// for it.
 ///
 /// # Errors
 /// Database failures.
