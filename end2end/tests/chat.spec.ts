@@ -1,5 +1,5 @@
 import { expect, Page, test } from "@playwright/test";
-import { signIn, waitForHydration } from "./helpers";
+import { clearProviderDelays, recordStatuses, signIn, slowProvider, statusesShown, waitForHydration } from "./helpers";
 
 /** Sends one chat message through the page's form and waits for the reply to be saved. */
 async function say(page: Page, text: string) {
@@ -61,6 +61,12 @@ test("the flagship: a customer chats about order 4821, an approver approves, bot
   await expect(detail.locator("body")).toHaveAttribute("data-live", "open");
   await expect(detail.getByTestId("status")).toHaveAttribute("data-status", "awaiting_approval");
 
+  // Each state of the refund stays on screen for a moment, so that both
+  // pages can be seen passing through it.
+  await slowProvider(approver, proposalId!, 700);
+  await recordStatuses(detail, '[data-testid="status"]');
+  await recordStatuses(customer, `[data-chat-proposal="${proposalId}"] [data-testid="status"]`);
+
   // The approver's queue shows it without a reload.
   const card = approver.locator(`[data-proposal="${proposalId}"]`);
   await expect(card).toBeVisible();
@@ -79,6 +85,11 @@ test("the flagship: a customer chats about order 4821, an approver approves, bot
   await expect(chatCard.getByTestId("status")).toHaveAttribute("data-status", "verified");
   await expect(chatCard.getByTestId("status")).toHaveText("Refunded and verified");
   await customer.screenshot({ path: test.info().outputPath("chat-verified.png"), fullPage: true });
+  // Both showed every step on the way, in order, without a reload.
+  const steps = ["awaiting_approval", "executing", "succeeded", "verified"];
+  expect(await statusesShown(detail, '[data-testid="status"]')).toEqual(steps);
+  expect(await statusesShown(customer, `[data-chat-proposal="${proposalId}"] [data-testid="status"]`)).toEqual(steps);
+  await clearProviderDelays(approver);
 
   // Resumable: after a reload the same conversation is back.
   await customer.reload();

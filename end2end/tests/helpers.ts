@@ -32,3 +32,45 @@ export async function proposeViaApi(page: Page, orderId: string, section = "retu
   expect(response.status()).toBe(201);
   return response.json();
 }
+
+/**
+ * Starts recording every status the element matching `selector` shows,
+ * however briefly: a MutationObserver in the page notes each change of its
+ * `data-status`. Read the record with {@link statusesShown}.
+ */
+export async function recordStatuses(page: Page, selector: string) {
+  await page.evaluate((selector) => {
+    const seen: string[] = [];
+    const note = () => {
+      const status = document.querySelector(selector)?.getAttribute("data-status");
+      if (status && seen[seen.length - 1] !== status) seen.push(status);
+    };
+    note();
+    new MutationObserver(note).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-status"] });
+    (window as unknown as { __statuses: Record<string, string[]> }).__statuses ??= {};
+    (window as unknown as { __statuses: Record<string, string[]> }).__statuses[selector] = seen;
+  }, selector);
+}
+
+/** The statuses recorded by {@link recordStatuses}, in the order shown. */
+export async function statusesShown(page: Page, selector: string): Promise<string[]> {
+  return page.evaluate((selector) => (window as unknown as { __statuses: Record<string, string[]> }).__statuses[selector], selector);
+}
+
+/**
+ * Slows the sandbox provider for one proposal, so that each state a refund
+ * passes through stays on screen long enough to be seen: the refund call and
+ * the status lookups of verification each take `ms`. `clearProviderDelays`
+ * puts it back.
+ */
+export async function slowProvider(page: Page, proposalId: string, ms: number) {
+  const response = await page.request.put("/sandbox/payments/v1/faults", {
+    data: { faults: [{ mode: { latency: { ms } }, key_prefix: proposalId }], lookup_latency_ms: ms },
+  });
+  expect(response.status()).toBe(200);
+}
+
+export async function clearProviderDelays(page: Page) {
+  const response = await page.request.put("/sandbox/payments/v1/faults", { data: { faults: [], lookup_latency_ms: 0 } });
+  expect(response.status()).toBe(200);
+}

@@ -1,7 +1,9 @@
 //! Turning what the provider said (or did not say) into state: the next
 //! state of the proposal, and with a successful refund its booking on the
-//! order, its receipt and, when already known, its verification. `record`
-//! writes them, many answers per transaction.
+//! order and its receipt. Verification is an answer of its own, recorded
+//! after the success is committed (the receipt is kept before we ask again,
+//! and the success is seen before it is verified). `record` writes them,
+//! many answers per transaction.
 
 use super::record::AnswerAsk;
 use super::step::{ConflictAware, SaveError, Step};
@@ -29,6 +31,9 @@ pub enum Answer {
     NotFound,
     /// Something only a person can sort out.
     Escalate { reason: String },
+    /// Every refund the provider holds under the key of a proposal that
+    /// succeeded: what verification compares with the proposal.
+    RefundsUnderKey(Vec<WireRefund>),
 }
 
 impl Answer {
@@ -64,6 +69,8 @@ pub enum AfterAnswer {
     Done,
     /// Resend under the same key (the provider found nothing).
     Resend,
+    /// The refund succeeded and is recorded: verify it now.
+    Verify,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -136,10 +143,8 @@ impl Engine {
                                     Some(booking(id, order_id, *amount, provider_refund_id, now));
                             }
                         }
-                        if let (Some(list), ProposalState::Succeeded { .. }) =
-                            (ask.verified.clone(), step.state())
-                        {
-                            apply_verification(step, list, actor, now)?;
+                        if matches!(step.state(), ProposalState::Succeeded { .. }) {
+                            after = AfterAnswer::Verify;
                         }
                     }
                     ProviderRefundStatus::Pending => {
@@ -202,6 +207,9 @@ impl Engine {
                     now,
                 )?;
             }
+            Answer::RefundsUnderKey(refunds) => {
+                apply_verification(step, refunds, actor, now)?;
+            }
             Answer::NotFound => {
                 let first_sent =
                     storage::journal::first_event_at(&**tx, id, domain::proposal::event::SENT)
@@ -239,29 +247,6 @@ impl Engine {
             }
         }
         Ok((after, writes))
-    }
-
-    /// Records verification for a proposal that succeeded earlier.
-    ///
-    /// # Errors
-    /// Storage failures or a conflicting concurrent change.
-    pub async fn record_verification(
-        &self,
-        id: &str,
-        refunds: Vec<WireRefund>,
-    ) -> Result<(), RecordError> {
-        let now = crate::now();
-        let tx = self.db.begin_write().await?;
-        let Some(stored) = storage::proposals::get(&*tx, id).await? else {
-            return Ok(());
-        };
-        if !matches!(stored.state, ProposalState::Succeeded { .. }) {
-            return Ok(());
-        }
-        let mut step = Step::new(stored);
-        apply_verification(&mut step, refunds, &self.system_actor(), now)?;
-        self.commit_step(tx, step, now).await?;
-        Ok(())
     }
 
     async fn revalidate_before_resend(
@@ -309,7 +294,7 @@ impl Engine {
 
 fn apply_verification(
     step: &mut Step,
-    refunds: Vec<WireRefund>,
+    refunds: &[WireRefund],
     actor: &str,
     now: Timestamp,
 ) -> Result<(), TransitionError> {

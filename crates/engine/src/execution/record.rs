@@ -7,7 +7,6 @@ use super::answer::{AfterAnswer, Answer, RecordError, conflict};
 use super::step::{Step, retry_on_conflict, write_states};
 use crate::batch::{Request, answer_each};
 use crate::core::Engine;
-use connectors::ProviderRefund as WireRefund;
 use domain::proposal::ProposalState;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -16,20 +15,32 @@ use storage::StorageError;
 /// One answer waiting in the batch queue.
 pub(crate) type AnswerRequest = Request<AnswerAsk, AfterAnswer, RecordError>;
 
-/// One answer to record: what the provider said about a proposal's refund,
-/// and its list of refunds under the key when already fetched.
+/// One answer to record: what the provider said about a proposal's refund.
 #[derive(Clone)]
 pub(crate) struct AnswerAsk {
     pub proposal_id: String,
     pub answer: Answer,
-    pub verified: Option<Vec<WireRefund>>,
+}
+
+impl AnswerAsk {
+    /// Whether the answer still concerns the proposal in `state`: a refund's
+    /// answer only while this executor holds it executing, verification
+    /// only once it succeeded (whoever executed it).
+    fn applies_to(&self, state: &ProposalState, executor_name: &str) -> bool {
+        match (&self.answer, state) {
+            (Answer::RefundsUnderKey(_), ProposalState::Succeeded { .. }) => true,
+            (Answer::RefundsUnderKey(_), _) => false,
+            (_, ProposalState::Executing { executor, .. }) => executor == executor_name,
+            _ => false,
+        }
+    }
 }
 
 impl Engine {
-    /// Records `answer` for proposal `id` if it is still executing under this
-    /// process's claim. `verified` is the provider's list of refunds under the
-    /// key when it was already fetched (success path). Answers arriving
-    /// together are recorded together, in one transaction.
+    /// Records `answer` for proposal `id` if it still concerns it: a refund's
+    /// answer while it is executing under this process's claim, the refunds
+    /// under its key once it succeeded. Answers arriving together are
+    /// recorded together, in one transaction.
     ///
     /// # Errors
     /// Storage failures or a conflicting concurrent change.
@@ -37,12 +48,10 @@ impl Engine {
         &self,
         id: &str,
         answer: Answer,
-        verified: Option<Vec<WireRefund>>,
     ) -> Result<AfterAnswer, RecordError> {
         let ask = AnswerAsk {
             proposal_id: id.to_owned(),
             answer,
-            verified,
         };
         retry_on_conflict(|| self.record_in_a_batch(ask.clone())).await
     }
@@ -82,10 +91,9 @@ impl Engine {
             asks.iter().map(|_| None).collect();
         let (mut candidates, mut orders_taken) = (Vec::new(), BTreeSet::new());
         for (index, ask) in asks.iter().enumerate() {
-            let ours = proposals.get(&ask.proposal_id).filter(|stored| {
-                matches!(&stored.state, ProposalState::Executing { executor, .. }
-                    if *executor == self.settings.executor_name)
-            });
+            let ours = proposals
+                .get(&ask.proposal_id)
+                .filter(|stored| ask.applies_to(&stored.state, &self.settings.executor_name));
             match ours {
                 // Gone, or someone else already settled it (e.g. took over our lease).
                 None => results[index] = Some(Ok(AfterAnswer::Done)),

@@ -31,6 +31,7 @@ impl Engine {
             };
             match self.settle(proposal, answer).await {
                 Some(AfterAnswer::Resend) => continue,
+                Some(AfterAnswer::Verify) => return self.verify(proposal).await,
                 _ => return,
             }
         }
@@ -45,19 +46,20 @@ impl Engine {
             Ok(None) => Answer::NotFound,
             Err(error) => Answer::from_error(error),
         };
-        if let Some(AfterAnswer::Resend) = self.settle(proposal, answer).await {
-            self.send_refund(proposal).await;
+        match self.settle(proposal, answer).await {
+            Some(AfterAnswer::Resend) => self.send_refund(proposal).await,
+            Some(AfterAnswer::Verify) => self.verify(proposal).await,
+            _ => {}
         }
     }
 
-    /// Fetches the refunds under the key (for a succeeded refund) and records
+    /// Fetches the refunds under the key of a succeeded refund and records
     /// the verification. Failure leaves it for the reconciler.
     pub async fn verify(&self, proposal: &RefundProposal) {
         match self.provider.refunds_for_key(&lookup_of(proposal)).await {
             Ok(refunds) => {
-                if let Err(error) = self.record_verification(&proposal.id, refunds).await {
-                    tracing::warn!(%error, proposal.id = %proposal.id, "could not record verification");
-                }
+                self.settle(proposal, Answer::RefundsUnderKey(refunds))
+                    .await;
             }
             Err(error) => {
                 tracing::info!(%error, proposal.id = %proposal.id, "verification postponed: provider did not answer");
@@ -65,25 +67,14 @@ impl Engine {
         }
     }
 
-    /// Records an answer; a succeeded refund is verified first so both land
-    /// in one transaction.
+    /// Records an answer; a failure to record leaves the state as it was.
     async fn settle(&self, proposal: &RefundProposal, answer: Answer) -> Option<AfterAnswer> {
-        let verified = match &answer {
-            Answer::Refund(refund)
-                if refund.status == connectors::ProviderRefundStatus::Succeeded =>
-            {
-                self.provider
-                    .refunds_for_key(&lookup_of(proposal))
-                    .await
-                    .ok()
-            }
-            _ => None,
-        };
-        match self.record_answer(&proposal.id, answer, verified).await {
+        match self.record_answer(&proposal.id, answer).await {
             Ok(after) => Some(after),
             Err(error) => {
-                // The state stays executing; the lease runs out and the
-                // reconciler queries the provider again. Nothing is lost.
+                // The state stays as it was; the lease runs out (or the
+                // verification falls due) and the reconciler asks the
+                // provider again. Nothing is lost.
                 tracing::error!(%error, proposal.id = %proposal.id, "could not record the provider's answer");
                 None
             }

@@ -203,11 +203,16 @@ pub async fn write_states<K>(
     Ok((written, lost))
 }
 
+/// How long the executor that recorded a success has to verify it before
+/// the reconciler does (both may: the second finds it verified already).
+const VERIFICATION_GRACE: chrono::Duration = chrono::Duration::seconds(2);
+
 /// When the reconciler should next look at a proposal in this state. A
-/// succeeded refund not verified in the same step is due at once.
+/// succeeded refund is verified by its executor right away, or by the
+/// reconciler shortly after.
 pub fn due_at(state: &ProposalState, now: Timestamp) -> Option<Timestamp> {
     match state {
-        ProposalState::Succeeded { .. } => Some(now),
+        ProposalState::Succeeded { .. } => Some(now + VERIFICATION_GRACE),
         other => other.due_at(),
     }
 }

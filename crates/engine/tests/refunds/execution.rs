@@ -11,14 +11,37 @@ async fn the_flagship_refund_is_paid_once_receipted_booked_and_verified() {
     let stored = h.propose(&h.actor("customer").await, "4821").await;
     let id = stored.proposal.id.clone();
     let approver = h.actor("approver").await;
+    let mut changes = h.engine.live.subscribe();
     let approved = h
         .engine
         .approve(&approver, &id, &stored.proposal.action_digest)
         .await
         .unwrap();
     assert_eq!(approved.status(), ProposalStatus::Executing);
-    h.settle(&id, &[ProposalStatus::Verified], Duration::from_secs(10))
-        .await;
+    // Each step is committed and announced on its own: the success (with its
+    // receipt already stored) before the verification.
+    let mut announced = Vec::new();
+    let mut receipt_when_succeeded = None;
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while announced.last().map(String::as_str) != Some("verified") {
+            let change = changes.recv().await.unwrap();
+            if change.proposal_id == id {
+                if change.status == "succeeded" {
+                    let detail = h.engine.proposal(&id).await.unwrap().unwrap();
+                    receipt_when_succeeded = Some(detail.receipt.is_some());
+                }
+                announced.push(change.status);
+            }
+        }
+    })
+    .await
+    .expect("the refund is verified");
+    assert_eq!(announced, ["executing", "succeeded", "verified"]);
+    assert_eq!(
+        receipt_when_succeeded,
+        Some(true),
+        "the receipt is kept before verification"
+    );
     assert_eq!(h.ledger().count_for(&id), 1);
     let detail = h.engine.proposal(&id).await.unwrap().unwrap();
     let receipt = detail.receipt.expect("receipt persisted");
