@@ -19,15 +19,23 @@ pub fn utc(at: Timestamp) -> String {
     at.format("%Y-%m-%d %H:%M UTC").to_string()
 }
 
-/// "in 47 hours", "3 minutes ago".
-pub fn relative_time(at: Timestamp, now: Timestamp) -> String {
+/// How long until (or since) `at`, as precise as a deadline needs:
+/// "in 2 days 3 h", "in 47 h 12 min", "in 9 min 05 s", "in 40 s",
+/// "3 min 10 s ago".
+pub fn countdown(at: Timestamp, now: Timestamp) -> String {
     let seconds = (at - now).num_seconds();
     let (magnitude, future) = (seconds.unsigned_abs(), seconds >= 0);
+    let (days, hours, minutes, secs) = (
+        magnitude / 86_400,
+        magnitude % 86_400 / 3600,
+        magnitude % 3600 / 60,
+        magnitude % 60,
+    );
     let amount = match magnitude {
-        0..=59 => format!("{magnitude} s"),
-        60..=3599 => format!("{} min", magnitude / 60),
-        3600..=172_799 => format!("{} h", magnitude / 3600),
-        _ => format!("{} days", magnitude / 86_400),
+        0..=59 => format!("{secs} s"),
+        60..=3599 => format!("{minutes} min {secs:02} s"),
+        3600..=172_799 => format!("{} h {minutes} min", magnitude / 3600),
+        _ => format!("{days} days {hours} h"),
     };
     if future {
         format!("in {amount}")
@@ -36,7 +44,50 @@ pub fn relative_time(at: Timestamp, now: Timestamp) -> String {
     }
 }
 
+/// Whether a deadline is close enough to draw the eye (under an hour).
+pub fn due_soon(at: Timestamp, now: Timestamp) -> bool {
+    (at - now).num_seconds() < 3600
+}
+
 /// The first 12 characters of a hash, enough for a person to compare.
 pub fn short_digest(digest: &str) -> String {
     digest.chars().take(12).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{Duration, TimeZone, Utc};
+
+    fn at(seconds_from_now: i64) -> (Timestamp, Timestamp) {
+        let now = Utc.with_ymd_and_hms(2026, 12, 1, 10, 0, 0).unwrap();
+        (now + Duration::seconds(seconds_from_now), now)
+    }
+
+    #[test]
+    fn a_countdown_is_as_precise_as_the_time_left_needs() {
+        let cases = [
+            (40, "in 40 s"),
+            (9 * 60 + 5, "in 9 min 05 s"),
+            (47 * 3600 + 12 * 60 + 59, "in 47 h 12 min"),
+            (2 * 86_400 + 3 * 3600 + 7, "in 2 days 3 h"),
+            (-(3 * 60 + 10), "3 min 10 s ago"),
+            (0, "in 0 s"),
+        ];
+        for (seconds, expected) in cases {
+            let (deadline, now) = at(seconds);
+            assert_eq!(countdown(deadline, now), expected, "{seconds} s");
+        }
+    }
+
+    #[test]
+    fn a_deadline_under_an_hour_away_or_past_is_due_soon() {
+        let soon = [59 * 60, 0, -5].map(|s| {
+            let (deadline, now) = at(s);
+            due_soon(deadline, now)
+        });
+        assert_eq!(soon, [true, true, true]);
+        let (deadline, now) = at(3600);
+        assert!(!due_soon(deadline, now));
+    }
 }

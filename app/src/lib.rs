@@ -6,6 +6,7 @@ pub mod admin;
 pub mod audit;
 pub mod auth;
 pub mod chat;
+pub mod clock;
 pub mod components;
 pub mod csrf;
 pub mod error;
@@ -58,6 +59,7 @@ pub fn App() -> impl IntoView {
     provide_meta_context();
     let me: MeResource = Resource::new(|| (), |_| auth::whoami());
     provide_context(me);
+    clock::provide_clock();
     // Tests and people can tell when the page has become interactive.
     Effect::new(|_| {
         #[cfg(feature = "hydrate")]

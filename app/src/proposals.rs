@@ -14,6 +14,8 @@ pub struct ProposalCard {
     pub state: ProposalState,
     /// The customer's display name.
     pub customer: String,
+    /// Distinct approvers it needs under today's policy (2: four eyes).
+    pub approvals_required: u8,
 }
 
 /// One journal event on the proposal's timeline.
@@ -76,10 +78,16 @@ mod backend {
             .map_err(|e| server::internal(&e))?
             .map(|u| u.display_name)
             .unwrap_or_else(|| "unknown customer".to_owned());
+        let approvals_required = ctx
+            .engine
+            .approvals_required(&stored.proposal)
+            .await
+            .map_err(|e| server::internal(&e))?;
         Ok(ProposalCard {
             proposal: stored.proposal,
             state: stored.state,
             customer,
+            approvals_required,
         })
     }
 

@@ -132,3 +132,104 @@ test("an approver's half-written rejection survives a live update of another pro
     "Checking with the warehouse whether the bottle arrived dented.",
   );
 });
+
+test("an approver over their limit is told the limit, and the proposal waits for someone allowed", async ({ browser }) => {
+  const admin = await (await browser.newContext()).newPage();
+  await signIn(admin, "admin");
+  await admin.goto("/admin");
+  await waitForHydration(admin);
+  const setLimit = async (amount: string) => {
+    await admin.getByLabel("Approver", { exact: true }).selectOption({ label: "approver2" });
+    await admin.getByLabel("Limit (EUR)").fill(amount);
+    await admin.getByRole("button", { name: "Set limit" }).click();
+    await expect(admin.getByText(`approver2 may now approve up to ${amount} EUR`)).toBeVisible();
+  };
+  await setLimit("10.00");
+  try {
+    const customer = await (await browser.newContext()).newPage();
+    await signIn(customer, "customer3");
+    const proposal = await proposeViaApi(customer, "4830", "returns-policy:section-2");
+    const approver = await (await browser.newContext()).newPage();
+    await signIn(approver, "approver2");
+    await approver.goto("/queue");
+    await waitForHydration(approver);
+    const card = approver.locator(`[data-proposal="${proposal.id}"]`);
+    await card.getByRole("button", { name: "Approve…" }).click();
+    await card.getByTestId("confirm-approve").click();
+    await expect(card.getByTestId("decision-error")).toHaveText("44.80 EUR is above your approval limit of 10.00 EUR");
+    await expect(card.getByTestId("status")).toHaveAttribute("data-status", "awaiting_approval");
+    // Nothing was recorded: the proposal is still untouched for an approver allowed to decide.
+    await expect(card.getByTestId("approvals")).toHaveCount(0);
+  } finally {
+    await setLimit("1000.00");
+  }
+});
+
+test("an expiry counts down on the page without a reload", async ({ browser }) => {
+  const customer = await (await browser.newContext()).newPage();
+  await signIn(customer, "customer3");
+  const proposal = await proposeViaApi(customer, "4830", "returns-policy:section-2");
+  const approver = await (await browser.newContext()).newPage();
+  await approver.clock.install();
+  await signIn(approver, "approver");
+  await approver.goto("/queue");
+  await waitForHydration(approver);
+  const expiry = approver.locator(`[data-proposal="${proposal.id}"]`).getByTestId("expiry");
+  await expect(expiry).toHaveText(/^expires in 47 h 59 min$/);
+  await expect(expiry).not.toHaveClass(/soon/);
+  // An hour and a half later by the page's clock: the same element, counting.
+  await approver.clock.runFor(90 * 60 * 1000);
+  await expect(expiry).toHaveText(/^expires in 46 h 29 min$/);
+  // Within its last hour the deadline is highlighted and counts in seconds.
+  await approver.clock.runFor((46 * 60 + 5) * 60 * 1000);
+  await expect(expiry).toHaveText(/^expires in 2\d min \d\d s$/);
+  await expect(expiry).toHaveClass(/soon/);
+});
+
+test("an approver decides with the keyboard alone, and a live update elsewhere leaves the focus where it was", async ({ browser }) => {
+  const customer = await (await browser.newContext()).newPage();
+  await signIn(customer, "customer3");
+  const kept = await proposeViaApi(customer, "4830", "returns-policy:section-2");
+  const other = await proposeViaApi(customer, "4830", "returns-policy:section-2");
+
+  const approver = await (await browser.newContext()).newPage();
+  await signIn(approver, "approver");
+  await approver.goto("/queue");
+  await waitForHydration(approver);
+  await expect(approver.locator("body")).toHaveAttribute("data-live", "open");
+  const card = approver.locator(`[data-proposal="${kept.id}"]`);
+  const approve = card.getByRole("button", { name: "Approve…" });
+  const reject = card.getByRole("button", { name: "Reject…" });
+  const confirm = card.getByTestId("confirm-approve");
+
+  // Opening a panel moves the focus into it; Escape closes it and gives the focus back.
+  await reject.focus();
+  await approver.keyboard.press("Enter");
+  await expect(card.getByLabel("Why are you rejecting it?")).toBeFocused();
+  await approver.keyboard.press("Escape");
+  await expect(reject).toBeFocused();
+  await approver.keyboard.press("Shift+Tab");
+  await expect(approve).toBeFocused();
+  await approver.keyboard.press("Enter");
+  await expect(confirm).toBeFocused();
+  await approver.keyboard.press("Escape");
+  await expect(approve).toBeFocused();
+  await approver.keyboard.press("Enter");
+  await expect(confirm).toBeFocused();
+
+  // Another approver decides another proposal: it leaves this queue live,
+  // and the focus stays on the confirmation.
+  const second = await (await browser.newContext()).newPage();
+  await signIn(second, "approver2");
+  const csrf = await second.locator('meta[name="csrf-token"]').getAttribute("content");
+  const rejected = await second.request.post(`/api/v1/proposals/${other.id}/reject`, {
+    headers: { "x-csrf-token": csrf ?? "", origin: new URL(second.url()).origin },
+    data: { reason: "Duplicate of another request." },
+  });
+  expect(rejected.status()).toBe(200);
+  await expect(approver.locator(`[data-proposal="${other.id}"]`)).toHaveCount(0);
+  await expect(confirm).toBeFocused();
+
+  await approver.keyboard.press("Enter");
+  await expect(approver.locator(`[data-decision="${kept.id}"]`)).toContainText(`Recorded. Proposal ${kept.id} is now`);
+});

@@ -1,9 +1,10 @@
 //! A proposal as a reviewer sees it: what would execute, why (evidence with
 //! the quoted passages), what is still unknown, and until when.
 
-use crate::format::{relative_time, short_digest, utc};
+use crate::clock::use_clock;
+use crate::format::{countdown, due_soon, short_digest, utc};
 use crate::proposals::ProposalCard;
-use domain::proposal::{EvidenceKind, ProposalState};
+use domain::proposal::{EvidenceKind, ProposalState, ProposalStatus};
 use leptos::prelude::*;
 
 #[component]
@@ -19,11 +20,11 @@ pub fn StatusBadge(state: ProposalState) -> impl IntoView {
 #[component]
 pub fn ProposalSummary(card: ProposalCard, #[prop(optional)] link: bool) -> impl IntoView {
     let p = card.proposal.clone();
-    let now = chrono::Utc::now();
-    let expires = format!("expires {}", relative_time(p.expires_at, now));
     let title = format!("Refund {} for order {}", p.amount.display(), p.order_id);
     let href = format!("/proposals/{}", p.id);
-    let approvals = card.state.approvals().len();
+    let pending = card.state.status() == ProposalStatus::AwaitingApproval;
+    let expiry = pending.then(|| view! { " · " <Expiry at=p.expires_at/> });
+    let approvals = approvals_line(&card);
     view! {
         <header class="row">
             <h3>
@@ -38,8 +39,8 @@ pub fn ProposalSummary(card: ProposalCard, #[prop(optional)] link: bool) -> impl
         <p class="muted small">
             "Customer " <strong>{card.customer.clone()}</strong>
             " · proposed by " {p.provenance.agent.clone()}
-            " · " <time datetime=p.expires_at.to_rfc3339() title=utc(p.expires_at)>{expires}</time>
-            {(approvals > 0).then(|| format!(" · {approvals} approval(s) so far"))}
+            {expiry}
+            {approvals}
         </p>
         <p class="recommendation">{p.recommendation.clone()}</p>
         <details class="evidence">
@@ -75,4 +76,31 @@ pub fn ProposalSummary(card: ProposalCard, #[prop(optional)] link: bool) -> impl
             "Proposal " {p.id.clone()} " · action digest " {short_digest(&p.action_digest)}
         </p>
     }
+}
+
+/// The proposal's deadline, counting down; highlighted in its last hour.
+#[component]
+fn Expiry(at: domain::Timestamp) -> impl IntoView {
+    let now = use_clock();
+    view! {
+        <time datetime=at.to_rfc3339() title=utc(at) data-testid="expiry"
+            class=move || if due_soon(at, now.get()) { "expiry soon" } else { "expiry" }>
+            {move || format!("expires {}", countdown(at, now.get()))}
+        </time>
+    }
+}
+
+/// Where a proposal stands with its approvers, when that is worth saying:
+/// four eyes needed, or approvals already given.
+fn approvals_line(card: &ProposalCard) -> Option<impl IntoView + use<>> {
+    let given = card.state.approvals().len();
+    let required = usize::from(card.approvals_required);
+    let text = if required > 1 && card.state.status() == ProposalStatus::AwaitingApproval {
+        format!("needs {required} different approvers, {given} so far")
+    } else if given > 0 {
+        format!("approved by {given}")
+    } else {
+        return None;
+    };
+    Some(view! { " · " <span data-testid="approvals">{text}</span> })
 }

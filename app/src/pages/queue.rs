@@ -4,25 +4,39 @@
 
 use crate::components::proposal_card::ProposalSummary;
 use crate::csrf::csrf_token;
+use crate::error::AppError;
 use crate::live::use_proposal_changes;
 use crate::proposals::{ProposalCard, approve_proposal, reject_proposal, review_queue};
+use domain::proposal::ProposalStatus;
 use leptos::prelude::*;
 
-/// Decision outcomes by proposal id, kept by the page so a message survives
-/// the live refresh that re-renders the card it belongs to.
+/// Decision outcomes, newest first, one per proposal, kept by the page so
+/// a message survives the live refresh that removes the card it belongs to.
 #[derive(Clone, Copy)]
-struct Outcomes(RwSignal<std::collections::HashMap<String, Result<String, String>>>);
+struct Outcomes(RwSignal<Vec<(String, Result<String, String>)>>);
+
+impl Outcomes {
+    fn record(self, id: String, outcome: Result<String, String>) {
+        self.0.update(|all| {
+            all.retain(|(other, _)| *other != id);
+            all.insert(0, (id, outcome));
+        });
+    }
+
+    fn of(self, id: &str) -> Option<Result<String, String>> {
+        self.0.with(|all| {
+            all.iter()
+                .find(|(other, _)| other == id)
+                .map(|(_, o)| o.clone())
+        })
+    }
+}
 
 /// What an approver has open or half-written on each card, kept by the page
-/// for the same reason: a live update of any proposal re-renders the list,
-/// and must not close a confirmation or lose a rejection being typed.
+/// so that a card rendered again (its proposal changed) keeps its panel and
+/// its draft.
 #[derive(Clone, Copy)]
-struct Drafts {
-    by_proposal: RwSignal<std::collections::HashMap<String, Draft>>,
-    /// The card whose reason was typed in last, to give its field the focus
-    /// back when a re-render took it away.
-    last_edited: RwSignal<Option<String>>,
-}
+struct Drafts(RwSignal<std::collections::HashMap<String, Draft>>);
 
 #[derive(Clone, Default)]
 struct Draft {
@@ -30,20 +44,18 @@ struct Draft {
     reason: String,
 }
 
+type QueueResource = Resource<Result<Vec<ProposalCard>, AppError>>;
+
 #[component]
 pub fn QueuePage() -> impl IntoView {
-    let outcomes =
-        RwSignal::new(std::collections::HashMap::<String, Result<String, String>>::new());
-    provide_context(Outcomes(outcomes));
-    provide_context(Drafts {
-        by_proposal: RwSignal::new(std::collections::HashMap::new()),
-        last_edited: RwSignal::new(None),
-    });
+    let outcomes = Outcomes(RwSignal::new(Vec::new()));
+    provide_context(outcomes);
+    provide_context(Drafts(RwSignal::new(std::collections::HashMap::new())));
     let changes = use_proposal_changes();
-    let queue = Resource::new(move || changes.get(), |_| review_queue());
+    let queue: QueueResource = Resource::new(move || changes.get(), |_| review_queue());
     // Decisions stay listed here after their cards leave the queue.
     let decided = move || {
-        outcomes.with(|all| {
+        outcomes.0.with(|all| {
             all.iter()
                 .map(|(id, result)| {
                     let (class, text) = match result {
@@ -64,21 +76,49 @@ pub fn QueuePage() -> impl IntoView {
             <h1>"Review queue"</h1>
             <ul class="decisions" role="status" aria-live="polite">{decided}</ul>
             <Transition fallback=|| view! { <p class="muted">"Loading proposals…"</p> }>
-                {move || Suspend::new(async move {
-                    match queue.await {
-                        Ok(cards) if cards.is_empty() => view! {
-                            <p class="card muted" data-testid="queue-empty">"Nothing is waiting for approval."</p>
-                        }.into_any(),
-                        Ok(cards) => view! {
-                            <div class="queue" data-testid="queue">
-                                {cards.into_iter().map(|card| view! { <QueueItem card/> }).collect_view()}
-                            </div>
-                        }.into_any(),
-                        Err(error) => view! { <p class="error" role="alert">{error.to_string()}</p> }.into_any(),
-                    }
-                })}
+                <QueueList queue/>
             </Transition>
         </section>
+    }
+}
+
+/// What the queue's body shows; it is rendered anew only when this changes.
+#[derive(Clone, PartialEq)]
+enum Shape {
+    Loading,
+    Empty,
+    Listed,
+    Failed(String),
+}
+
+/// The queue's body. Cards are keyed by proposal and approvals given, so a
+/// live update adds and removes cards without rebuilding the others: the
+/// approver's focus, open panel and scroll position stay where they were.
+#[component]
+fn QueueList(queue: QueueResource) -> impl IntoView {
+    // Read under the Transition, so the server waits for the queue before
+    // rendering it.
+    let shape = Memo::new(move |_| match queue.get() {
+        None => Shape::Loading,
+        Some(Ok(cards)) if cards.is_empty() => Shape::Empty,
+        Some(Ok(_)) => Shape::Listed,
+        Some(Err(error)) => Shape::Failed(error.to_string()),
+    });
+    let cards = move || queue.get().and_then(Result::ok).unwrap_or_default();
+    move || match shape.get() {
+        Shape::Loading => ().into_any(),
+        Shape::Empty => view! {
+            <p class="card muted" data-testid="queue-empty">"Nothing is waiting for approval."</p>
+        }
+        .into_any(),
+        Shape::Listed => view! {
+            <div class="queue" data-testid="queue">
+                <For each=cards key=|card| (card.proposal.id.clone(), card.state.approvals().len())
+                    children=|card| view! { <QueueItem card/> }/>
+            </div>
+        }
+        .into_any(),
+        Shape::Failed(error) => view! { <p class="error" role="alert">{error}</p> }.into_any(),
     }
 }
 
@@ -100,78 +140,71 @@ fn QueueItem(card: ProposalCard) -> impl IntoView {
         card.proposal.payment_reference,
         card.proposal.order_id
     );
-    let drafts = expect_context::<Drafts>();
+    let four_eyes = four_eyes_note(&card);
+    let drafts = expect_context::<Drafts>().0;
     let panel = Signal::derive({
         let id = id.clone();
-        move || {
-            drafts
-                .by_proposal
-                .with(|all| all.get(&id).map(|d| d.panel).unwrap_or_default())
-        }
-    });
-    let set_panel = Callback::new({
-        let id = id.clone();
-        move |next: Panel| {
-            drafts.by_proposal.update(|all| {
-                all.entry(id.clone()).or_default().panel = next;
-            });
-        }
+        move || drafts.with(|all| all.get(&id).map(|d| d.panel).unwrap_or_default())
     });
     let reason = Signal::derive({
         let id = id.clone();
-        move || {
-            drafts
-                .by_proposal
-                .with(|all| all.get(&id).map(|d| d.reason.clone()).unwrap_or_default())
-        }
+        move || drafts.with(|all| all.get(&id).map(|d| d.reason.clone()).unwrap_or_default())
     });
     let set_reason = Callback::new({
         let id = id.clone();
         move |text: String| {
-            drafts.by_proposal.update(|all| {
-                all.entry(id.clone()).or_default().reason = text;
-            });
-            drafts.last_edited.set(Some(id.clone()));
+            drafts.update(|all| all.entry(id.clone()).or_default().reason = text);
         }
     });
-    let reason_input = NodeRef::<leptos::html::Textarea>::new();
-    {
+    // Keyboard: opening a panel moves the focus into it; Cancel or Escape
+    // closes it and gives the focus back to the button that opened it.
+    let (open_approve, open_reject) = (
+        NodeRef::<leptos::html::Button>::new(),
+        NodeRef::<leptos::html::Button>::new(),
+    );
+    let (confirm_button, reason_input) = (
+        NodeRef::<leptos::html::Button>::new(),
+        NodeRef::<leptos::html::Textarea>::new(),
+    );
+    let set_panel = Callback::new({
         let id = id.clone();
-        Effect::new(move |_| {
-            let Some(field) = reason_input.get() else {
-                return;
-            };
-            let nothing_focused = document()
-                .active_element()
-                .is_none_or(|active| document().body().is_some_and(|body| *body == active));
-            if nothing_focused && drafts.last_edited.get_untracked().as_deref() == Some(&id) {
-                let _ = field.focus();
-            }
-        });
-    }
+        move |next: Panel| {
+            let before = panel.get_untracked();
+            drafts.update(|all| all.entry(id.clone()).or_default().panel = next);
+            request_animation_frame(move || {
+                let focused = match (next, before) {
+                    (Panel::ConfirmApprove, _) => confirm_button.get_untracked().map(|b| b.focus()),
+                    (Panel::Reject, _) => reason_input.get_untracked().map(|t| t.focus()),
+                    (Panel::Closed, Panel::Reject) => {
+                        open_reject.get_untracked().map(|b| b.focus())
+                    }
+                    (Panel::Closed, _) => open_approve.get_untracked().map(|b| b.focus()),
+                };
+                drop(focused);
+            });
+        }
+    });
+    let on_keydown = move |ev: leptos::ev::KeyboardEvent| {
+        if ev.key() == "Escape" && panel.get_untracked() != Panel::Closed {
+            ev.prevent_default();
+            set_panel.run(Panel::Closed);
+        }
+    };
     // The outcome is recorded by the action's own task, not by an effect of
     // this card: a live refresh may remove the card (its proposal left the
     // queue) before the server's answer arrives.
-    let outcomes = expect_context::<Outcomes>().0;
-    let record = move |id: String, result: &Result<ProposalCard, crate::error::AppError>| {
+    let outcomes = expect_context::<Outcomes>();
+    let record = move |id: String, result: &Result<ProposalCard, AppError>| {
         let message = result
             .as_ref()
-            .map(|card| {
-                format!(
-                    "Recorded. Proposal {} is now: {}",
-                    card.proposal.id,
-                    card.state.status().label()
-                )
-            })
+            .map(decision_message)
             .map_err(ToString::to_string);
         if message.is_ok() {
-            drafts.by_proposal.update(|all| {
+            drafts.update(|all| {
                 all.remove(&id);
             });
         }
-        outcomes.update(|all| {
-            all.insert(id, message);
-        });
+        outcomes.record(id, message);
     };
     let approve = Action::new(move |(id, digest): &(String, String)| {
         let id = id.clone();
@@ -193,31 +226,29 @@ fn QueueItem(card: ProposalCard) -> impl IntoView {
     });
     let id_outcome = id.clone();
     let outcome = move || {
-        outcomes
-            .with(|all| all.get(&id_outcome).cloned())
-            .map(|result| match result {
-                Ok(message) => view! {
-                    <p class="notice" role="status" data-testid="decision-result">{message}</p>
-                }
-                .into_any(),
-                Err(error) => view! {
-                    <p class="error" role="alert" data-testid="decision-error">{error}</p>
-                }
-                .into_any(),
-            })
+        outcomes.of(&id_outcome).map(|result| match result {
+            Ok(message) => view! {
+                <p class="notice" role="status" data-testid="decision-result">{message}</p>
+            }
+            .into_any(),
+            Err(error) => view! {
+                <p class="error" role="alert" data-testid="decision-error">{error}</p>
+            }
+            .into_any(),
+        })
     };
     let busy = move || approve.pending().get() || reject.pending().get();
     let (id_a, digest_a, id_r) = (id.clone(), digest.clone(), id.clone());
     let (id_shown, digest_shown) = (id.clone(), digest.clone());
     let reason_field = format!("reason-{id}");
     view! {
-        <article class="card proposal" data-proposal=id.clone()>
+        <article class="card proposal" data-proposal=id.clone() on:keydown=on_keydown>
             <ProposalSummary card=card.clone() link=true/>
             <div class="decision">
                 <Show when=move || panel.get() == Panel::Closed>
                     <div class="row">
-                        <button type="button" on:click=move |_| set_panel.run(Panel::ConfirmApprove)>"Approve…"</button>
-                        <button type="button" class="secondary" on:click=move |_| set_panel.run(Panel::Reject)>"Reject…"</button>
+                        <button type="button" node_ref=open_approve on:click=move |_| set_panel.run(Panel::ConfirmApprove)>"Approve…"</button>
+                        <button type="button" class="secondary" node_ref=open_reject on:click=move |_| set_panel.run(Panel::Reject)>"Reject…"</button>
                     </div>
                 </Show>
                 <Show when=move || panel.get() == Panel::ConfirmApprove>
@@ -225,8 +256,9 @@ fn QueueItem(card: ProposalCard) -> impl IntoView {
                         <p><strong>"You are approving exactly this:"</strong></p>
                         <p data-testid="confirm-what">{what.clone()}</p>
                         <p class="muted small mono">"Proposal " {id_shown.clone()} " · digest " {digest_shown.clone()}</p>
+                        {four_eyes.clone().map(|note| view! { <p class="notice" data-testid="confirm-four-eyes">{note}</p> })}
                         <div class="row">
-                            <button type="button" data-testid="confirm-approve" disabled=busy
+                            <button type="button" data-testid="confirm-approve" disabled=busy node_ref=confirm_button
                                 on:click={
                                     let (id, digest) = (id_a.clone(), digest_a.clone());
                                     move |_| { approve.dispatch((id.clone(), digest.clone())); }
@@ -257,5 +289,46 @@ fn QueueItem(card: ProposalCard) -> impl IntoView {
                 {outcome}
             </div>
         </article>
+    }
+}
+
+/// What the approver is told before confirming a refund that needs more
+/// than one approver.
+fn four_eyes_note(card: &ProposalCard) -> Option<String> {
+    let required = usize::from(card.approvals_required);
+    let given = card.state.approvals().len();
+    (required > 1).then(|| {
+        if given + 1 >= required {
+            format!("Yours is approval {} of {required}: the refund executes when you confirm.", given + 1)
+        } else {
+            format!(
+                "This refund needs {required} different approvers. Yours is approval {} of {required}: nothing executes until someone else approves too.",
+                given + 1
+            )
+        }
+    })
+}
+
+/// What the approver is told once their decision is recorded.
+fn decision_message(card: &ProposalCard) -> String {
+    let status = card.state.status();
+    let recorded = format!(
+        "Recorded. Proposal {} is now: {}",
+        card.proposal.id,
+        status.label()
+    );
+    if status == ProposalStatus::AwaitingApproval {
+        let missing =
+            usize::from(card.approvals_required).saturating_sub(card.state.approvals().len());
+        let approvers = if missing == 1 {
+            "approver"
+        } else {
+            "approvers"
+        };
+        format!(
+            "{recorded}. Your approval counts; {missing} more {approvers} (not you) must approve before anything executes."
+        )
+    } else {
+        recorded
     }
 }

@@ -58,6 +58,24 @@ pub(super) fn conflict() -> DecisionError {
 }
 
 impl Engine {
+    /// How many distinct approvers the proposal needs under today's policy
+    /// (two above the four-eyes threshold of its currency): what a reviewer
+    /// is told before deciding. The approval itself checks again.
+    ///
+    /// # Errors
+    /// Storage failures.
+    pub async fn approvals_required(&self, proposal: &RefundProposal) -> Result<u8, StorageError> {
+        let threshold =
+            storage::limits::four_eyes_threshold(self.db.conn(), proposal.amount.currency.code())
+                .await?
+                .unwrap_or(self.settings.four_eyes_threshold_minor);
+        let policy = ApprovalPolicy {
+            four_eyes_threshold_minor: threshold,
+            approval_ttl: self.settings.approval_ttl,
+        };
+        Ok(policy.required_approvals(proposal.amount))
+    }
+
     /// `actor` rejects the proposal with a reason shown to the requester.
     ///
     /// # Errors
