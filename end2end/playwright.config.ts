@@ -7,6 +7,10 @@ const bin = process.env.COUNTERSIGN_BIN ?? "../target/debug/countersign";
 export const demoPassword = "e2e-demo-password";
 // The static host page that embeds the widget, on an origin of its own.
 export const hostSitePort = Number(process.env.E2E_HOST_SITE_PORT ?? 3211);
+// A second server whose chat model (a scripted stand-in) takes 30 s per
+// reply, so that Stop can be pressed while a reply is being written.
+export const slowChatPort = Number(process.env.E2E_SLOW_CHAT_PORT ?? 3212);
+const slowModelPort = Number(process.env.E2E_SLOW_MODEL_PORT ?? 3213);
 
 export default defineConfig({
   testDir: "./tests",
@@ -58,5 +62,28 @@ export default defineConfig({
     url: `http://127.0.0.1:${hostSitePort}/`,
     reuseExistingServer: false,
     timeout: 30_000,
+  }, {
+    command: `node slow-model/serve.mjs ${slowModelPort} 30000`,
+    url: `http://127.0.0.1:${slowModelPort}/`,
+    reuseExistingServer: false,
+    timeout: 30_000,
+  }, {
+    command: `rm -rf ../target/e2e-slow && mkdir -p ../target/e2e-slow && ${bin} serve`,
+    url: `http://127.0.0.1:${slowChatPort}/readyz`,
+    reuseExistingServer: false,
+    timeout: 120_000,
+    stdout: "pipe",
+    env: {
+      COUNTERSIGN_LISTEN: `127.0.0.1:${slowChatPort}`,
+      COUNTERSIGN_DATABASE_URL: "sqlite://../target/e2e-slow/countersign.db",
+      COUNTERSIGN_SITE_ROOT: "../target/site",
+      COUNTERSIGN_DEMO_PASSWORD: demoPassword,
+      COUNTERSIGN_SEED_DEMO: "true",
+      COUNTERSIGN_MODEL_BACKEND: "openai",
+      COUNTERSIGN_MODEL_BASE_URL: `http://127.0.0.1:${slowModelPort}/v1`,
+      COUNTERSIGN_MODEL_NAME: "slow-scripted",
+      COUNTERSIGN_MODEL_TIMEOUT_SECONDS: "60",
+      RUST_LOG: "warn",
+    },
   }],
 });

@@ -22,6 +22,8 @@ pub struct ChatView {
     pub can_write: bool,
     /// A turn is running now (possibly from another tab).
     pub running: bool,
+    /// The customer's message that turn is answering.
+    pub message_being_answered: Option<String>,
     /// Display name of the agent that will read the next message.
     pub active_agent: String,
     /// The model driving the agents.
@@ -163,6 +165,7 @@ mod backend {
             messages: transcript(conversation.state.messages(), own),
             can_write: own,
             running: conversation.running,
+            message_being_answered: conversation.message_being_answered,
             active_agent: agent_display_name(&conversation.active_agent),
             model: ctx.engine.assistant.model_name().to_owned(),
             customer_id: conversation.customer_id,

@@ -10,6 +10,7 @@ mod m20261130_000004_conversations;
 mod m20261130_000005_journal;
 mod m20261130_000006_widget;
 mod m20261201_000007_order_lines_index;
+mod m20261201_000008_conversation_pending_message;
 
 pub struct Migrator;
 
@@ -24,6 +25,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000004_conversations::Migration),
             Box::new(m20261130_000006_widget::Migration),
             Box::new(m20261201_000007_order_lines_index::Migration),
+            Box::new(m20261201_000008_conversation_pending_message::Migration),
         ]
     }
 }

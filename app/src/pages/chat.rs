@@ -102,10 +102,23 @@ fn Conversation(initial: ChatView) -> impl IntoView {
             text.set(String::new());
         }
     });
+    // A turn running without this page waiting on it (started before a
+    // reload, or in another tab) is followed until it ends.
+    let poll = RwSignal::new(0u32);
+    let running_elsewhere = move || current.with(|v| v.running) && !send.pending().get();
+    Effect::new(move |_| {
+        if running_elsewhere() {
+            set_timeout(
+                move || poll.update(|n| *n += 1),
+                std::time::Duration::from_millis(1000),
+            );
+        }
+    });
     let refresh_id = id.clone();
     Effect::new(move |first_run: Option<()>| {
         changes.track();
         stop.version().track();
+        poll.track();
         if first_run.is_none() {
             return;
         }
@@ -127,7 +140,16 @@ fn Conversation(initial: ChatView) -> impl IntoView {
         });
     });
     let pending = move || send.pending().get();
-    let pending_text = move || send.input().get().map(|input| input.text);
+    // Stop works on whatever turn is running, this page's or not.
+    let busy = move || pending() || current.with(|v| v.running);
+    // The message being answered: sent from this page, or (after a reload,
+    // or from another tab) the one the running turn holds.
+    let pending_text = move || {
+        send.input()
+            .get()
+            .map(|input| input.text)
+            .or_else(|| current.with(|v| v.message_being_answered.clone().filter(|_| v.running)))
+    };
     let send_error = move || {
         if pending() {
             return None;
@@ -181,9 +203,9 @@ fn Conversation(initial: ChatView) -> impl IntoView {
                             placeholder="Ask about an order or a policy, e.g. “check order 4821 and refund it if it qualifies”"
                             data-testid="chat-input"
                             prop:value=text on:input=move |ev| text.set(event_target_value(&ev))/>
-                        <button type="submit" data-testid="chat-send" disabled=pending>"Send"</button>
+                        <button type="submit" data-testid="chat-send" disabled=busy>"Send"</button>
                         <button type="button" class="secondary" data-testid="chat-stop"
-                            disabled=move || !pending() on:click=on_stop
+                            disabled=move || !busy() on:click=on_stop
                             title="Stop the reply being written">
                             "Stop"
                         </button>

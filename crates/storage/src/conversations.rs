@@ -33,6 +33,8 @@ pub struct StoredConversation {
     pub turn_id: Option<String>,
     pub turn_lease_until: Option<DateTime<Utc>>,
     pub stop_requested: bool,
+    /// The message the claimed turn answers.
+    pub pending_message: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -41,6 +43,15 @@ impl StoredConversation {
     /// Whether a turn holds a live claim at `now`.
     pub fn is_running(&self, now: DateTime<Utc>) -> bool {
         self.status == RUNNING && self.turn_lease_until.is_some_and(|until| until > now)
+    }
+
+    /// The message a turn is answering at `now` (none once its claim lapsed:
+    /// a crashed turn's message was never answered and is not shown as if
+    /// it were being).
+    pub fn message_being_answered(&self, now: DateTime<Utc>) -> Option<&str> {
+        self.pending_message
+            .as_deref()
+            .filter(|_| self.is_running(now))
     }
 }
 
@@ -102,6 +113,7 @@ pub async fn insert(
         turn_started_at: Set(None),
         turn_lease_until: Set(None),
         stop_requested: Set(false),
+        pending_message: Set(None),
         created_at: Set(new.now),
         updated_at: Set(new.now),
     }
@@ -163,8 +175,9 @@ pub async fn latest_owned_by(
         .map(decode))
 }
 
-/// Claims the next turn for `turn_id` unless a live claim exists. Returns
-/// false when another turn holds the conversation (or it does not exist).
+/// Claims the next turn for `turn_id`, answering `message`, unless a live
+/// claim exists. Returns false when another turn holds the conversation (or
+/// it does not exist).
 ///
 /// # Errors
 /// Database failures.
@@ -172,11 +185,13 @@ pub async fn claim_turn(
     db: &impl ConnectionTrait,
     id: &str,
     turn_id: &str,
+    message: &str,
     now: DateTime<Utc>,
     lease_until: DateTime<Utc>,
 ) -> Result<bool, StorageError> {
     let claimed = conversation::Entity::update_many()
         .col_expr(conversation::Column::Status, Expr::value(RUNNING))
+        .col_expr(conversation::Column::PendingMessage, Expr::value(message))
         .col_expr(conversation::Column::TurnId, Expr::value(turn_id))
         .col_expr(conversation::Column::TurnStartedAt, Expr::value(now))
         .col_expr(
@@ -290,6 +305,10 @@ pub async fn save_turn(
             Expr::value(None::<DateTime<Utc>>),
         )
         .col_expr(conversation::Column::StopRequested, Expr::value(false))
+        .col_expr(
+            conversation::Column::PendingMessage,
+            Expr::value(None::<String>),
+        )
         .col_expr(conversation::Column::UpdatedAt, Expr::value(saved.now))
         .filter(conversation::Column::Id.eq(id))
         .filter(conversation::Column::TurnId.eq(turn_id))
@@ -317,6 +336,10 @@ pub async fn release_claim(
             Expr::value(None::<DateTime<Utc>>),
         )
         .col_expr(conversation::Column::StopRequested, Expr::value(false))
+        .col_expr(
+            conversation::Column::PendingMessage,
+            Expr::value(None::<String>),
+        )
         .filter(conversation::Column::Id.eq(id))
         .filter(conversation::Column::TurnId.eq(turn_id))
         .exec(db)
@@ -388,7 +411,45 @@ fn decode(row: conversation::Model) -> StoredConversation {
         turn_id: row.turn_id,
         turn_lease_until: row.turn_lease_until,
         stop_requested: row.stop_requested,
+        pending_message: row.pending_message,
         created_at: row.created_at,
         updated_at: row.updated_at,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Duration;
+
+    fn claimed(lease_until: DateTime<Utc>) -> StoredConversation {
+        StoredConversation {
+            id: "cnv_1".into(),
+            owner_id: "usr_1".into(),
+            customer_id: "usr_1".into(),
+            status: RUNNING.into(),
+            active_agent: None,
+            state: "{}".into(),
+            turns: 0,
+            turn_id: Some("trn_1".into()),
+            turn_lease_until: Some(lease_until),
+            stop_requested: false,
+            pending_message: Some("is order 4822 refundable?".into()),
+            created_at: lease_until,
+            updated_at: lease_until,
+        }
+    }
+
+    #[test]
+    fn a_message_is_being_answered_only_while_its_turn_holds_a_live_claim() {
+        let now = Utc::now();
+        let live = claimed(now + Duration::seconds(30));
+        assert_eq!(
+            live.message_being_answered(now),
+            Some("is order 4822 refundable?")
+        );
+        // The process running the turn crashed: its message was never answered.
+        let lapsed = claimed(now - Duration::seconds(1));
+        assert_eq!(lapsed.message_being_answered(now), None);
     }
 }

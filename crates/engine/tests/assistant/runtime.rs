@@ -120,6 +120,13 @@ async fn stop_during_a_slow_model_call_ends_the_turn_with_a_consistent_saved_tra
         })
     };
     wait_until_running(&chat, &id).await;
+    // Read meanwhile (a reloaded page): the turn runs, and shows what it answers.
+    let during = chat.reload(&customer, &id).await;
+    assert!(during.running);
+    assert_eq!(
+        during.message_being_answered.as_deref(),
+        Some("what is your refund policy?")
+    );
     let stopped_at = Instant::now();
     chat.engine.stop_turn(&customer, &id).await.unwrap();
     let result = turn.await.unwrap().unwrap();
@@ -135,6 +142,10 @@ async fn stop_during_a_slow_model_call_ends_the_turn_with_a_consistent_saved_tra
     let stored = chat.reload(&customer, &id).await;
     stored.state.check_consistency().unwrap();
     assert!(!stored.running);
+    assert_eq!(
+        stored.message_being_answered, None,
+        "it is in the transcript now"
+    );
     let messages = stored.state.messages();
     assert_eq!(messages[0].content, "what is your refund policy?");
     assert_eq!(

@@ -17,6 +17,8 @@ pub struct Model {
     pub turn_started_at: Option<DateTimeUtc>,
     pub turn_lease_until: Option<DateTimeUtc>,
     pub stop_requested: bool,
+    /// The message the running turn answers (none when idle).
+    pub pending_message: Option<String>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -44,6 +44,9 @@ pub struct ConversationView {
     pub active_agent: String,
     /// A turn is running now.
     pub running: bool,
+    /// The message the running turn is answering; it joins `messages` when
+    /// the turn's reply is saved.
+    pub message_being_answered: Option<String>,
     pub turns: u64,
     /// The model driving the agents (`countersign-offline-rules` by default).
     pub model: String,
@@ -237,6 +240,7 @@ fn view(state: &AppState, conversation: &Conversation) -> ConversationView {
         customer_id: conversation.customer_id.clone(),
         active_agent: conversation.active_agent.clone(),
         running: conversation.running,
+        message_being_answered: conversation.message_being_answered.clone(),
         turns: conversation.turns,
         model: state.engine.assistant.model_name().to_owned(),
         created_at: conversation.created_at,

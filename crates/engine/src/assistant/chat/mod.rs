@@ -37,6 +37,8 @@ pub struct Conversation {
     pub customer_id: String,
     /// A turn holds the conversation now.
     pub running: bool,
+    /// The message that turn is answering (shown until its reply is saved).
+    pub message_being_answered: Option<String>,
     /// The agent that will read the next message.
     pub active_agent: String,
     pub turns: u64,

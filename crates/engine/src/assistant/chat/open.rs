@@ -70,6 +70,7 @@ impl Engine {
             owner_id: actor.user_id.clone(),
             customer_id,
             running: false,
+            message_being_answered: None,
             active_agent: self.assistant.workflow().root().name().to_owned(),
             turns: 0,
             created_at: now,
@@ -198,11 +199,13 @@ impl Engine {
         stored: &StoredConversation,
         state: ConversationState,
     ) -> Conversation {
+        let now = crate::now();
         Conversation {
             id: stored.id.clone(),
             owner_id: stored.owner_id.clone(),
             customer_id: stored.customer_id.clone(),
-            running: stored.is_running(crate::now()),
+            running: stored.is_running(now),
+            message_being_answered: stored.message_being_answered(now).map(str::to_owned),
             active_agent: state
                 .active_agent()
                 .unwrap_or(self.assistant.workflow().root().name())

@@ -58,6 +58,7 @@ impl Engine {
             &*tx,
             conversation_id,
             &turn_id,
+            &message,
             now,
             now + TURN_LEASE,
         )

@@ -140,9 +140,9 @@
     }).then(function (view) {
       session.conversation_id = view.id;
       save();
-      show(view);
       form.hidden = false;
       say("");
+      show(view);
       text.focus();
       listen();
     }).catch(function (e) { say(e.message, true); });
@@ -157,6 +157,7 @@
 
   function show(view) {
     conversation = view;
+    followRunningTurn(view);
     list.textContent = "";
     view.messages.forEach(function (m) {
       if (m.role !== "user" && m.role !== "assistant") return;
@@ -174,6 +175,9 @@
       item.appendChild(words);
       list.appendChild(item);
     });
+    if (view.running && view.message_being_answered && !sending) {
+      list.appendChild(userLine(view.message_being_answered));
+    }
     view.proposals.forEach(function (link) {
       var card = document.createElement("li");
       card.className = "proposal";
@@ -183,6 +187,32 @@
       loadProposal(link);
     });
     list.scrollTop = list.scrollHeight;
+  }
+
+  // A turn running without this frame waiting on it (started before a
+  // reload) keeps Send off and Stop on, and is followed until it ends.
+  var following = null;
+  function followRunningTurn(view) {
+    if (sending) return;
+    send.disabled = view.running;
+    stop.hidden = !view.running;
+    say(view.running ? "Working on it…" : "");
+    clearTimeout(following);
+    if (view.running) following = setTimeout(refresh, 1000);
+  }
+
+  function userLine(message) {
+    var mine = document.createElement("li");
+    mine.className = "message user";
+    var who = document.createElement("span");
+    who.className = "speaker";
+    who.textContent = "You";
+    var words = document.createElement("p");
+    words.className = "text";
+    words.textContent = message;
+    mine.appendChild(who);
+    mine.appendChild(words);
+    return mine;
   }
 
   function agentName(agent) {
@@ -225,17 +255,7 @@
     stop.hidden = false;
     say("Working on it…");
     // Show the message at once; the transcript from the server replaces it.
-    var mine = document.createElement("li");
-    mine.className = "message user";
-    var who = document.createElement("span");
-    who.className = "speaker";
-    who.textContent = "You";
-    var words = document.createElement("p");
-    words.className = "text";
-    words.textContent = message;
-    mine.appendChild(who);
-    mine.appendChild(words);
-    list.appendChild(mine);
+    list.appendChild(userLine(message));
     text.value = "";
     api("POST", "/api/v1/conversations/" + encodeURIComponent(session.conversation_id) + "/messages",
         { text: message })

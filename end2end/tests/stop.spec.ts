@@ -1,0 +1,61 @@
+import { expect, test } from "@playwright/test";
+import { slowChatPort } from "../playwright.config";
+import { signIn, waitForHydration } from "./helpers";
+
+// Against the second server, whose chat model takes 30 s to answer: every
+// reply below is still being written when Stop is pressed.
+test.use({ baseURL: `http://127.0.0.1:${slowChatPort}` });
+
+test("Stop ends a reply being written at once, and the conversation goes on", async ({ page }) => {
+  await signIn(page, "customer");
+  await page.goto("/chat");
+  await waitForHydration(page);
+  const input = page.getByTestId("chat-input");
+  const [send, stop] = [page.getByTestId("chat-send"), page.getByTestId("chat-stop")];
+  await expect(stop).toBeDisabled();
+  await input.fill("what is your returns policy for unopened items?");
+  await input.press("Enter");
+  await expect(page.getByTestId("chat-thinking")).toBeVisible();
+  await expect(send).toBeDisabled();
+  await expect(stop).toBeEnabled();
+
+  const pressed = Date.now();
+  await stop.click();
+  // The turn ends on Stop, long before the model's 30 s.
+  await expect(page.getByTestId("chat-thinking")).toHaveCount(0, { timeout: 10_000 });
+  expect(Date.now() - pressed).toBeLessThan(20_000);
+  const transcript = page.getByTestId("transcript");
+  await expect(transcript.locator(".msg.customer").last()).toHaveText(/what is your returns policy for unopened items\?/);
+  await expect(transcript.locator(".msg").last()).toHaveText(/Stopped before finishing\./);
+  await expect(page.getByTestId("chat-next-agent")).not.toHaveText("A reply is being written…");
+  await expect(send).toBeEnabled();
+  await expect(stop).toBeDisabled();
+  await page.screenshot({ path: test.info().outputPath("chat-stopped.png"), fullPage: true });
+});
+
+test("after a reload mid-reply the page follows the running turn, and Stop still lands", async ({ page }) => {
+  await signIn(page, "customer2");
+  await page.goto("/chat");
+  await waitForHydration(page);
+  const input = page.getByTestId("chat-input");
+  await input.fill("is order 4822 still refundable?");
+  await input.press("Enter");
+  await expect(page.getByTestId("chat-thinking")).toBeVisible();
+
+  await page.reload();
+  await waitForHydration(page);
+  // The reply is still being written: no second message can be sent over it, but it can be stopped.
+  await expect(page.getByTestId("chat-next-agent")).toHaveText("A reply is being written…");
+  await expect(page.locator(".transcript.pending .msg.customer")).toHaveText(/is order 4822 still refundable\?/);
+  await expect(page.getByTestId("chat-thinking")).toBeVisible();
+  await expect(page.getByTestId("chat-send")).toBeDisabled();
+  await page.getByTestId("chat-stop").click();
+  // The page learns the turn ended without a reload.
+  await expect(page.getByTestId("chat-next-agent")).not.toHaveText("A reply is being written…", { timeout: 10_000 });
+  await expect(page.getByTestId("chat-thinking")).toHaveCount(0);
+  const transcript = page.getByTestId("transcript");
+  await expect(transcript.locator(".msg.customer").last()).toHaveText(/is order 4822 still refundable\?/);
+  await expect(transcript.locator(".msg").last()).toHaveText(/Stopped before finishing\./);
+  await expect(page.getByTestId("chat-send")).toBeEnabled();
+  await expect(page.getByTestId("chat-stop")).toBeDisabled();
+});
