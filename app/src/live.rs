@@ -4,31 +4,21 @@
 
 use leptos::prelude::*;
 
-/// Ticks on every proposal change the signed-in user may see.
+/// Ticks on every proposal change the signed-in user may see, and each
+/// time the live connection (re)opens: changes made between rendering the
+/// page and connecting, or while the connection was down, are caught up
+/// (a refund can verify within milliseconds of its approval).
 pub fn use_proposal_changes() -> ReadSignal<u64> {
-    changes(false)
-}
-
-/// Like [`use_proposal_changes`], and also ticks once the live connection is
-/// open, to catch up on changes made between rendering the page and
-/// connecting (a refund can verify within milliseconds of its approval).
-/// For pages that show one proposal's progress; the queue keeps its cards
-/// (and an approver's open panel) steady instead.
-pub fn use_proposal_changes_catching_up() -> ReadSignal<u64> {
-    changes(true)
-}
-
-fn changes(catch_up: bool) -> ReadSignal<u64> {
     let (tick, set_tick) = signal(0u64);
     #[cfg(feature = "hydrate")]
-    connect(set_tick, catch_up);
+    connect(set_tick);
     #[cfg(not(feature = "hydrate"))]
-    let _ = (set_tick, catch_up);
+    let _ = set_tick;
     tick
 }
 
 #[cfg(feature = "hydrate")]
-fn connect(set_tick: WriteSignal<u64>, catch_up: bool) {
+fn connect(set_tick: WriteSignal<u64>) {
     use wasm_bindgen::JsCast;
     use wasm_bindgen::closure::Closure;
 
@@ -44,19 +34,23 @@ fn connect(set_tick: WriteSignal<u64>, catch_up: bool) {
     }
     // The closure lives as long as the page's event source.
     on_change.forget();
-    if let Some(body) = document().body() {
-        let _ = body.set_attribute("data-live", "connecting");
-    }
-    let on_open = Closure::<dyn Fn()>::new(move || {
+    // The page says how live it is: `connecting`, `open`, or `reconnecting`
+    // (the browser retries on its own; the stylesheet shows a notice).
+    let live = |state: &str| {
         if let Some(body) = document().body() {
-            let _ = body.set_attribute("data-live", "open");
+            let _ = body.set_attribute("data-live", state);
         }
-        if catch_up {
-            set_tick.update(|n| *n += 1);
-        }
+    };
+    live("connecting");
+    let on_open = Closure::<dyn Fn()>::new(move || {
+        live("open");
+        set_tick.update(|n| *n += 1);
     });
     source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
     on_open.forget();
+    let on_error = Closure::<dyn Fn()>::new(move || live("reconnecting"));
+    source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    on_error.forget();
     let source = send_wrapper::SendWrapper::new(source);
     on_cleanup(move || source.close());
 }

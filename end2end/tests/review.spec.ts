@@ -186,6 +186,29 @@ test("an expiry counts down on the page without a reload", async ({ browser }) =
   await expect(expiry).toHaveClass(/soon/);
 });
 
+test("a queue without its live connection says so, and catches up on what changed meanwhile", async ({ browser }) => {
+  const approver = await (await browser.newContext()).newPage();
+  await signIn(approver, "approver");
+  // The network drops every attempt at the live connection for now.
+  await approver.route("**/api/live/proposals", (route) => route.abort("internetdisconnected"));
+  await approver.goto("/queue");
+  await waitForHydration(approver);
+  const body = approver.locator("body");
+  await expect(body).toHaveAttribute("data-live", "reconnecting");
+  await approver.screenshot({ path: test.info().outputPath("queue-reconnecting.png") });
+
+  // A refund is proposed while this page hears nothing.
+  const customer = await (await browser.newContext()).newPage();
+  await signIn(customer, "customer3");
+  const missed = await proposeViaApi(customer, "4830", "returns-policy:section-2");
+  await expect(approver.locator(`[data-proposal="${missed.id}"]`)).toHaveCount(0);
+
+  // The network is back: the browser reconnects and the page catches up.
+  await approver.unroute("**/api/live/proposals");
+  await expect(body).toHaveAttribute("data-live", "open", { timeout: 20_000 });
+  await expect(approver.locator(`[data-proposal="${missed.id}"]`)).toBeVisible();
+});
+
 test("an approver decides with the keyboard alone, and a live update elsewhere leaves the focus where it was", async ({ browser }) => {
   const customer = await (await browser.newContext()).newPage();
   await signIn(customer, "customer3");

@@ -14,7 +14,7 @@ use crate::chat::{
 };
 use crate::components::proposal_card::StatusBadge;
 use crate::csrf::{CsrfField, csrf_token};
-use crate::live::use_proposal_changes_catching_up;
+use crate::live::use_proposal_changes;
 use leptos::form::ActionForm;
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
@@ -88,7 +88,7 @@ fn Conversation(initial: ChatView) -> impl IntoView {
     let model = initial.model.clone();
     let send = ServerAction::<SendMessage>::new();
     let stop = ServerAction::<StopTurn>::new();
-    let changes = use_proposal_changes_catching_up();
+    let changes = use_proposal_changes();
     // What the page shows: the server-rendered view, then each view a turn
     // returns, then refreshes when a proposal changes (its status lives on
     // the cards). Only the browser refreshes, so hydration sees the same

@@ -4,7 +4,7 @@
 
 use crate::components::proposal_card::ProposalSummary;
 use crate::format::{short_digest, utc};
-use crate::live::use_proposal_changes_catching_up;
+use crate::live::use_proposal_changes;
 use crate::proposals::{ProposalDetails, proposal_page};
 use domain::proposal::{Decision, ProposalStatus};
 use leptos::prelude::*;
@@ -13,7 +13,7 @@ use leptos_router::hooks::use_params_map;
 #[component]
 pub fn ProposalPage() -> impl IntoView {
     let params = use_params_map();
-    let changes = use_proposal_changes_catching_up();
+    let changes = use_proposal_changes();
     let page = Resource::new(
         move || (params.read().get("id").unwrap_or_default(), changes.get()),
         |(id, _)| proposal_page(id),

@@ -23,6 +23,26 @@ pub struct ProposalChanged {
     pub customer_id: Option<String>,
 }
 
+/// The `status` of the announcement that changes may have been missed.
+const RESYNC: &str = "resync";
+
+impl ProposalChanged {
+    /// Not a change: changes may have been missed (the listener lost its
+    /// connection), so every page should reload what it shows.
+    pub fn resync() -> Self {
+        ProposalChanged {
+            proposal_id: String::new(),
+            order_id: String::new(),
+            status: RESYNC.to_owned(),
+            customer_id: None,
+        }
+    }
+
+    pub fn is_resync(&self) -> bool {
+        self.status == RESYNC && self.proposal_id.is_empty()
+    }
+}
+
 #[derive(Clone)]
 pub struct LiveUpdates {
     sender: broadcast::Sender<ProposalChanged>,
@@ -115,12 +135,7 @@ async fn listen(pool: sqlx::PgPool, sender: broadcast::Sender<ProposalChanged>) 
             return;
         }
         // Tell pages to reload what they show: changes may have been missed.
-        let _ = sender.send(ProposalChanged {
-            proposal_id: String::new(),
-            order_id: String::new(),
-            status: "resync".to_owned(),
-            customer_id: None,
-        });
+        let _ = sender.send(ProposalChanged::resync());
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }

@@ -23,6 +23,8 @@ pub async fn proposal_events(
     let stream = async_stream::stream! {
         loop {
             match changes.recv().await {
+                // Changes may have been missed: every page reloads, whoever watches it.
+                Ok(change) if change.is_resync() => yield Ok(Event::default().event("resync").data("{}")),
                 Ok(change) => {
                     if (staff || change.customer_id.as_deref() == Some(user_id.as_str()))
                         && let Ok(event) = Event::default().event("proposal").json_data(&change) {

@@ -7,6 +7,7 @@ mod access;
 mod api;
 mod cli;
 mod csrf;
+mod live;
 mod sessions;
 mod sign_in;
 mod support;

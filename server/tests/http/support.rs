@@ -19,6 +19,8 @@ pub struct TestApp {
     /// `http://127.0.0.1:PORT`, no trailing slash.
     pub address: String,
     pub settings: Arc<Settings>,
+    /// The server's engine, to act as another part of the system would.
+    pub engine: engine::Engine,
     /// Keeps the session cookie, like a browser; follows no redirects.
     pub client: Client,
     jar: Arc<Jar>,
@@ -58,6 +60,7 @@ impl TestApp {
             .await
             .unwrap();
         let address = format!("http://{}", app.local_addr().unwrap());
+        let engine = app.engine().clone();
         let server = tokio::spawn(async move {
             app.run_until(std::future::pending()).await.unwrap();
         });
@@ -70,6 +73,7 @@ impl TestApp {
         TestApp {
             address,
             settings,
+            engine,
             client,
             jar,
             server,

@@ -1,0 +1,72 @@
+//! Server-sent proposal changes: who hears what.
+
+use crate::support::TestApp;
+use engine::live::ProposalChanged;
+use reqwest::StatusCode;
+use std::time::Duration;
+
+fn change(proposal_id: &str, customer_id: &str) -> ProposalChanged {
+    ProposalChanged {
+        proposal_id: proposal_id.to_owned(),
+        order_id: "4821".to_owned(),
+        status: "executing".to_owned(),
+        customer_id: Some(customer_id.to_owned()),
+    }
+}
+
+/// The `event:` and `data:` of each event in the stream until `count` came.
+async fn events(response: &mut reqwest::Response, count: usize) -> Vec<(String, String)> {
+    let mut text = String::new();
+    let mut found = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while found.len() < count {
+            let chunk = response
+                .chunk()
+                .await
+                .unwrap()
+                .expect("the stream stays open");
+            text.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(end) = text.find("\n\n") {
+                let event: String = text.drain(..end + 2).collect();
+                let field = |name: &str| {
+                    event
+                        .lines()
+                        .find_map(|line| line.strip_prefix(name))
+                        .map(|value| value.trim().to_owned())
+                };
+                if let (Some(kind), Some(data)) = (field("event:"), field("data:")) {
+                    found.push((kind, data));
+                }
+            }
+        }
+    })
+    .await
+    .expect("the events arrive");
+    found
+}
+
+#[tokio::test]
+async fn a_customer_hears_changes_to_their_own_refunds_and_every_resync_but_nobody_elses() {
+    let app = TestApp::spawn().await;
+    app.login_ok("customer").await;
+    let me = app.whoami().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut stream = app.get("/api/live/proposals").await;
+    assert_eq!(stream.status(), StatusCode::OK);
+    // On PostgreSQL changes travel by NOTIFY: let the listener start.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    app.engine.live.publish_all(vec![
+        change("prp_someone_elses", "usr_someone_else"),
+        change("prp_mine", &me),
+    ]);
+    // The listener lost its connection: pages must reload, the customer's too.
+    app.engine.live.publish(ProposalChanged::resync());
+
+    let heard = events(&mut stream, 2).await;
+    assert_eq!(heard[0].0, "proposal");
+    assert!(heard[0].1.contains("\"prp_mine\""), "{heard:?}");
+    assert_eq!(heard[1], ("resync".to_owned(), "{}".to_owned()));
+}
