@@ -16,6 +16,9 @@ pub struct ProposalCard {
     pub customer: String,
     /// Distinct approvers it needs under today's policy (2: four eyes).
     pub approvals_required: u8,
+    /// The order as it is now (none if it no longer exists), to compare
+    /// with the version the proposal cites.
+    pub order: Option<domain::OrderSnapshot>,
 }
 
 /// One journal event on the proposal's timeline.
@@ -83,11 +86,15 @@ mod backend {
             .approvals_required(&stored.proposal)
             .await
             .map_err(|e| server::internal(&e))?;
+        let order = storage::orders::get(ctx.db.conn(), &stored.proposal.order_id)
+            .await
+            .map_err(|e| server::internal(&e))?;
         Ok(ProposalCard {
             proposal: stored.proposal,
             state: stored.state,
             customer,
             approvals_required,
+            order,
         })
     }
 

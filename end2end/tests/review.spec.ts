@@ -41,6 +41,11 @@ test("an approver sees a new proposal appear live, confirms exactly what execute
   await expect(card).toContainText("Refund 34.90 EUR for order 4824");
   await card.getByText(/Evidence \(2 citations\)/).click();
   await expect(card.locator('[data-reference="returns-policy:section-3"]')).toContainText("3. Unopened items");
+  // Next to what the agent cited: the order as it is now.
+  await expect(card.getByTestId("order-now")).toContainText("The order now (version 1)");
+  await expect(card.getByTestId("order-now")).toContainText("Still refundable: 34.90 EUR");
+  await expect(card.getByTestId("order-now")).toContainText("1 × Head lamp — 34.90 EUR");
+  await expect(card.getByTestId("order-changed")).toHaveCount(0);
   await expect(card).toContainText("Was the parcel opened?");
 
   await card.getByRole("button", { name: "Approve…" }).click();
@@ -214,6 +219,7 @@ test("an approver decides with the keyboard alone, and a live update elsewhere l
   await signIn(customer, "customer3");
   const kept = await proposeViaApi(customer, "4830", "returns-policy:section-2");
   const other = await proposeViaApi(customer, "4830", "returns-policy:section-2");
+  const later = await proposeViaApi(customer, "4830", "returns-policy:section-2");
 
   const approver = await (await browser.newContext()).newPage();
   await signIn(approver, "approver");
@@ -255,4 +261,11 @@ test("an approver decides with the keyboard alone, and a live update elsewhere l
 
   await approver.keyboard.press("Enter");
   await expect(approver.locator(`[data-decision="${kept.id}"]`)).toContainText(`Recorded. Proposal ${kept.id} is now`);
+
+  // The refund is booked on the order: a proposal still queued for it now
+  // rests on an older version, and its card says so without a reload.
+  const stale = approver.locator(`[data-proposal="${later.id}"]`);
+  await expect(stale.getByTestId("order-changed")).toContainText("The order changed since this was proposed");
+  await stale.getByText(/Evidence \(2 citations\)/).click();
+  await expect(stale.getByTestId("order-now")).toContainText("Still refundable: 0.00 EUR");
 });

@@ -2,6 +2,7 @@
 //! the quoted passages), what is still unknown, and until when.
 
 use crate::clock::use_clock;
+use crate::components::order_card::OrderCard;
 use crate::format::{countdown, due_soon, short_digest, utc};
 use crate::proposals::ProposalCard;
 use domain::proposal::{EvidenceKind, ProposalState, ProposalStatus};
@@ -42,6 +43,11 @@ pub fn ProposalSummary(card: ProposalCard, #[prop(optional)] link: bool) -> impl
             {expiry}
             {approvals}
         </p>
+        {order_changed(&card).map(|version| view! {
+            <p class="warning" data-testid="order-changed">
+                {format!("The order changed since this was proposed (now version {version}): compare it below before deciding.")}
+            </p>
+        })}
         <p class="recommendation">{p.recommendation.clone()}</p>
         <details class="evidence">
             <summary>{format!("Evidence ({} citations)", p.evidence.len())}</summary>
@@ -58,6 +64,7 @@ pub fn ProposalSummary(card: ProposalCard, #[prop(optional)] link: bool) -> impl
                     }
                 }).collect_view()}
             </ul>
+            <OrderNow card=card.clone()/>
         </details>
         {(!p.open_questions.is_empty()).then(|| view! {
             <div class="open-questions">
@@ -103,4 +110,37 @@ fn approvals_line(card: &ProposalCard) -> Option<impl IntoView + use<>> {
         return None;
     };
     Some(view! { " · " <span data-testid="approvals">{text}</span> })
+}
+
+/// The order's version now, when it differs from the one the proposal cites.
+fn order_changed(card: &ProposalCard) -> Option<i64> {
+    let order = card.order.as_ref()?;
+    let cited = card
+        .proposal
+        .evidence
+        .iter()
+        .find(|e| e.kind == EvidenceKind::Order)?;
+    (cited.version != order.version.to_string()).then_some(order.version)
+}
+
+/// The order as it is now, to compare with what the proposal cites.
+#[component]
+fn OrderNow(card: ProposalCard) -> impl IntoView {
+    match card.order {
+        None => view! {
+            <p class="error" data-testid="order-now">"This order no longer exists."</p>
+        }
+        .into_any(),
+        Some(order) => {
+            let refundable = order.refundable().map(|m| m.display()).ok();
+            view! {
+                <div class="order-now" data-testid="order-now">
+                    <strong>{format!("The order now (version {})", order.version)}</strong>
+                    {refundable.map(|amount| view! { <p class="muted small">"Still refundable: " {amount}</p> })}
+                    <OrderCard order/>
+                </div>
+            }
+            .into_any()
+        }
+    }
 }

@@ -91,9 +91,10 @@ enum Shape {
     Failed(String),
 }
 
-/// The queue's body. Cards are keyed by proposal and approvals given, so a
-/// live update adds and removes cards without rebuilding the others: the
-/// approver's focus, open panel and scroll position stay where they were.
+/// The queue's body. Cards are keyed by what they show that can change
+/// while queued (approvals given, the order's version), so a live update
+/// adds, removes and redraws only the cards it concerns: the approver's
+/// focus, open panel and scroll position stay where they were.
 #[component]
 fn QueueList(queue: QueueResource) -> impl IntoView {
     // Read under the Transition, so the server waits for the queue before
@@ -105,7 +106,8 @@ fn QueueList(queue: QueueResource) -> impl IntoView {
         Some(Err(error)) => Shape::Failed(error.to_string()),
     });
     let cards = move || queue.get().and_then(Result::ok).unwrap_or_default();
-    move || match shape.get() {
+    move || {
+        match shape.get() {
         Shape::Loading => ().into_any(),
         Shape::Empty => view! {
             <p class="card muted" data-testid="queue-empty">"Nothing is waiting for approval."</p>
@@ -113,12 +115,13 @@ fn QueueList(queue: QueueResource) -> impl IntoView {
         .into_any(),
         Shape::Listed => view! {
             <div class="queue" data-testid="queue">
-                <For each=cards key=|card| (card.proposal.id.clone(), card.state.approvals().len())
+                <For each=cards key=|card| (card.proposal.id.clone(), card.state.approvals().len(), card.order.as_ref().map(|o| o.version))
                     children=|card| view! { <QueueItem card/> }/>
             </div>
         }
         .into_any(),
         Shape::Failed(error) => view! { <p class="error" role="alert">{error}</p> }.into_any(),
+    }
     }
 }
 
