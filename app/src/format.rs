@@ -54,6 +54,69 @@ pub fn short_digest(digest: &str) -> String {
     digest.chars().take(12).collect()
 }
 
+/// `2026-11-18 10:00:05 UTC`: to the second, for timelines whose steps
+/// follow each other within a minute.
+pub fn utc_seconds(at: Timestamp) -> String {
+    at.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+}
+
+/// A journal event's payload (JSON) as one line a person can read: the
+/// facts that matter for the event, labelled, in a fixed order; what is
+/// only for machines (the full conditions snapshot) is left to the export.
+pub fn event_details(payload: &str) -> String {
+    let Ok(serde_json::Value::Object(fields)) = serde_json::from_str::<serde_json::Value>(payload)
+    else {
+        return String::new();
+    };
+    let text = |key: &str| match fields.get(key) {
+        Some(serde_json::Value::String(s)) => Some(s.clone()),
+        Some(serde_json::Value::Number(n)) => Some(n.to_string()),
+        Some(serde_json::Value::Bool(b)) => Some(if *b { "yes" } else { "no" }.to_owned()),
+        _ => None,
+    };
+    let mut parts = Vec::new();
+    let labelled = [
+        ("reason", "reason"),
+        ("amount", "amount"),
+        ("agent", "agent"),
+        ("provider_refund_id", "provider refund"),
+        ("required_approvals", "approvers needed"),
+        ("superseded_by", "superseded by"),
+        ("next_check_at", "next check"),
+        ("within_key_retention", "key still retained"),
+        ("lease_seconds", "lease (s)"),
+    ];
+    for (key, label) in labelled {
+        if let Some(value) = text(key) {
+            parts.push(format!("{label}: {value}"));
+        }
+    }
+    if let Some(digest) = text("action_digest") {
+        parts.push(format!("digest {}", short_digest(&digest)));
+    }
+    if fields.get("resend").and_then(serde_json::Value::as_bool) == Some(true) {
+        parts.push("sent again under the same key".to_owned());
+    }
+    if let Some(serde_json::Value::Array(refunds)) = fields.get("refunds_under_key") {
+        let listed: Vec<String> = refunds
+            .iter()
+            .map(|r| {
+                let field = |k: &str| r.get(k).and_then(serde_json::Value::as_str).unwrap_or("?");
+                format!("{} {} {}", field("id"), field("amount"), field("status"))
+            })
+            .collect();
+        parts.push(format!(
+            "refunds under the key: {}",
+            if listed.is_empty() {
+                "none".to_owned()
+            } else {
+                listed.join(", ")
+            }
+        ));
+    }
+    parts.join(" · ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,6 +141,31 @@ mod tests {
             let (deadline, now) = at(seconds);
             assert_eq!(countdown(deadline, now), expected, "{seconds} s");
         }
+    }
+
+    #[test]
+    fn an_events_details_name_its_facts_and_leave_out_the_machinery() {
+        let approved = r#"{"approval_id":"apv_1","action_digest":"0123456789abcdef0123","required_approvals":2,"conditions":{"order_version":3}}"#;
+        assert_eq!(
+            event_details(approved),
+            "approvers needed: 2 · digest 0123456789ab"
+        );
+        let verified =
+            r#"{"refunds_under_key":[{"id":"re_1","amount":"79.00 EUR","status":"succeeded"}]}"#;
+        assert_eq!(
+            event_details(verified),
+            "refunds under the key: re_1 79.00 EUR succeeded"
+        );
+        let unknown = r#"{"reason":"timed out","next_check_at":"2026-12-01T10:00:00Z"}"#;
+        assert_eq!(
+            event_details(unknown),
+            "reason: timed out · next check: 2026-12-01T10:00:00Z"
+        );
+        assert_eq!(
+            event_details(r#"{"idempotency_key":"prp_1","resend":true}"#),
+            "sent again under the same key"
+        );
+        assert_eq!(event_details("not json"), "");
     }
 
     #[test]

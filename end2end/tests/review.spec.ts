@@ -60,6 +60,11 @@ test("an approver sees a new proposal appear live, confirms exactly what execute
   await expect(approver.getByTestId("status")).toHaveAttribute("data-status", "verified");
   await expect(approver.getByTestId("receipt")).toContainText("34.90 EUR");
   await expect(approver.getByTestId("timeline")).toContainText("user:approver");
+  // Each step says what it rests on: the refund's amount, what verification found.
+  const timeline = approver.getByTestId("timeline");
+  await expect(timeline.locator('tr[data-kind="approved"]')).toContainText(`approvers needed: 1 · digest ${proposal.action_digest.slice(0, 12)}`);
+  await expect(timeline.locator('tr[data-kind="succeeded"]')).toContainText("amount: 34.90 EUR");
+  await expect(timeline.locator('tr[data-kind="verified"]')).toContainText(/refunds under the key: \S+ 34\.90 EUR succeeded/);
   await expect(approver.locator(".state-machine .current")).toHaveText("Refunded and verified");
 
   // The customer sees their refund's page too.

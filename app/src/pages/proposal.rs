@@ -3,7 +3,7 @@
 //! live as execution proceeds.
 
 use crate::components::proposal_card::ProposalSummary;
-use crate::format::{short_digest, utc};
+use crate::format::{event_details, short_digest, utc, utc_seconds};
 use crate::live::use_proposal_changes;
 use crate::proposals::{ProposalDetails, proposal_page};
 use domain::proposal::{Decision, ProposalStatus};
@@ -126,13 +126,14 @@ fn Details(details: ProposalDetails) -> impl IntoView {
             <h2>"Timeline"</h2>
             <div class="table-scroll">
             <table class="timeline" data-testid="timeline">
-                <thead><tr><th>"When"</th><th>"Who"</th><th>"What"</th><th>"State"</th></tr></thead>
+                <thead><tr><th>"When"</th><th>"Who"</th><th>"What"</th><th>"Details"</th><th>"State"</th></tr></thead>
                 <tbody>
                     {details.timeline.iter().map(|e| view! {
-                        <tr>
-                            <td>{utc(e.at)}</td>
+                        <tr data-kind=e.kind.clone()>
+                            <td>{utc_seconds(e.at)}</td>
                             <td>{e.actor.clone()}</td>
                             <td>{e.kind.replace('_', " ")}</td>
+                            <td class="small">{event_details(&e.payload)}</td>
                             <td>{match (&e.from_status, &e.to_status) {
                                 (Some(from), Some(to)) => format!("{from} → {to}"),
                                 (None, Some(to)) => to.clone(),
