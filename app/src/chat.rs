@@ -62,6 +62,8 @@ pub struct EvidenceChip {
     pub reference: String,
     pub title: String,
     pub section: Option<String>,
+    /// The version read (a policy's content hash, an order's version).
+    pub version: String,
     pub quote: Option<String>,
 }
 
@@ -197,6 +199,7 @@ mod backend {
             reference: item.source,
             title: item.title,
             section: item.section,
+            version: item.version,
             quote: item.quote,
         }
     }

@@ -39,7 +39,14 @@ test("the flagship: a customer chats about order 4821, an approver approves, bot
   await expect(question).toContainText("was the item opened? (yes / no)");
   // What the question rests on: the order and the policy passage it read.
   await expect(question.locator('.chip[data-reference="order:4821"]')).toBeVisible();
-  await expect(question.locator('.chip[data-reference="returns-policy:section-3"]')).toContainText("3. Unopened items");
+  const policy = question.locator('.chip[data-reference="returns-policy:section-3"]');
+  await expect(policy).toContainText("3. Unopened items");
+  // A source opens to the passage relied on, with the version read.
+  await expect(policy.locator("blockquote")).toBeHidden();
+  await policy.locator("summary").focus();
+  await customer.keyboard.press("Enter");
+  await expect(policy.locator("blockquote")).toContainText("Unopened items in their original packaging");
+  await expect(policy).toContainText(/version [0-9a-f]{12}/);
   await expect(customer.locator("[data-chat-proposal]")).toHaveCount(0);
 
   await say(customer, "no, it is still sealed");

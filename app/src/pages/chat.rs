@@ -14,6 +14,7 @@ use crate::chat::{
 };
 use crate::components::proposal_card::StatusBadge;
 use crate::csrf::{CsrfField, csrf_token};
+use crate::format::short_digest;
 use crate::live::use_proposal_changes;
 use leptos::form::ActionForm;
 use leptos::prelude::*;
@@ -307,9 +308,14 @@ fn Chip(chip: EvidenceChip) -> impl IntoView {
         Some(section) => format!("{} — {section}", chip.title),
         None => chip.title.clone(),
     };
+    // Opens (by click, touch or keyboard) to the passage relied on.
     view! {
-        <li class="chip" data-reference=chip.reference.clone() title=chip.quote.clone().unwrap_or_default()>
-            {label} " " <span class="mono muted">{format!("[{}]", chip.reference)}</span>
+        <li class="chip" data-reference=chip.reference.clone()>
+            <details>
+                <summary>{label} " " <span class="mono muted">{format!("[{}]", chip.reference)}</span></summary>
+                {chip.quote.clone().map(|quote| view! { <blockquote>{quote}</blockquote> })}
+                <span class="muted small">{format!("{} · version {}", chip.title, short_digest(&chip.version))}</span>
+            </details>
         </li>
     }
 }
