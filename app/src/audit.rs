@@ -13,7 +13,8 @@ pub struct AuditQuery {
     pub order: String,
     #[serde(default)]
     pub proposal: String,
-    /// A user name: events whose actor is that user.
+    /// A user name (events that user caused), or an actor as the journal
+    /// names it (`system:executor-1`, `user:ada`).
     #[serde(default)]
     pub user: String,
     /// An event kind: `proposed`, `approved`, `sent`, `verified`…
@@ -28,6 +29,16 @@ pub struct AuditQuery {
 }
 
 pub const PER_PAGE: u64 = 50;
+
+/// The journal's actor for what was typed in the "Who" filter: a user name
+/// stands for that user; anything with a `kind:` prefix is taken as written.
+pub fn actor_of(who: &str) -> String {
+    if who.contains(':') {
+        who.to_owned()
+    } else {
+        format!("user:{}", who.to_lowercase())
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditRow {
@@ -98,7 +109,7 @@ pub mod backend {
         Ok(JournalFilter {
             order_id: text(&query.order, "order")?,
             proposal_id: text(&query.proposal, "proposal")?,
-            actor: text(&query.user, "user")?.map(|name| format!("user:{}", name.to_lowercase())),
+            actor: text(&query.user, "user")?.map(|who| super::actor_of(&who)),
             kind: text(&query.action, "action")?,
             from,
             until,
@@ -166,4 +177,16 @@ pub async fn audit_chain_status() -> Result<ChainStatus, AppError> {
             message: format!("BROKEN in {stream} at event {at_seq}: {problem}"),
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::actor_of;
+
+    #[test]
+    fn a_user_name_stands_for_that_user_and_a_prefixed_actor_for_itself() {
+        assert_eq!(actor_of("Approver"), "user:approver");
+        assert_eq!(actor_of("system:executor-7"), "system:executor-7");
+        assert_eq!(actor_of("user:ada"), "user:ada");
+    }
 }

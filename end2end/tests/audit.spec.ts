@@ -29,6 +29,18 @@ test("a manager filters the journal, exports it, and sees the chain break after 
   expect(csv).toContain(proposal.id);
   expect(csv).not.toContain(",4821,");
 
+  // Narrowed by action and by who acted; a filter nothing matches says so.
+  await page.getByLabel("Action").selectOption("proposed");
+  await page.getByLabel("Who").fill("customer2");
+  await page.getByRole("button", { name: "Filter" }).click();
+  await expect(page).toHaveURL(/action=proposed/);
+  await expect(table.locator("tbody tr")).toHaveCount(1);
+  await expect(table).toContainText("user:customer2");
+  await expect(table.locator("tbody tr")).toContainText("amount: 129.00 EUR");
+  await page.getByLabel("Who").fill("nobody-at-all");
+  await page.getByRole("button", { name: "Filter" }).click();
+  await expect(page.getByTestId("audit-empty")).toHaveText("No events match these filters.");
+
   // Someone edits a stored event behind the application's back.
   execFileSync("python3", [
     "-c",
@@ -39,5 +51,6 @@ test("a manager filters the journal, exports it, and sees the chain break after 
   await page.reload();
   await waitForHydration(page);
   await expect(page.getByTestId("chain-status")).toHaveAttribute("data-intact", "false");
+  await expect(page.getByRole("alert")).toContainText("edited event");
   await expect(page.getByTestId("chain-status")).toContainText("edited event");
 });

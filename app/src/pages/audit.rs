@@ -3,7 +3,8 @@
 //! hash-chain status.
 
 use crate::audit::{AuditQuery, PER_PAGE, audit_chain_status, audit_events};
-use crate::format::utc;
+use crate::format::{event_details, utc_seconds};
+use domain::proposal::event;
 use leptos::prelude::*;
 use leptos_router::components::Form;
 use leptos_router::hooks::use_query_map;
@@ -49,6 +50,7 @@ pub fn AuditPage() -> impl IntoView {
             .collect();
         format!("/api/v1/audit/events.csv?{}", encoded.join("&"))
     };
+    let action = move || params.read().get("action").unwrap_or_default();
     let field = move |name: &'static str, label: &'static str, kind: &'static str| {
         let value = move || params.read().get(name).unwrap_or_default();
         view! {
@@ -64,11 +66,12 @@ pub fn AuditPage() -> impl IntoView {
                         match chain.await {
                             Ok(status) => view! {
                                 <span class=if status.intact { "status verified" } else { "status failed" }
+                                    role=(!status.intact).then_some("alert")
                                     data-testid="chain-status" data-intact=status.intact.to_string()>
                                     {status.message}
                                 </span>
                             }.into_any(),
-                            Err(error) => view! { <span class="error">{error.to_string()}</span> }.into_any(),
+                            Err(error) => view! { <span class="error" role="alert">{error.to_string()}</span> }.into_any(),
                         }
                     })}
                 </Suspense>
@@ -76,8 +79,15 @@ pub fn AuditPage() -> impl IntoView {
             <Form method="GET" action="/audit" attr:class="filters">
                 {field("order", "Order", "text")}
                 {field("proposal", "Proposal", "text")}
-                {field("user", "User", "text")}
-                {field("action", "Action", "text")}
+                {field("user", "Who", "text")}
+                <label>"Action"
+                    <select name="action">
+                        <option value="" selected=move || action().is_empty()>"Any"</option>
+                        {event::ALL.iter().map(|kind| view! {
+                            <option value=*kind selected=move || action() == *kind>{kind.replace('_', " ")}</option>
+                        }).collect_view()}
+                    </select>
+                </label>
                 {field("from", "From", "date")}
                 {field("until", "Until", "date")}
                 <button type="submit">"Filter"</button>
@@ -98,6 +108,11 @@ pub fn AuditPage() -> impl IntoView {
                                 let q: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={}", urlencode(v))).collect();
                                 format!("/audit?{}", q.join("&"))
                             };
+                            if result.total == 0 {
+                                return view! {
+                                    <p class="muted" data-testid="audit-empty">"No events match these filters."</p>
+                                }.into_any();
+                            }
                             view! {
                                 <p class="muted" data-testid="audit-total">{format!("{} events", result.total)}</p>
                                 <div class="table-scroll">
@@ -107,13 +122,16 @@ pub fn AuditPage() -> impl IntoView {
                                         {result.rows.into_iter().map(|r| view! {
                                             <tr>
                                                 <td>{r.seq}</td>
-                                                <td>{utc(r.at)}</td>
+                                                <td>{utc_seconds(r.at)}</td>
                                                 <td>{r.actor}</td>
                                                 <td>{r.kind}</td>
                                                 <td>{r.proposal_id.map(|id| view! { <a href=format!("/proposals/{id}")>{id.clone()}</a> })}</td>
                                                 <td>{r.order_id}</td>
                                                 <td>{match (r.from_status, r.to_status) { (Some(f), Some(t)) => format!("{f} → {t}"), (None, Some(t)) => t, _ => String::new() }}</td>
-                                                <td class="mono small">{r.payload}</td>
+                                                <td class="small">
+                                                    {event_details(&r.payload)}
+                                                    <details><summary>"JSON"</summary><code class="mono">{r.payload}</code></details>
+                                                </td>
                                             </tr>
                                         }).collect_view()}
                                     </tbody>

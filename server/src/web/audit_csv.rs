@@ -5,13 +5,30 @@ use crate::web::api::Caller;
 use crate::web::api_error::ApiError;
 use app::audit::AuditQuery;
 use app::audit::backend::journal_filter;
+use axum::body::Body;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
 use http::{StatusCode, header};
+use storage::journal::JournalEvent;
 
-/// The most rows one export returns.
-const MAX_ROWS: u64 = 100_000;
+/// Rows read per query while streaming an export.
+const CHUNK: u64 = 1000;
 
+const HEADER: [&str; 10] = [
+    "seq",
+    "at",
+    "actor",
+    "action",
+    "proposal_id",
+    "order_id",
+    "from_status",
+    "to_status",
+    "payload",
+    "hash",
+];
+
+/// Every matching event, however many: the body streams chunk by chunk, so
+/// an export is never cut short and never held in memory whole.
 pub async fn export(
     State(state): State<AppState>,
     Caller(identity): Caller,
@@ -27,42 +44,31 @@ pub async fn export(
         query.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid", e.body_text()))?;
     let filter = journal_filter(&query)
         .map_err(|m| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", m))?;
-    let (events, _) = storage::journal::list(state.db.conn(), &filter, 0, MAX_ROWS)
+    // The first chunk is read before answering, so a failing database is a
+    // clear 500 rather than a cut-off download.
+    let first = storage::journal::list_after(state.db.conn(), &filter, 0, CHUNK)
         .await
         .map_err(|e| ApiError::internal(&e))?;
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    let header_row = [
-        "seq",
-        "at",
-        "actor",
-        "action",
-        "proposal_id",
-        "order_id",
-        "from_status",
-        "to_status",
-        "payload",
-        "hash",
-    ];
-    writer
-        .write_record(header_row)
-        .map_err(|e| ApiError::internal(&e))?;
-    for e in events {
-        writer
-            .write_record([
-                e.seq.to_string(),
-                e.at.to_rfc3339(),
-                e.actor,
-                e.kind,
-                e.proposal_id.unwrap_or_default(),
-                e.order_id.unwrap_or_default(),
-                e.from_status.unwrap_or_default(),
-                e.to_status.unwrap_or_default(),
-                e.payload,
-                e.hash,
-            ])
-            .map_err(|e| ApiError::internal(&e))?;
-    }
-    let body = writer.into_inner().map_err(|e| ApiError::internal(&e))?;
+    let db = state.db.clone();
+    let body = async_stream::stream! {
+        yield csv_rows(None);
+        let mut chunk = first;
+        loop {
+            let last = chunk.last().map(|e| e.seq);
+            let full = chunk.len() as u64 == CHUNK;
+            yield csv_rows(Some(chunk));
+            let Some(after) = last.filter(|_| full) else { break };
+            match storage::journal::list_after(db.conn(), &filter, after, CHUNK).await {
+                Ok(next) => chunk = next,
+                Err(error) => {
+                    // The download ends as an error, not as a complete file.
+                    tracing::error!(%error, "audit export failed mid-stream");
+                    yield Err(std::io::Error::other("the audit export failed; try again"));
+                    break;
+                }
+            }
+        }
+    };
     Ok((
         [
             (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
@@ -71,7 +77,32 @@ pub async fn export(
                 "attachment; filename=\"countersign-audit.csv\"",
             ),
         ],
-        body,
+        Body::from_stream(body),
     )
         .into_response())
+}
+
+/// The header row (`None`) or the rows of `events`, as CSV bytes.
+fn csv_rows(events: Option<Vec<JournalEvent>>) -> Result<Vec<u8>, std::io::Error> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    match events {
+        None => writer.write_record(HEADER)?,
+        Some(events) => {
+            for e in events {
+                writer.write_record([
+                    e.seq.to_string(),
+                    e.at.to_rfc3339(),
+                    e.actor,
+                    e.kind,
+                    e.proposal_id.unwrap_or_default(),
+                    e.order_id.unwrap_or_default(),
+                    e.from_status.unwrap_or_default(),
+                    e.to_status.unwrap_or_default(),
+                    e.payload,
+                    e.hash,
+                ])?;
+            }
+        }
+    }
+    writer.into_inner().map_err(|e| e.into_error())
 }

@@ -5,6 +5,7 @@
 
 mod access;
 mod api;
+mod audit;
 mod cli;
 mod csrf;
 mod live;

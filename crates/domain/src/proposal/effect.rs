@@ -74,6 +74,8 @@ impl Transition {
 
 /// Journal event kinds a transition can produce.
 pub mod event {
+    /// A proposal was stored (not a transition: the journal's first event).
+    pub const PROPOSED: &str = "proposed";
     pub const APPROVAL_RECORDED: &str = "approval_recorded";
     pub const APPROVED: &str = "approved";
     pub const REJECTED: &str = "rejected";
@@ -94,7 +96,9 @@ pub mod event {
     pub const VERIFIED: &str = "verified";
     pub const RESOLVED: &str = "resolved";
 
-    pub const ALL: [&str; 17] = [
+    /// Every kind the journal holds, in the order a refund meets them.
+    pub const ALL: [&str; 18] = [
+        PROPOSED,
         APPROVAL_RECORDED,
         APPROVED,
         REJECTED,

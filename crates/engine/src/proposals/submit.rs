@@ -185,7 +185,7 @@ impl Engine {
         };
         let mut created = Step::new(stored);
         created.record(
-            "proposed",
+            domain::proposal::event::PROPOSED,
             &actor.journal_name(),
             None,
             Some(ProposalStatus::AwaitingApproval),

@@ -19,7 +19,9 @@ pub use verify::{ChainReport, verify_chain};
 use crate::entities::journal_event;
 use crate::error::StorageError;
 use chrono::{DateTime, Utc};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+};
 use serde::Serialize;
 
 pub use journal_event::Model as JournalEvent;
@@ -104,6 +106,35 @@ pub async fn list(
     page: u64,
     per_page: u64,
 ) -> Result<(Vec<JournalEvent>, u64), StorageError> {
+    let pages = filtered(filter)
+        .order_by_asc(journal_event::Column::Seq)
+        .paginate(db, per_page.max(1));
+    let total = pages.num_items().await?;
+    let events = pages.fetch_page(page).await?;
+    Ok((events, total))
+}
+
+/// Up to `limit` events after `after_seq`, oldest first: for reading the
+/// whole filtered journal in chunks (an export) without counting or
+/// skipping rows each time.
+///
+/// # Errors
+/// Database failures.
+pub async fn list_after(
+    db: &impl ConnectionTrait,
+    filter: &JournalFilter,
+    after_seq: i64,
+    limit: u64,
+) -> Result<Vec<JournalEvent>, StorageError> {
+    Ok(filtered(filter)
+        .filter(journal_event::Column::Seq.gt(after_seq))
+        .order_by_asc(journal_event::Column::Seq)
+        .limit(limit)
+        .all(db)
+        .await?)
+}
+
+fn filtered(filter: &JournalFilter) -> sea_orm::Select<journal_event::Entity> {
     let mut query = journal_event::Entity::find();
     if let Some(v) = &filter.proposal_id {
         query = query.filter(journal_event::Column::ProposalId.eq(v.clone()));
@@ -123,10 +154,5 @@ pub async fn list(
     if let Some(v) = filter.until {
         query = query.filter(journal_event::Column::At.lt(v));
     }
-    let pages = query
-        .order_by_asc(journal_event::Column::Seq)
-        .paginate(db, per_page.max(1));
-    let total = pages.num_items().await?;
-    let events = pages.fetch_page(page).await?;
-    Ok((events, total))
+    query
 }
