@@ -14,8 +14,8 @@ pub struct AdminUser {
     pub display_name: String,
     pub roles: RoleSet,
     pub disabled: bool,
-    /// `(currency, limit)` for approvers.
-    pub limits: Vec<(String, domain::Money)>,
+    /// The limits set for this approver, one per currency.
+    pub limits: Vec<domain::Money>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,12 +24,19 @@ pub struct PolicyInfo {
     pub title: String,
     pub version: String,
     pub created_at: domain::Timestamp,
+    /// Versions replaced by later uploads, newest first: `(version, since)`.
+    pub earlier: Vec<(String, domain::Timestamp)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AdminState {
     pub users: Vec<AdminUser>,
-    pub eur_threshold: domain::Money,
+    /// Four-eyes thresholds set per currency.
+    pub thresholds: Vec<domain::Money>,
+    /// In minor units of any currency without a threshold of its own.
+    pub default_threshold_minor: i64,
+    /// In minor units of any currency an approver has no limit for.
+    pub default_limit_minor: Option<i64>,
     pub policies: Vec<PolicyInfo>,
 }
 
@@ -45,6 +52,28 @@ mod backend {
     pub fn currency(code: &str) -> Result<domain::Currency, AppError> {
         domain::Currency::parse(code.trim()).map_err(invalid)
     }
+
+    /// A comma-separated list of roles, e.g. `approver, manager`.
+    pub fn roles(list: &str) -> Result<domain::RoleSet, AppError> {
+        let roles = list
+            .split(',')
+            .filter(|r| !r.trim().is_empty())
+            .map(|r| r.trim().parse::<domain::Role>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(invalid)?;
+        Ok(domain::RoleSet::new(roles))
+    }
+
+    /// How an account change that went wrong reaches the admin.
+    pub fn account_error(error: engine::accounts::AccountError) -> AppError {
+        use engine::accounts::AccountError;
+        match error {
+            AccountError::Storage(inner) => server::internal(&inner),
+            AccountError::NoSuchUser(_) => server::fail(AppError::NotFound(error.to_string())),
+            AccountError::NameTaken(_) => server::fail(AppError::Conflict(error.to_string())),
+            other => invalid(other),
+        }
+    }
 }
 
 #[server(prefix = "/fn", endpoint = "admin_overview", input = server_fn::codec::GetUrl)]
@@ -59,15 +88,11 @@ pub async fn admin_overview() -> Result<AdminState, AppError> {
     {
         let mut limits = Vec::new();
         if user.roles.contains(domain::Role::Approver) {
-            let limit = storage::limits::approval_limit(conn, &user.id, "EUR")
+            for (currency, limit) in storage::limits::approval_limits(conn, &user.id)
                 .await
                 .map_err(|e| server::internal(&e))?
-                .or(ctx.engine.settings.default_approval_limit_minor);
-            if let Some(limit) = limit {
-                limits.push((
-                    "EUR".to_owned(),
-                    domain::Money::new(limit, domain::Currency::EUR),
-                ));
+            {
+                limits.push(domain::Money::new(limit, backend::currency(&currency)?));
             }
         }
         users.push(AdminUser {
@@ -79,24 +104,38 @@ pub async fn admin_overview() -> Result<AdminState, AppError> {
             limits,
         });
     }
-    let threshold = storage::limits::four_eyes_threshold(conn, "EUR")
+    let mut thresholds = Vec::new();
+    for (currency, threshold) in storage::limits::four_eyes_thresholds(conn)
         .await
         .map_err(|e| server::internal(&e))?
-        .unwrap_or(ctx.engine.settings.four_eyes_threshold_minor);
-    let policies = storage::policies::current_versions(conn)
+    {
+        thresholds.push(domain::Money::new(threshold, backend::currency(&currency)?));
+    }
+    let mut policies = Vec::new();
+    for (slug, current) in storage::policies::current_versions(conn)
         .await
         .map_err(|e| server::internal(&e))?
-        .into_iter()
-        .map(|(slug, v)| PolicyInfo {
+    {
+        let earlier = storage::policies::history(conn, &slug)
+            .await
+            .map_err(|e| server::internal(&e))?
+            .into_iter()
+            .filter(|v| v.content_hash != current.content_hash)
+            .map(|v| (v.content_hash, v.created_at))
+            .collect();
+        policies.push(PolicyInfo {
             slug,
-            title: v.title,
-            version: v.content_hash,
-            created_at: v.created_at,
-        })
-        .collect();
+            title: current.title,
+            version: current.content_hash,
+            created_at: current.created_at,
+            earlier,
+        });
+    }
     Ok(AdminState {
         users,
-        eur_threshold: domain::Money::new(threshold, domain::Currency::EUR),
+        thresholds,
+        default_threshold_minor: ctx.engine.settings.four_eyes_threshold_minor,
+        default_limit_minor: ctx.engine.settings.default_approval_limit_minor,
         policies,
     })
 }
@@ -113,12 +152,7 @@ pub async fn admin_create_user(
     use crate::server;
     server::check_csrf(&csrf_token)?;
     let (ctx, _) = server::require_admin()?;
-    let roles = roles
-        .split(',')
-        .filter(|r| !r.trim().is_empty())
-        .map(|r| r.parse::<domain::Role>())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(backend::invalid)?;
+    let roles = backend::roles(&roles)?;
     let display = display_name.trim();
     let user = engine::accounts::create_user(
         &ctx.db,
@@ -126,18 +160,12 @@ pub async fn admin_create_user(
             name: &name,
             display_name: (!display.is_empty()).then_some(display),
             password: &password,
-            roles: RoleSet::new(roles),
+            roles,
         },
         engine::now(),
     )
     .await
-    .map_err(|e| match e {
-        engine::accounts::AccountError::Storage(inner) => server::internal(&inner),
-        engine::accounts::AccountError::NameTaken(_) => {
-            server::fail(AppError::Conflict(e.to_string()))
-        }
-        other => backend::invalid(other),
-    })?;
+    .map_err(backend::account_error)?;
     Ok(format!("created {} with roles {}", user.name, user.roles))
 }
 
@@ -152,14 +180,42 @@ pub async fn admin_disable_user(csrf_token: String, name: String) -> Result<Stri
     }
     engine::accounts::disable_user(&ctx.db, &name, engine::now())
         .await
-        .map_err(|e| match e {
-            engine::accounts::AccountError::Storage(inner) => server::internal(&inner),
-            engine::accounts::AccountError::NoSuchUser(_) => {
-                server::fail(AppError::NotFound(e.to_string()))
-            }
-            other => backend::invalid(other),
-        })?;
+        .map_err(backend::account_error)?;
     Ok(format!("disabled {name}; their sessions have ended"))
+}
+
+/// Lets a disabled user sign in again.
+#[server(prefix = "/fn", endpoint = "admin_enable_user")]
+pub async fn admin_enable_user(csrf_token: String, name: String) -> Result<String, AppError> {
+    use crate::server;
+    server::check_csrf(&csrf_token)?;
+    let (ctx, _) = server::require_admin()?;
+    engine::accounts::enable_user(&ctx.db, &name)
+        .await
+        .map_err(backend::account_error)?;
+    Ok(format!("enabled {}; they can sign in again", name.trim()))
+}
+
+/// Replaces a user's roles; `roles` is a comma-separated list.
+#[server(prefix = "/fn", endpoint = "admin_set_roles")]
+pub async fn admin_set_roles(
+    csrf_token: String,
+    name: String,
+    roles: String,
+) -> Result<String, AppError> {
+    use crate::server;
+    server::check_csrf(&csrf_token)?;
+    let (ctx, me) = server::require_admin()?;
+    let roles = backend::roles(&roles)?;
+    if me.name == name.trim().to_lowercase() && !roles.contains(domain::Role::Admin) {
+        return Err(backend::invalid(
+            "you cannot remove your own admin role; ask another admin",
+        ));
+    }
+    engine::accounts::set_user_roles(&ctx.db, &name, &roles)
+        .await
+        .map_err(backend::account_error)?;
+    Ok(format!("{} now has the roles {roles}", name.trim()))
 }
 
 /// Sets an approver's limit, e.g. `250.00` EUR.

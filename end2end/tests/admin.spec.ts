@@ -7,7 +7,7 @@ test("above the four-eyes threshold set by an admin, two different approvers are
   await admin.goto("/admin");
   await waitForHydration(admin);
   await expect(admin.getByTestId("users")).toContainText("approver2");
-  await admin.getByLabel("Threshold (EUR)").fill("10.00");
+  await admin.getByLabel("Threshold", { exact: true }).fill("10.00");
   await admin.getByRole("button", { name: "Set threshold" }).click();
   await expect(admin.getByText("refunds above 10.00 EUR now need two approvers")).toBeVisible();
 
@@ -54,7 +54,7 @@ test("above the four-eyes threshold set by an admin, two different approvers are
     await expect(second.getByTestId("status")).toHaveAttribute("data-status", "verified");
   } finally {
     // Put the demo threshold back for the other tests.
-    await admin.getByLabel("Threshold (EUR)").fill("500.00");
+    await admin.getByLabel("Threshold", { exact: true }).fill("500.00");
     await admin.getByRole("button", { name: "Set threshold" }).click();
     await expect(admin.getByText("refunds above 500.00 EUR now need two approvers")).toBeVisible();
   }
@@ -64,7 +64,76 @@ test("an admin's bad input gets a precise message", async ({ page }) => {
   await signIn(page, "admin");
   await page.goto("/admin");
   await waitForHydration(page);
-  await page.getByLabel("Threshold (EUR)").fill("12,50");
+  await page.getByLabel("Threshold", { exact: true }).fill("12,50");
   await page.getByRole("button", { name: "Set threshold" }).click();
   await expect(page.getByText('"12,50" is not an amount; write it like 79.00')).toBeVisible();
+});
+
+test("an admin changes a user's roles, disables and enables them, and uploads a policy file as a new version", async ({ browser }) => {
+  const admin = await (await browser.newContext()).newPage();
+  await signIn(admin, "admin");
+  await admin.goto("/admin");
+  await waitForHydration(admin);
+  const users = admin.getByTestId("users");
+
+  // A new user, then a role change that takes effect on their next request.
+  await admin.getByLabel("User name").first().fill("temp-approver");
+  await admin.getByLabel("Display name").fill("Temp Approver");
+  await admin.getByLabel("Password (8+ characters)").fill("temp-password-1");
+  await admin.getByLabel("Roles (comma-separated)").first().fill("customer");
+  await admin.getByRole("button", { name: "Create user" }).click();
+  await expect(users.locator("tr", { hasText: "temp-approver" })).toContainText("customer");
+
+  const temp = await (await browser.newContext()).newPage();
+  await temp.goto("/login");
+  await waitForHydration(temp);
+  await temp.getByLabel("User name").fill("temp-approver");
+  await temp.getByLabel("Password").fill("temp-password-1");
+  await temp.getByRole("button", { name: "Sign in" }).click();
+  await expect(temp.getByTestId("signed-in-as")).toBeVisible();
+  expect((await temp.request.get("/queue")).status()).toBe(403);
+
+  const roles = admin.getByTestId("roles-form");
+  await roles.getByLabel("User name").fill("temp-approver");
+  await roles.getByLabel("Roles (comma-separated)").fill("approver, manager");
+  await roles.getByRole("button", { name: "Save roles" }).click();
+  await expect(roles.getByRole("status")).toHaveText("temp-approver now has the roles approver,manager");
+  await expect(users.locator("tr", { hasText: "temp-approver" })).toContainText("approver,manager");
+  expect((await temp.request.get("/queue")).status()).toBe(200);
+
+  // Removing one's own admin role is refused, with the reason.
+  await roles.getByLabel("User name").fill("admin");
+  await roles.getByLabel("Roles (comma-separated)").fill("manager");
+  await roles.getByRole("button", { name: "Save roles" }).click();
+  await expect(roles.getByRole("alert")).toHaveText("you cannot remove your own admin role; ask another admin");
+
+  // Disabled: signed out everywhere, and back once enabled.
+  await admin.getByLabel("User name").nth(2).fill("temp-approver");
+  await admin.getByRole("button", { name: "Disable and sign out everywhere" }).click();
+  await expect(users.locator("tr", { hasText: "temp-approver" })).toContainText("disabled");
+  expect((await temp.request.get("/api/v1/me")).status()).toBe(401);
+  await admin.getByLabel("User name").nth(3).fill("temp-approver");
+  await admin.getByRole("button", { name: "Enable" }).click();
+  await expect(users.locator("tr", { hasText: "temp-approver" })).toContainText("active");
+
+  // A policy file fills the form; uploading it again changed is a new version.
+  const upload = async (text: string) => {
+    await admin.getByLabel("Markdown file (fills the fields below)").setInputFiles({
+      name: "Gift Cards.md",
+      mimeType: "text/markdown",
+      buffer: Buffer.from(text),
+    });
+    await expect(admin.getByLabel("Slug")).toHaveValue("gift-cards");
+    await expect(admin.getByLabel("Title")).toHaveValue("Gift card policy");
+    await expect(admin.getByLabel("Markdown (## headings become citable sections)")).toHaveValue(text);
+    await admin.getByRole("button", { name: "Upload as new version" }).click();
+  };
+  await upload("# Gift card policy\n\n## 1. Refunds\n\nGift cards are not refundable.\n");
+  await expect(admin.getByText("created gift-cards (version")).toBeVisible();
+  await expect(admin.getByLabel("Slug")).toHaveValue("");
+  await upload("# Gift card policy\n\n## 1. Refunds\n\nGift cards are refundable within 14 days.\n");
+  await expect(admin.getByText("gift-cards: new version")).toBeVisible();
+  const policy = admin.locator('[data-policy="gift-cards"]');
+  await expect(policy).toContainText("Gift card policy");
+  await expect(policy.getByTestId("earlier-versions")).toContainText("earlier:");
 });

@@ -150,7 +150,7 @@ test("an approver over their limit is told the limit, and the proposal waits for
   await waitForHydration(admin);
   const setLimit = async (amount: string) => {
     await admin.getByLabel("Approver", { exact: true }).selectOption({ label: "approver2" });
-    await admin.getByLabel("Limit (EUR)").fill(amount);
+    await admin.getByLabel("Limit", { exact: true }).fill(amount);
     await admin.getByRole("button", { name: "Set limit" }).click();
     await expect(admin.getByText(`approver2 may now approve up to ${amount} EUR`)).toBeVisible();
   };

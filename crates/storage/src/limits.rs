@@ -3,7 +3,9 @@
 
 use crate::entities::{approval_limit, four_eyes_threshold};
 use crate::error::StorageError;
-use sea_orm::{ConnectionTrait, EntityTrait, Set, sea_query::OnConflict};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set, sea_query::OnConflict,
+};
 
 /// # Errors
 /// Database failures.
@@ -77,4 +79,38 @@ pub async fn set_four_eyes_threshold(
     .exec(db)
     .await?;
     Ok(())
+}
+
+/// Every limit set for the approver, as `(currency, limit_minor)` by currency.
+///
+/// # Errors
+/// Database failures.
+pub async fn approval_limits(
+    db: &impl ConnectionTrait,
+    user_id: &str,
+) -> Result<Vec<(String, i64)>, StorageError> {
+    Ok(approval_limit::Entity::find()
+        .filter(approval_limit::Column::UserId.eq(user_id))
+        .order_by_asc(approval_limit::Column::Currency)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|row| (row.currency, row.limit_minor))
+        .collect())
+}
+
+/// Every four-eyes threshold set, as `(currency, threshold_minor)`.
+///
+/// # Errors
+/// Database failures.
+pub async fn four_eyes_thresholds(
+    db: &impl ConnectionTrait,
+) -> Result<Vec<(String, i64)>, StorageError> {
+    Ok(four_eyes_threshold::Entity::find()
+        .order_by_asc(four_eyes_threshold::Column::Currency)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|row| (row.currency, row.threshold_minor))
+        .collect())
 }

@@ -136,3 +136,26 @@ pub async fn version(
         .one(db)
         .await?)
 }
+
+/// Every version of the document `slug`, newest first (empty for no such
+/// document).
+///
+/// # Errors
+/// Database failures.
+pub async fn history(
+    db: &impl ConnectionTrait,
+    slug: &str,
+) -> Result<Vec<PolicyVersion>, StorageError> {
+    let Some(doc) = policy_document::Entity::find()
+        .filter(policy_document::Column::Slug.eq(slug))
+        .one(db)
+        .await?
+    else {
+        return Ok(Vec::new());
+    };
+    Ok(policy_version::Entity::find()
+        .filter(policy_version::Column::DocumentId.eq(doc.id))
+        .order_by_desc(policy_version::Column::CreatedAt)
+        .all(db)
+        .await?)
+}

@@ -142,6 +142,23 @@ pub async fn disable(
     Ok(result.rows_affected == 1)
 }
 
+/// Lets a disabled user sign in again (their old sessions stay ended).
+/// Returns false when no such user exists.
+///
+/// # Errors
+/// Database failures.
+pub async fn enable(db: &impl ConnectionTrait, user_id: &str) -> Result<bool, StorageError> {
+    let result = user::Entity::update_many()
+        .col_expr(
+            user::Column::DisabledAt,
+            Expr::value(None::<chrono::DateTime<chrono::Utc>>),
+        )
+        .filter(user::Column::Id.eq(user_id))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected == 1)
+}
+
 /// Replaces the password hash and ends every existing session.
 ///
 /// # Errors

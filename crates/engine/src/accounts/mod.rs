@@ -8,4 +8,4 @@ pub mod users;
 
 pub use login::{LoginError, authenticate};
 pub use throttle::ThrottlePolicy;
-pub use users::{AccountError, create_user, disable_user};
+pub use users::{AccountError, create_user, disable_user, enable_user, set_user_roles};

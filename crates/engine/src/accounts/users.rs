@@ -81,12 +81,48 @@ pub async fn create_user(
 /// # Errors
 /// [`AccountError::NoSuchUser`].
 pub async fn disable_user(db: &Database, name: &str, now: Timestamp) -> Result<(), AccountError> {
-    let name = UserName::parse(name)?;
-    let user = storage::users::find_by_name(db.conn(), name.as_str())
-        .await?
-        .ok_or_else(|| AccountError::NoSuchUser(name.to_string()))?;
+    let user = find(db, name).await?;
     let tx = db.begin_write().await?;
     storage::users::disable(&*tx, &user.id, now).await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// Lets a disabled user sign in again.
+///
+/// # Errors
+/// [`AccountError::NoSuchUser`].
+pub async fn enable_user(db: &Database, name: &str) -> Result<(), AccountError> {
+    let user = find(db, name).await?;
+    let tx = db.begin_write().await?;
+    storage::users::enable(&*tx, &user.id).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Replaces a user's roles; the next request they make already has only
+/// these (roles are read with the session, not stored in it).
+///
+/// # Errors
+/// [`AccountError::NoSuchUser`], [`AccountError::NoRoles`].
+pub async fn set_user_roles(
+    db: &Database,
+    name: &str,
+    roles: &RoleSet,
+) -> Result<(), AccountError> {
+    if roles.is_empty() {
+        return Err(AccountError::NoRoles);
+    }
+    let user = find(db, name).await?;
+    let tx = db.begin_write().await?;
+    storage::users::set_roles(&*tx, &user.id, roles).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+async fn find(db: &Database, name: &str) -> Result<storage::users::UserRecord, AccountError> {
+    let name = UserName::parse(name)?;
+    storage::users::find_by_name(db.conn(), name.as_str())
+        .await?
+        .ok_or_else(|| AccountError::NoSuchUser(name.to_string()))
 }
