@@ -105,9 +105,20 @@ mod backend {
     }
 }
 
+/// The most cards the queue shows at once.
+pub const QUEUE_PAGE: usize = 200;
+
+/// The review queue: the proposals expiring soonest, and whether more wait.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueView {
+    pub cards: Vec<ProposalCard>,
+    /// More than [`QUEUE_PAGE`] are awaiting approval.
+    pub more: bool,
+}
+
 /// Proposals awaiting approval, soonest expiry first.
 #[server(prefix = "/fn", endpoint = "review_queue", input = server_fn::codec::GetUrl)]
-pub async fn review_queue() -> Result<Vec<ProposalCard>, AppError> {
+pub async fn review_queue() -> Result<QueueView, AppError> {
     use crate::server;
     use domain::proposal::ProposalStatus;
     server::require_role(crate::access::QUEUE_ROLES)?;
@@ -116,16 +127,18 @@ pub async fn review_queue() -> Result<Vec<ProposalCard>, AppError> {
         statuses: vec![ProposalStatus::AwaitingApproval],
         ..Default::default()
     };
-    let stored = ctx
+    let mut stored = ctx
         .engine
-        .proposals(&filter, 200, 0)
+        .proposals(&filter, QUEUE_PAGE as u64 + 1, 0)
         .await
         .map_err(|e| server::internal(&e))?;
+    let more = stored.len() > QUEUE_PAGE;
+    stored.truncate(QUEUE_PAGE);
     let mut cards = Vec::with_capacity(stored.len());
     for proposal in stored {
         cards.push(backend::card(proposal).await?);
     }
-    Ok(cards)
+    Ok(QueueView { cards, more })
 }
 
 /// Recent proposals the caller may see (staff: all), newest first.

@@ -35,6 +35,7 @@ pub fn decision_error(error: DecisionError) -> AppError {
             | ApproveError::OverLimit { .. }
             | ApproveError::AlreadyApprovedByYou => AppError::Forbidden(denied.to_string()),
             ApproveError::NotAwaitingApproval { .. }
+            | ApproveError::Superseded { .. }
             | ApproveError::Expired { .. }
             | ApproveError::DigestMismatch
             | ApproveError::DigestInvalid => AppError::Conflict(denied.to_string()),

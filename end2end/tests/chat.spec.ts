@@ -87,6 +87,8 @@ test("the flagship: a customer chats about order 4821, an approver approves, bot
   // Both pages reach verified live, without a reload.
   await expect(detail.getByTestId("status")).toHaveAttribute("data-status", "verified");
   await expect(detail.getByTestId("receipt")).toContainText("79.00 EUR");
+  // Told to screen readers from a region that stays in place.
+  await expect(detail.getByTestId("status-announcement")).toHaveText("Status: Refunded and verified");
 
   // The customer's chat card followed along live (no reload since the proposal appeared).
   await expect(chatCard.getByTestId("status")).toHaveAttribute("data-status", "verified");

@@ -18,7 +18,17 @@ pub fn ProposalPage() -> impl IntoView {
         move || (params.read().get("id").unwrap_or_default(), changes.get()),
         |(id, _)| proposal_page(id),
     );
+    // Outside the part that is redrawn on each change, so screen readers
+    // announce the new state instead of meeting a new region.
+    // Set by an effect (browser only), so server and hydration agree.
+    let announced = RwSignal::new(String::new());
+    Effect::new(move |_| {
+        if let Some(Ok(details)) = page.get() {
+            announced.set(format!("Status: {}", details.card.state.status().label()));
+        }
+    });
     view! {
+        <p class="sr-only" role="status" aria-live="polite" data-testid="status-announcement">{announced}</p>
         <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match page.await {

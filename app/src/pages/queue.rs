@@ -6,7 +6,9 @@ use crate::components::proposal_card::ProposalSummary;
 use crate::csrf::csrf_token;
 use crate::error::AppError;
 use crate::live::use_proposal_changes;
-use crate::proposals::{ProposalCard, approve_proposal, reject_proposal, review_queue};
+use crate::proposals::{
+    ProposalCard, QUEUE_PAGE, QueueView, approve_proposal, reject_proposal, review_queue,
+};
 use domain::proposal::ProposalStatus;
 use leptos::prelude::*;
 
@@ -44,7 +46,7 @@ struct Draft {
     reason: String,
 }
 
-type QueueResource = Resource<Result<Vec<ProposalCard>, AppError>>;
+type QueueResource = Resource<Result<QueueView, AppError>>;
 
 #[component]
 pub fn QueuePage() -> impl IntoView {
@@ -87,7 +89,7 @@ pub fn QueuePage() -> impl IntoView {
 enum Shape {
     Loading,
     Empty,
-    Listed,
+    Listed { more: bool },
     Failed(String),
 }
 
@@ -101,11 +103,17 @@ fn QueueList(queue: QueueResource) -> impl IntoView {
     // rendering it.
     let shape = Memo::new(move |_| match queue.get() {
         None => Shape::Loading,
-        Some(Ok(cards)) if cards.is_empty() => Shape::Empty,
-        Some(Ok(_)) => Shape::Listed,
+        Some(Ok(queue)) if queue.cards.is_empty() => Shape::Empty,
+        Some(Ok(queue)) => Shape::Listed { more: queue.more },
         Some(Err(error)) => Shape::Failed(error.to_string()),
     });
-    let cards = move || queue.get().and_then(Result::ok).unwrap_or_default();
+    let cards = move || {
+        queue
+            .get()
+            .and_then(Result::ok)
+            .map(|queue| queue.cards)
+            .unwrap_or_default()
+    };
     move || {
         match shape.get() {
         Shape::Loading => ().into_any(),
@@ -113,7 +121,12 @@ fn QueueList(queue: QueueResource) -> impl IntoView {
             <p class="card muted" data-testid="queue-empty">"Nothing is waiting for approval."</p>
         }
         .into_any(),
-        Shape::Listed => view! {
+        Shape::Listed { more } => view! {
+            {more.then(|| view! {
+                <p class="notice" data-testid="queue-more">
+                    {format!("More than {QUEUE_PAGE} proposals are waiting: the {QUEUE_PAGE} expiring soonest are shown; the next appear as these are decided.")}
+                </p>
+            })}
             <div class="queue" data-testid="queue">
                 <For each=cards key=|card| (card.proposal.id.clone(), card.state.approvals().len(), card.order.as_ref().map(|o| o.version))
                     children=|card| view! { <QueueItem card/> }/>

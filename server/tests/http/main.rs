@@ -9,6 +9,7 @@ mod audit;
 mod cli;
 mod csrf;
 mod live;
+mod queue;
 mod sessions;
 mod sign_in;
 mod support;

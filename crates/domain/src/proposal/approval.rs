@@ -201,8 +201,10 @@ pub enum ApproveError {
     NotAnApprover,
     #[error("this proposal is no longer awaiting approval (now: {})", .status.label())]
     NotAwaitingApproval { status: ProposalStatus },
-    #[error("this proposal expired at {expires_at}; ask for a new proposal")]
+    #[error("this proposal expired at {}; ask for a new proposal", .expires_at.format("%Y-%m-%d %H:%M UTC"))]
     Expired { expires_at: Timestamp },
+    #[error("this proposal was replaced by {by}; review that one instead")]
+    Superseded { by: String },
     #[error("the proposal changed since you looked at it; reload it and review it again")]
     DigestMismatch,
     #[error(
@@ -288,8 +290,11 @@ fn check_pending<'a>(ctx: &ApprovalContext<'a>) -> Result<&'a [ApprovalRef], App
         approvals,
     } = ctx.state
     else {
-        return Err(ApproveError::NotAwaitingApproval {
-            status: ctx.state.status(),
+        return Err(match ctx.state {
+            ProposalState::Superseded { by } => ApproveError::Superseded { by: by.clone() },
+            other => ApproveError::NotAwaitingApproval {
+                status: other.status(),
+            },
         });
     };
     if ctx.now >= *expires_at {

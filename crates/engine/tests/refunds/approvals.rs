@@ -149,6 +149,12 @@ async fn an_expired_proposal_cannot_be_approved_and_expires_on_reconciliation() 
         matches!(error, DecisionError::Denied(ApproveError::Expired { .. })),
         "{error}"
     );
+    // Said to the minute, as a person reads a time.
+    let expired_at = stored.proposal.expires_at.format("%Y-%m-%d %H:%M UTC");
+    assert_eq!(
+        error.to_string(),
+        format!("this proposal expired at {expired_at}; ask for a new proposal")
+    );
     h.engine.reconcile_once().await.unwrap();
     assert_eq!(h.status(&stored.proposal.id).await, ProposalStatus::Expired);
     assert_eq!(h.ledger().total_refunds, 0);

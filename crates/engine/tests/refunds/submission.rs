@@ -121,9 +121,12 @@ async fn a_different_amount_is_a_new_proposal_that_supersedes_the_old_one() {
         .approve(&approver, &first.proposal.id, &first.proposal.action_digest)
         .await
         .unwrap_err();
-    assert!(
-        error.to_string().contains("no longer awaiting approval"),
-        "{error}"
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "this proposal was replaced by {}; review that one instead",
+            second.proposal.id
+        )
     );
     assert_eq!(h.ledger().total_refunds, 0);
 }

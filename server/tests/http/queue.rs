@@ -1,0 +1,51 @@
+//! The review queue's server function: soonest expiry first, and a notice
+//! instead of a silent cut when more wait than one page shows.
+
+use crate::support::{TestApp, json};
+use engine::core::Actor;
+use engine::proposals::SubmitProposal;
+use reqwest::StatusCode;
+use serde_json::json as value;
+
+#[tokio::test]
+async fn a_queue_longer_than_a_page_shows_the_soonest_to_expire_and_says_more_wait() {
+    let app = TestApp::spawn().await;
+    let agent = storage::users::find_by_name(app.db().conn(), "agent")
+        .await
+        .unwrap()
+        .unwrap();
+    let actor = Actor {
+        user_id: agent.id,
+        name: agent.name,
+        roles: agent.roles,
+    };
+    let request: SubmitProposal = serde_json::from_value(value!({
+        "order_id": "4821",
+        "evidence": [{"reference": "order:4821"}, {"reference": "returns-policy:section-3"}],
+        "recommendation": "Unopened, within 30 days.",
+        "agent": "external:queue-test"
+    }))
+    .unwrap();
+    for _ in 0..=app::proposals::QUEUE_PAGE {
+        app.engine
+            .submit_proposal(&actor, request.clone())
+            .await
+            .unwrap();
+    }
+
+    app.login_ok("approver").await;
+    let response = app.get("/fn/review_queue").await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let queue = json(response).await;
+    let cards = queue["cards"].as_array().unwrap();
+    assert_eq!(cards.len(), app::proposals::QUEUE_PAGE);
+    assert_eq!(queue["more"], true);
+    let expiries: Vec<&str> = cards
+        .iter()
+        .map(|c| c["proposal"]["expires_at"].as_str().unwrap())
+        .collect();
+    assert!(
+        expiries.windows(2).all(|w| w[0] <= w[1]),
+        "soonest expiry first"
+    );
+}
