@@ -1,4 +1,4 @@
-import { expect, Page } from "@playwright/test";
+import { Browser, expect, Page } from "@playwright/test";
 import { demoPassword } from "../playwright.config";
 
 /** Waits until the wasm has hydrated the page (set by the App component). */
@@ -73,4 +73,17 @@ export async function slowProvider(page: Page, proposalId: string, ms: number) {
 export async function clearProviderDelays(page: Page) {
   const response = await page.request.put("/sandbox/payments/v1/faults", { data: { faults: [], lookup_latency_ms: 0 } });
   expect(response.status()).toBe(200);
+}
+
+/** Rejects a proposal through the JSON API, as `user` in a context of its own. */
+export async function rejectAs(browser: Browser, user: string, proposalId: string, reason: string) {
+  const page = await (await browser.newContext()).newPage();
+  await signIn(page, user);
+  const csrf = await page.locator('meta[name="csrf-token"]').getAttribute("content");
+  const response = await page.request.post(`/api/v1/proposals/${proposalId}/reject`, {
+    headers: { "x-csrf-token": csrf ?? "", origin: new URL(page.url()).origin },
+    data: { reason },
+  });
+  expect(response.status()).toBe(200);
+  await page.context().close();
 }

@@ -1,5 +1,5 @@
 import { expect, Page, test } from "@playwright/test";
-import { proposeViaApi, signIn, waitForHydration } from "./helpers";
+import { proposeViaApi, rejectAs, signIn, waitForHydration } from "./helpers";
 
 /** The customer asks for a refund through the JSON API with their session. */
 async function proposeAsCustomer(page: Page, orderId: string) {
@@ -118,16 +118,9 @@ test("an approver's half-written rejection survives a live update of another pro
   await reason.fill("Checking with the warehouse whether the bottle");
   await expect(reason).toBeFocused();
 
-  // Meanwhile a second approver rejects the other proposal; every queue
-  // re-renders with the change.
-  const second = await (await browser.newContext()).newPage();
-  await signIn(second, "approver2");
-  const csrf = await second.locator('meta[name="csrf-token"]').getAttribute("content");
-  const rejected = await second.request.post(`/api/v1/proposals/${other.id}/reject`, {
-    headers: { "x-csrf-token": csrf ?? "", origin: new URL(second.url()).origin },
-    data: { reason: "Duplicate of another request." },
-  });
-  expect(rejected.status()).toBe(200);
+  // Meanwhile a second approver rejects the other proposal, which leaves
+  // every queue live.
+  await rejectAs(browser, "approver2", other.id, "Duplicate of another request.");
   await expect(approver.locator(`[data-proposal="${other.id}"]`)).toHaveCount(0);
 
   // The draft is still there, still focused; typing goes on where it was.
@@ -253,14 +246,7 @@ test("an approver decides with the keyboard alone, and a live update elsewhere l
 
   // Another approver decides another proposal: it leaves this queue live,
   // and the focus stays on the confirmation.
-  const second = await (await browser.newContext()).newPage();
-  await signIn(second, "approver2");
-  const csrf = await second.locator('meta[name="csrf-token"]').getAttribute("content");
-  const rejected = await second.request.post(`/api/v1/proposals/${other.id}/reject`, {
-    headers: { "x-csrf-token": csrf ?? "", origin: new URL(second.url()).origin },
-    data: { reason: "Duplicate of another request." },
-  });
-  expect(rejected.status()).toBe(200);
+  await rejectAs(browser, "approver2", other.id, "Duplicate of another request.");
   await expect(approver.locator(`[data-proposal="${other.id}"]`)).toHaveCount(0);
   await expect(confirm).toBeFocused();
 

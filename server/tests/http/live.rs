@@ -65,7 +65,10 @@ async fn a_customer_hears_changes_to_their_own_refunds_and_every_resync_but_nobo
     // The listener lost its connection: pages must reload, the customer's too.
     app.engine.live.publish(ProposalChanged::resync());
 
-    let heard = events(&mut stream, 2).await;
+    // On PostgreSQL the two announcements travel as separate NOTIFYs and
+    // may arrive in either order.
+    let mut heard = events(&mut stream, 2).await;
+    heard.sort();
     assert_eq!(heard[0].0, "proposal");
     assert!(heard[0].1.contains("\"prp_mine\""), "{heard:?}");
     assert_eq!(heard[1], ("resync".to_owned(), "{}".to_owned()));
