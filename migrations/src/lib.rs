@@ -11,6 +11,7 @@ mod m20261130_000005_journal;
 mod m20261130_000006_widget;
 mod m20261201_000007_order_lines_index;
 mod m20261201_000008_conversation_pending_message;
+mod m20261201_000009_drop_journal_proposal_index;
 
 pub struct Migrator;
 
@@ -26,6 +27,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000006_widget::Migration),
             Box::new(m20261201_000007_order_lines_index::Migration),
             Box::new(m20261201_000008_conversation_pending_message::Migration),
+            Box::new(m20261201_000009_drop_journal_proposal_index::Migration),
         ]
     }
 }

@@ -77,7 +77,7 @@ pub async fn first_event_at(
     kind: &str,
 ) -> Result<Option<DateTime<Utc>>, StorageError> {
     Ok(journal_event::Entity::find()
-        .filter(journal_event::Column::ProposalId.eq(proposal_id))
+        .filter(journal_event::Column::Stream.eq(proposal_id))
         .filter(journal_event::Column::Kind.eq(kind))
         .order_by_asc(journal_event::Column::Seq)
         .one(db)
@@ -137,7 +137,8 @@ pub async fn list_after(
 fn filtered(filter: &JournalFilter) -> sea_orm::Select<journal_event::Entity> {
     let mut query = journal_event::Entity::find();
     if let Some(v) = &filter.proposal_id {
-        query = query.filter(journal_event::Column::ProposalId.eq(v.clone()));
+        // A proposal's events are its stream (served by the stream index).
+        query = query.filter(journal_event::Column::Stream.eq(v.clone()));
     }
     if let Some(v) = &filter.order_id {
         query = query.filter(journal_event::Column::OrderId.eq(v.clone()));
