@@ -1,6 +1,6 @@
 import { Browser, expect, FrameLocator, Page, test } from "@playwright/test";
 import { createPrivateKey, randomUUID, sign } from "node:crypto";
-import { hostSitePort } from "../playwright.config";
+import { hostSitePort, slowChatPort } from "../playwright.config";
 import { signIn, waitForHydration } from "./helpers";
 
 // The widget on a static host page served from its own origin. An admin
@@ -211,5 +211,56 @@ test.describe.serial("the embeddable widget", () => {
       `/widget/frame?site=${site.siteId}`,
     );
     expect(framed).not.toBe(site.siteId);
+  });
+});
+
+test.describe.serial("the widget with a model that takes its time", () => {
+  // The second server, whose scripted model takes 30 s per reply.
+  const slowBase = `http://127.0.0.1:${slowChatPort}`;
+
+  test("Stop ends a reply being written, and after a reload the widget follows the running turn until Stop", async ({ browser }) => {
+    const admin = await (await browser.newContext({ baseURL: slowBase })).newPage();
+    await signIn(admin, "admin");
+    await admin.goto("/admin");
+    await waitForHydration(admin);
+    const slowSite = await registerSite(admin, "Trailhead Outfitters (slow model)", hostOrigin);
+    const customer = await (await browser.newContext({ baseURL: slowBase })).newPage();
+    await signIn(customer, "customer");
+    const customerId = (await (await customer.request.get("/api/v1/me")).json()).id as string;
+
+    const page = await (await browser.newContext()).newPage();
+    const frame = await openWidget(page, slowBase, slowSite, hostToken(slowSite, customerId));
+    await expect(frame.locator("#who")).toHaveText("Signed in as Cora Customer");
+    const [input, send, stop] = [
+      frame.getByLabel("Your message"),
+      frame.getByRole("button", { name: "Send" }),
+      frame.getByRole("button", { name: "Stop" }),
+    ];
+
+    // Stop while this frame waits for the reply.
+    await input.fill("what is your returns policy?");
+    await input.press("Enter");
+    await expect(frame.locator("#status")).toHaveText("Working on it…");
+    await expect(send).toBeDisabled();
+    await stop.click();
+    await expect(frame.locator("#status")).toHaveText("Stopped.", { timeout: 10_000 });
+    await expect(frame.locator(".message.assistant").last()).toHaveText(/Stopped before finishing\./);
+    await expect(send).toBeEnabled();
+    await expect(stop).toBeHidden();
+
+    // Reloaded mid-reply: the frame shows what is being answered and follows the turn.
+    await input.fill("and for opened items?");
+    await input.press("Enter");
+    await expect(frame.locator("#status")).toHaveText("Working on it…");
+    await page.reload();
+    await page.getByRole("button", { name: "Chat with us" }).click();
+    await expect(frame.locator(".message.user").last()).toHaveText(/and for opened items\?/);
+    await expect(frame.locator("#status")).toHaveText("Working on it…");
+    await expect(send).toBeDisabled();
+    await stop.click();
+    await expect(frame.locator(".message.assistant").last()).toHaveText(/Stopped before finishing\./, { timeout: 10_000 });
+    await expect(frame.locator(".message.user")).toHaveCount(2);
+    await expect(send).toBeEnabled();
+    await expect(stop).toBeHidden();
   });
 });
