@@ -87,3 +87,13 @@ export async function rejectAs(browser: Browser, user: string, proposalId: strin
   expect(response.status()).toBe(200);
   await page.context().close();
 }
+
+/** Signs `user` in, in a context of its own, and opens the review queue with its live connection open. */
+export async function openQueue(browser: Browser, user: string): Promise<Page> {
+  const page = await (await browser.newContext()).newPage();
+  await signIn(page, user);
+  await page.goto("/queue");
+  await waitForHydration(page);
+  await expect(page.locator("body")).toHaveAttribute("data-live", "open");
+  return page;
+}

@@ -1,5 +1,5 @@
 import { expect, Page, test } from "@playwright/test";
-import { proposeViaApi, rejectAs, signIn, waitForHydration } from "./helpers";
+import { openQueue, proposeViaApi, rejectAs, signIn, waitForHydration } from "./helpers";
 
 /** The customer asks for a refund through the JSON API with their session. */
 async function proposeAsCustomer(page: Page, orderId: string) {
@@ -107,11 +107,7 @@ test("an approver's half-written rejection survives a live update of another pro
   const kept = await proposeViaApi(customer, "4830", "returns-policy:section-2");
   const other = await proposeViaApi(customer, "4830", "returns-policy:section-2");
 
-  const approver = await (await browser.newContext()).newPage();
-  await signIn(approver, "approver");
-  await approver.goto("/queue");
-  await waitForHydration(approver);
-  await expect(approver.locator("body")).toHaveAttribute("data-live", "open");
+  const approver = await openQueue(browser, "approver");
   const card = approver.locator(`[data-proposal="${kept.id}"]`);
   await card.getByRole("button", { name: "Reject…" }).click();
   const reason = card.getByLabel("Why are you rejecting it?");
@@ -219,11 +215,7 @@ test("an approver decides with the keyboard alone, and a live update elsewhere l
   const other = await proposeViaApi(customer, "4830", "returns-policy:section-2");
   const later = await proposeViaApi(customer, "4830", "returns-policy:section-2");
 
-  const approver = await (await browser.newContext()).newPage();
-  await signIn(approver, "approver");
-  await approver.goto("/queue");
-  await waitForHydration(approver);
-  await expect(approver.locator("body")).toHaveAttribute("data-live", "open");
+  const approver = await openQueue(browser, "approver");
   const card = approver.locator(`[data-proposal="${kept.id}"]`);
   const approve = card.getByRole("button", { name: "Approve…" });
   const reject = card.getByRole("button", { name: "Reject…" });
