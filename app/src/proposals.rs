@@ -69,33 +69,58 @@ mod backend {
     pub const STAFF: &[Role] = &[Role::Approver, Role::Manager, Role::Admin];
 
     pub async fn card(stored: StoredProposal) -> Result<ProposalCard, AppError> {
+        let mut cards = cards(vec![stored]).await?;
+        cards.pop().ok_or_else(|| server::fail(AppError::Internal))
+    }
+
+    /// Cards for many proposals with one read of their orders, and one
+    /// lookup per customer and per currency however many cards share them.
+    pub async fn cards(stored: Vec<StoredProposal>) -> Result<Vec<ProposalCard>, AppError> {
+        use std::collections::HashMap;
         let ctx = server::context()?;
-        let customer_id = stored
-            .proposal
-            .provenance
-            .on_behalf_of
-            .clone()
-            .unwrap_or_default();
-        let customer = storage::users::find_by_id(ctx.db.conn(), &customer_id)
-            .await
-            .map_err(|e| server::internal(&e))?
-            .map(|u| u.display_name)
-            .unwrap_or_else(|| "unknown customer".to_owned());
-        let approvals_required = ctx
-            .engine
-            .approvals_required(&stored.proposal)
+        let conn = ctx.db.conn();
+        let mut order_ids: Vec<String> =
+            stored.iter().map(|s| s.proposal.order_id.clone()).collect();
+        order_ids.sort();
+        order_ids.dedup();
+        let orders = storage::orders::get_many(conn, &order_ids)
             .await
             .map_err(|e| server::internal(&e))?;
-        let order = storage::orders::get(ctx.db.conn(), &stored.proposal.order_id)
-            .await
-            .map_err(|e| server::internal(&e))?;
-        Ok(ProposalCard {
-            proposal: stored.proposal,
-            state: stored.state,
-            customer,
-            approvals_required,
-            order,
-        })
+        let (mut customers, mut policies) = (HashMap::new(), HashMap::new());
+        let mut cards = Vec::with_capacity(stored.len());
+        for stored in stored {
+            let customer_id = stored
+                .proposal
+                .provenance
+                .on_behalf_of
+                .clone()
+                .unwrap_or_default();
+            if !customers.contains_key(&customer_id) {
+                let name = storage::users::find_by_id(conn, &customer_id)
+                    .await
+                    .map_err(|e| server::internal(&e))?
+                    .map(|u| u.display_name)
+                    .unwrap_or_else(|| "unknown customer".to_owned());
+                customers.insert(customer_id.clone(), name);
+            }
+            let currency = stored.proposal.amount.currency.code();
+            if !policies.contains_key(currency) {
+                let policy = ctx
+                    .engine
+                    .approval_policy(conn, currency)
+                    .await
+                    .map_err(|e| server::internal(&e))?;
+                policies.insert(currency.to_owned(), policy);
+            }
+            cards.push(ProposalCard {
+                customer: customers[&customer_id].clone(),
+                approvals_required: policies[currency].required_approvals(stored.proposal.amount),
+                order: orders.get(&stored.proposal.order_id).cloned(),
+                proposal: stored.proposal,
+                state: stored.state,
+            });
+        }
+        Ok(cards)
     }
 
     pub fn may_see(identity: &server::Identity, card: &RefundProposal) -> bool {
@@ -134,10 +159,7 @@ pub async fn review_queue() -> Result<QueueView, AppError> {
         .map_err(|e| server::internal(&e))?;
     let more = stored.len() > QUEUE_PAGE;
     stored.truncate(QUEUE_PAGE);
-    let mut cards = Vec::with_capacity(stored.len());
-    for proposal in stored {
-        cards.push(backend::card(proposal).await?);
-    }
+    let cards = backend::cards(stored).await?;
     Ok(QueueView { cards, more })
 }
 
@@ -156,10 +178,7 @@ pub async fn recent_proposals() -> Result<Vec<ProposalCard>, AppError> {
         .proposals(&filter, 50, 0)
         .await
         .map_err(|e| server::internal(&e))?;
-    let mut cards = Vec::with_capacity(stored.len());
-    for proposal in stored {
-        cards.push(backend::card(proposal).await?);
-    }
+    let cards = backend::cards(stored).await?;
     Ok(cards)
 }
 

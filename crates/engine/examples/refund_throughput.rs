@@ -17,6 +17,7 @@ use connectors::HttpTimeouts;
 use connectors::sandbox::{SandboxConfig, SandboxProvider, SandboxState};
 use domain::proposal::ProposalStatus;
 use domain::{Currency, Money, OrderLine, OrderSnapshot};
+use engine::live::LiveEvent;
 use engine::proposals::{EvidenceRef, SubmitProposal};
 use engine::{Actor, Engine, EngineSettings};
 use sea_orm::ConnectionTrait;
@@ -209,7 +210,11 @@ async fn main() {
         let mut verified = 0;
         while verified < refunds {
             match verified_events.recv().await {
-                Ok(change) if change.status == ProposalStatus::Verified.as_str() => verified += 1,
+                Ok(LiveEvent::Changed(change))
+                    if change.status == ProposalStatus::Verified.as_str() =>
+                {
+                    verified += 1
+                }
                 Ok(_) => {}
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                 Err(_) => break,

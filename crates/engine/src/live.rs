@@ -23,29 +23,19 @@ pub struct ProposalChanged {
     pub customer_id: Option<String>,
 }
 
-/// The `status` of the announcement that changes may have been missed.
-const RESYNC: &str = "resync";
-
-impl ProposalChanged {
-    /// Not a change: changes may have been missed (the listener lost its
-    /// connection), so every page should reload what it shows.
-    pub fn resync() -> Self {
-        ProposalChanged {
-            proposal_id: String::new(),
-            order_id: String::new(),
-            status: RESYNC.to_owned(),
-            customer_id: None,
-        }
-    }
-
-    pub fn is_resync(&self) -> bool {
-        self.status == RESYNC && self.proposal_id.is_empty()
-    }
+/// What subscribers hear.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LiveEvent {
+    /// A committed change of one proposal.
+    Changed(ProposalChanged),
+    /// Changes may have been missed (the PostgreSQL listener lost its
+    /// connection): whoever watches anything should reload what it shows.
+    Resync,
 }
 
 #[derive(Clone)]
 pub struct LiveUpdates {
-    sender: broadcast::Sender<ProposalChanged>,
+    sender: broadcast::Sender<LiveEvent>,
     /// Set on PostgreSQL: announcements go through NOTIFY.
     notify: Option<sqlx::PgPool>,
 }
@@ -77,7 +67,7 @@ impl LiveUpdates {
         match &self.notify {
             None => {
                 for change in changes {
-                    let _ = self.sender.send(change);
+                    let _ = self.sender.send(LiveEvent::Changed(change));
                 }
             }
             Some(pool) => {
@@ -98,13 +88,18 @@ impl LiveUpdates {
         }
     }
 
-    pub fn subscribe(&self) -> broadcast::Receiver<ProposalChanged> {
+    /// Tells this process's subscribers that changes may have been missed.
+    pub fn resync(&self) {
+        let _ = self.sender.send(LiveEvent::Resync);
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<LiveEvent> {
         self.sender.subscribe()
     }
 }
 
 /// Forwards NOTIFY payloads to local subscribers, reconnecting after errors.
-async fn listen(pool: sqlx::PgPool, sender: broadcast::Sender<ProposalChanged>) {
+async fn listen(pool: sqlx::PgPool, sender: broadcast::Sender<LiveEvent>) {
     loop {
         match sqlx::postgres::PgListener::connect_with(&pool).await {
             Ok(mut listener) => {
@@ -118,7 +113,7 @@ async fn listen(pool: sqlx::PgPool, sender: broadcast::Sender<ProposalChanged>) 
                                     serde_json::from_str(notification.payload())
                                         .unwrap_or_default();
                                 for change in changes {
-                                    let _ = sender.send(change);
+                                    let _ = sender.send(LiveEvent::Changed(change));
                                 }
                             }
                             Err(error) => {
@@ -135,7 +130,7 @@ async fn listen(pool: sqlx::PgPool, sender: broadcast::Sender<ProposalChanged>) 
             return;
         }
         // Tell pages to reload what they show: changes may have been missed.
-        let _ = sender.send(ProposalChanged::resync());
+        let _ = sender.send(LiveEvent::Resync);
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }

@@ -7,6 +7,7 @@ use crate::web::api::Caller;
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use domain::Role;
+use engine::live::LiveEvent;
 use futures::Stream;
 use std::convert::Infallible;
 use tokio::sync::broadcast::error::RecvError;
@@ -24,8 +25,8 @@ pub async fn proposal_events(
         loop {
             match changes.recv().await {
                 // Changes may have been missed: every page reloads, whoever watches it.
-                Ok(change) if change.is_resync() => yield Ok(Event::default().event("resync").data("{}")),
-                Ok(change) => {
+                Ok(LiveEvent::Resync) => yield Ok(Event::default().event("resync").data("{}")),
+                Ok(LiveEvent::Changed(change)) => {
                     if (staff || change.customer_id.as_deref() == Some(user_id.as_str()))
                         && let Ok(event) = Event::default().event("proposal").json_data(&change) {
                             yield Ok(event);

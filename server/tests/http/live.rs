@@ -63,7 +63,7 @@ async fn a_customer_hears_changes_to_their_own_refunds_and_every_resync_but_nobo
         change("prp_mine", &me),
     ]);
     // The listener lost its connection: pages must reload, the customer's too.
-    app.engine.live.publish(ProposalChanged::resync());
+    app.engine.live.resync();
 
     // On PostgreSQL the two announcements travel as separate NOTIFYs and
     // may arrive in either order.

@@ -47,7 +47,8 @@ struct BatchReads {
     proposals: HashMap<String, StoredProposal>,
     orders: HashMap<String, OrderSnapshot>,
     limits: HashMap<(String, String), Option<i64>>,
-    thresholds: HashMap<String, i64>,
+    /// The approval policy of each currency in the batch.
+    policies: HashMap<String, ApprovalPolicy>,
 }
 
 impl Engine {
@@ -146,7 +147,7 @@ impl Engine {
             .into_iter()
             .collect();
         let orders = storage::orders::lock_and_get_many(&**tx, &order_ids).await?;
-        let (mut limits, mut thresholds) = (HashMap::new(), HashMap::new());
+        let (mut limits, mut policies) = (HashMap::new(), HashMap::new());
         for ask in asks {
             let Some(stored) = proposals.get(&ask.proposal_id) else {
                 continue;
@@ -159,18 +160,16 @@ impl Engine {
                     .or(self.settings.default_approval_limit_minor);
                 slot.insert(limit);
             }
-            if let Entry::Vacant(slot) = thresholds.entry(currency) {
-                let threshold = storage::limits::four_eyes_threshold(&**tx, slot.key())
-                    .await?
-                    .unwrap_or(self.settings.four_eyes_threshold_minor);
-                slot.insert(threshold);
+            if let Entry::Vacant(slot) = policies.entry(currency) {
+                let policy = self.approval_policy(&**tx, slot.key()).await?;
+                slot.insert(policy);
             }
         }
         Ok(BatchReads {
             proposals,
             orders,
             limits,
-            thresholds,
+            policies,
         })
     }
 
@@ -196,20 +195,18 @@ impl Engine {
                 .copied()
                 .flatten(),
         };
-        let policy = ApprovalPolicy {
-            four_eyes_threshold_minor: reads
-                .thresholds
-                .get(&currency)
-                .copied()
-                .unwrap_or(self.settings.four_eyes_threshold_minor),
-            approval_ttl: self.settings.approval_ttl,
-        };
+        // Read for every currency of the batch's proposals.
+        let policy = reads.policies.get(&currency).ok_or_else(|| {
+            DecisionError::Storage(StorageError::Corrupt(format!(
+                "no approval policy was read for {currency}"
+            )))
+        })?;
         let ctx = ApprovalContext {
             approver: &approver,
             proposal: &stored.proposal,
             state: &stored.state,
             digest_shown: &ask.digest_shown,
-            policy: &policy,
+            policy,
             now,
         };
         let outcome = check_approval(&ctx)?;

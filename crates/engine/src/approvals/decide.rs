@@ -58,22 +58,25 @@ pub(super) fn conflict() -> DecisionError {
 }
 
 impl Engine {
-    /// How many distinct approvers the proposal needs under today's policy
-    /// (two above the four-eyes threshold of its currency): what a reviewer
-    /// is told before deciding. The approval itself checks again.
+    /// Today's approval policy for refunds in `currency`: its four-eyes
+    /// threshold (the default where none is stored) and how long approvals
+    /// count. Approvals decide by it; reviewers are told from it how many
+    /// approvers a proposal needs.
     ///
     /// # Errors
     /// Storage failures.
-    pub async fn approvals_required(&self, proposal: &RefundProposal) -> Result<u8, StorageError> {
-        let threshold =
-            storage::limits::four_eyes_threshold(self.db.conn(), proposal.amount.currency.code())
-                .await?
-                .unwrap_or(self.settings.four_eyes_threshold_minor);
-        let policy = ApprovalPolicy {
+    pub async fn approval_policy(
+        &self,
+        db: &impl ConnectionTrait,
+        currency: &str,
+    ) -> Result<ApprovalPolicy, StorageError> {
+        let threshold = storage::limits::four_eyes_threshold(db, currency)
+            .await?
+            .unwrap_or(self.settings.four_eyes_threshold_minor);
+        Ok(ApprovalPolicy {
             four_eyes_threshold_minor: threshold,
             approval_ttl: self.settings.approval_ttl,
-        };
-        Ok(policy.required_approvals(proposal.amount))
+        })
     }
 
     /// `actor` rejects the proposal with a reason shown to the requester.

@@ -28,8 +28,7 @@ impl AnswerAsk {
     /// only once it succeeded (whoever executed it).
     fn applies_to(&self, state: &ProposalState, executor_name: &str) -> bool {
         match (&self.answer, state) {
-            (Answer::RefundsUnderKey(_), ProposalState::Succeeded { .. }) => true,
-            (Answer::RefundsUnderKey(_), _) => false,
+            (Answer::RefundsUnderKey(_), state) => matches!(state, ProposalState::Succeeded { .. }),
             (_, ProposalState::Executing { executor, .. }) => executor == executor_name,
             _ => false,
         }

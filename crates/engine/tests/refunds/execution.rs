@@ -1,6 +1,7 @@
 use crate::support::{Harness, fast_settings};
 use connectors::sandbox::{FaultMode, FaultPlan, FaultRule, SandboxConfig};
 use domain::proposal::ProposalStatus;
+use engine::live::LiveEvent;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Barrier;
@@ -24,7 +25,9 @@ async fn the_flagship_refund_is_paid_once_receipted_booked_and_verified() {
     let mut receipt_when_succeeded = None;
     tokio::time::timeout(Duration::from_secs(10), async {
         while announced.last().map(String::as_str) != Some("verified") {
-            let change = changes.recv().await.unwrap();
+            let LiveEvent::Changed(change) = changes.recv().await.unwrap() else {
+                continue;
+            };
             // On PostgreSQL the proposal's own creation may still be on its
             // way (NOTIFY): only what follows the approval is asserted.
             if change.proposal_id == id && change.status != "awaiting_approval" {
@@ -201,7 +204,9 @@ async fn a_change_made_by_one_server_reaches_the_live_subscribers_of_another() {
     let stored = h.propose(&h.actor("customer").await, "4821").await;
     let change = tokio::time::timeout(Duration::from_secs(5), async {
         loop {
-            let change = changes.recv().await.unwrap();
+            let LiveEvent::Changed(change) = changes.recv().await.unwrap() else {
+                continue;
+            };
             if change.proposal_id == stored.proposal.id {
                 return change;
             }
