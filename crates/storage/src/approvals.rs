@@ -1,6 +1,7 @@
 //! Approval records: who decided what about which proposal, under which
 //! conditions. Immutable once written.
 
+use crate::bulk::{self, Conflict};
 use crate::entities::approval;
 use crate::error::StorageError;
 use domain::proposal::{Approval, ConditionsSnapshot, Decision};
@@ -27,9 +28,7 @@ pub async fn insert_many(
         .iter()
         .map(row_of)
         .collect::<Result<Vec<_>, StorageError>>()?;
-    approval::Entity::insert_many(rows)
-        .exec_without_returning(db)
-        .await?;
+    bulk::insert_all(db, rows, Conflict::Fail).await?;
     Ok(())
 }
 

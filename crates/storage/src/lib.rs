@@ -4,6 +4,7 @@
 //! the use case that calls them owns the transaction ([`Database::begin_write`]).
 
 pub mod approvals;
+mod bulk;
 pub mod conversations;
 pub mod db;
 pub mod entities;

@@ -1,13 +1,13 @@
 //! Orders, their line items and refund history.
 
+use crate::bulk;
 use crate::entities::{order, order_line, order_refund};
 use crate::error::StorageError;
 use crate::many::one_of;
 use domain::{Currency, Money, OrderLine, OrderSnapshot, PastRefund};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
-    TryInsertResult,
-    sea_query::{Expr, OnConflict},
+    sea_query::Expr,
 };
 use std::collections::HashMap;
 
@@ -188,23 +188,11 @@ pub async fn record_refunds_once(
     if bookings.is_empty() {
         return Ok(Vec::new());
     }
-    let booked = match order_refund::Entity::insert_many(
-        bookings
-            .iter()
-            .map(|(order_id, refund)| refund_row(order_id, refund)),
-    )
-    .on_conflict(
-        OnConflict::column(order_refund::Column::Id)
-            .do_nothing()
-            .to_owned(),
-    )
-    .do_nothing()
-    .exec_with_returning_keys(db)
-    .await?
-    {
-        TryInsertResult::Inserted(ids) => ids,
-        TryInsertResult::Conflicted | TryInsertResult::Empty => Vec::new(),
-    };
+    let rows = bookings
+        .iter()
+        .map(|(order_id, refund)| refund_row(order_id, refund))
+        .collect();
+    let booked = bulk::insert_new(db, rows, order_refund::Column::Id).await?;
     let mut bumped: Vec<String> = bookings
         .iter()
         .filter(|(_, refund)| booked.contains(&refund.id))

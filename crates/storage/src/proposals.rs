@@ -1,6 +1,7 @@
 //! Proposals: immutable content and the current state, moved only by
 //! conditional updates on the state version.
 
+use crate::bulk;
 use crate::entities::proposal;
 use crate::error::StorageError;
 use crate::many::one_of;
@@ -120,28 +121,50 @@ pub async fn update_states(
         return Ok(HashSet::new());
     }
     let backend = db.get_database_backend();
-    let mut values: Vec<sea_orm::Value> = Vec::with_capacity(updates.len() * 6);
-    let mut rows = Vec::with_capacity(updates.len());
-    for update in updates {
-        let first = values.len();
-        values.extend([
-            update.id.clone().into(),
-            update.expected_version.into(),
-            update.state.status().as_str().into(),
-            to_json(&update.state)?.into(),
-            update.now.into(),
-            update.due_at.into(),
-        ]);
-        rows.push(value_row(backend, first));
-    }
-    // A conditional update per row, in one statement: the VALUES list pairs
-    // each id with the version its writer read.
+    // A conditional update per row, in one statement: each id is paired
+    // with the version its writer read.
+    let (rows, values) = if backend == DbBackend::Postgres {
+        // One JSON parameter, so the statement text is the same for every
+        // batch size (see `crate::bulk`).
+        let mut array = Vec::with_capacity(updates.len());
+        for update in updates {
+            array.push(serde_json::json!({
+                "id": update.id,
+                "expected": update.expected_version,
+                "status": update.state.status().as_str(),
+                "state": to_json(&update.state)?,
+                "updated_at": bulk::json_time(&update.now),
+                "due_at": update.due_at.as_ref().map(bulk::json_time),
+            }));
+        }
+        (
+            "SELECT * FROM json_to_recordset($1::json) AS r(id text, expected bigint, \
+             status text, state text, updated_at timestamptz, due_at timestamptz)"
+                .to_owned(),
+            vec![sea_orm::Value::from(
+                serde_json::Value::Array(array).to_string(),
+            )],
+        )
+    } else {
+        let mut values: Vec<sea_orm::Value> = Vec::with_capacity(updates.len() * 6);
+        for update in updates {
+            values.extend([
+                update.id.clone().into(),
+                update.expected_version.into(),
+                update.state.status().as_str().into(),
+                to_json(&update.state)?.into(),
+                update.now.into(),
+                update.due_at.into(),
+            ]);
+        }
+        let rows = vec!["(?, ?, ?, ?, ?, ?)"; updates.len()].join(", ");
+        (format!("VALUES {rows}"), values)
+    };
     let sql = format!(
-        "WITH v(id, expected, status, state, updated_at, due_at) AS (VALUES {rows}) \
+        "WITH v(id, expected, status, state, updated_at, due_at) AS ({rows}) \
          UPDATE proposals AS p SET status = v.status, state = v.state, \
          state_version = v.expected + 1, updated_at = v.updated_at, due_at = v.due_at \
          FROM v WHERE p.id = v.id AND p.state_version = v.expected RETURNING {returned}",
-        rows = rows.join(", "),
         // SQLite's RETURNING sees only the updated table and takes no alias.
         returned = if backend == DbBackend::Postgres {
             "p.id"
@@ -159,26 +182,6 @@ pub async fn update_states(
                 .map_err(StorageError::from)
         })
         .collect()
-}
-
-/// One row of placeholders for [`update_states`], starting after `first`
-/// values; PostgreSQL needs the types, which it cannot infer in VALUES.
-fn value_row(backend: DbBackend, first: usize) -> String {
-    match backend {
-        DbBackend::Postgres => {
-            let n = |i: usize| first + i;
-            format!(
-                "(${}::text, ${}::bigint, ${}::text, ${}::text, ${}::timestamptz, ${}::timestamptz)",
-                n(1),
-                n(2),
-                n(3),
-                n(4),
-                n(5),
-                n(6)
-            )
-        }
-        _ => "(?, ?, ?, ?, ?, ?)".to_owned(),
-    }
 }
 
 /// Filters for listing proposals.

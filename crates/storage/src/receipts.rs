@@ -1,10 +1,11 @@
 //! Receipts: the provider's proof of a refund, persisted with the state that
 //! records it.
 
+use crate::bulk::{self, Conflict};
 use crate::entities::receipt;
 use crate::error::StorageError;
 use domain::proposal::Receipt;
-use sea_orm::{ConnectionTrait, EntityTrait, Set, sea_query::OnConflict};
+use sea_orm::{ConnectionTrait, EntityTrait, Set};
 
 pub use receipt::Model as StoredReceipt;
 
@@ -29,7 +30,7 @@ pub async fn insert_many_once(
     if receipts.is_empty() {
         return Ok(());
     }
-    receipt::Entity::insert_many(receipts.iter().map(|new| receipt::ActiveModel {
+    let rows = receipts.iter().map(|new| receipt::ActiveModel {
         proposal_id: Set(new.proposal_id.clone()),
         provider: Set(new.receipt.provider.clone()),
         provider_refund_id: Set(new.receipt.provider_refund_id.clone()),
@@ -38,14 +39,12 @@ pub async fn insert_many_once(
         status: Set(new.receipt.status.clone()),
         raw: Set(new.raw.to_string()),
         recorded_at: Set(new.receipt.recorded_at),
-    }))
-    .on_conflict(
-        OnConflict::column(receipt::Column::ProposalId)
-            .do_nothing()
-            .to_owned(),
+    });
+    bulk::insert_all(
+        db,
+        rows.collect(),
+        Conflict::Skip(receipt::Column::ProposalId),
     )
-    .do_nothing()
-    .exec_without_returning(db)
     .await?;
     Ok(())
 }

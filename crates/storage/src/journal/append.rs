@@ -1,14 +1,12 @@
 //! Appending events to their streams' chains.
 
 use super::{JournalEvent, SYSTEM_STREAM, event_hash, genesis};
+use crate::bulk::{self, Conflict};
 use crate::entities::{journal_event, journal_stream};
 use crate::error::StorageError;
 use crate::many::one_of;
 use chrono::{DateTime, SubsecRound, Utc};
-use sea_orm::{
-    ConnectionTrait, DbBackend, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
-    sea_query::OnConflict,
-};
+use sea_orm::{ConnectionTrait, DbBackend, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set};
 use std::collections::HashMap;
 
 /// An event to append.
@@ -96,9 +94,7 @@ pub async fn append(
         rows.push(row);
         models.push(model);
     }
-    journal_event::Entity::insert_many(rows)
-        .exec_without_returning(db)
-        .await?;
+    bulk::insert_all(db, rows, Conflict::Fail).await?;
     let updated_at = events.last().map_or_else(Utc::now, |e| e.at);
     let new_heads = streams.into_iter().filter_map(|stream| {
         let (length, head_hash) = heads.remove(&stream)?;
@@ -110,18 +106,19 @@ pub async fn append(
             updated_at: Set(updated_at),
         })
     });
-    journal_stream::Entity::insert_many(new_heads)
-        .on_conflict(
-            OnConflict::column(journal_stream::Column::Stream)
-                .update_columns([
-                    journal_stream::Column::Length,
-                    journal_stream::Column::HeadHash,
-                    journal_stream::Column::Dirty,
-                    journal_stream::Column::UpdatedAt,
-                ])
-                .to_owned(),
-        )
-        .exec_without_returning(db)
-        .await?;
+    bulk::insert_all(
+        db,
+        new_heads.collect(),
+        Conflict::Update(
+            journal_stream::Column::Stream,
+            vec![
+                journal_stream::Column::Length,
+                journal_stream::Column::HeadHash,
+                journal_stream::Column::Dirty,
+                journal_stream::Column::UpdatedAt,
+            ],
+        ),
+    )
+    .await?;
     Ok(models)
 }
