@@ -26,6 +26,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use storage::testing::TestDatabase;
 
+// The allocator the server binary uses (server/src/main.rs), so the engine
+// runs here as it does there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// CPU seconds this process has used (user + system), from /proc on Linux.
 fn cpu_seconds() -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;

@@ -26,6 +26,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use storage::testing::TestDatabase;
 
+// The allocator the server binary uses (server/src/main.rs), so the engine
+// runs here as it does there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Answers instantly from the flagship script, by position in the turn.
 struct Flagship;
 
