@@ -114,7 +114,21 @@ impl Database {
     /// # Errors
     /// Any migration failure.
     pub async fn migrate(&self) -> Result<(), StorageError> {
-        Migrator::up(&self.conn, None).await?;
+        match self.backend {
+            // sea-orm-migration runs SQLite's migrations statement by
+            // statement on whichever pooled connection is free, and a pooled
+            // connection was seen to plan later queries on the schema from
+            // before the migrations (an index since dropped). On one
+            // connection, in one transaction, every migration lands whole
+            // and every connection reads the new schema afterwards.
+            Backend::Sqlite => {
+                let transaction = self.conn.begin().await?;
+                Migrator::up(&transaction, None).await?;
+                transaction.commit().await?;
+            }
+            // Each migration runs in a transaction of its own.
+            Backend::Postgres => Migrator::up(&self.conn, None).await?,
+        }
         Ok(())
     }
 

@@ -57,3 +57,42 @@ async fn every_child_table_read_by_its_order_is_indexed_by_order() {
         assert!(names.iter().any(|n| n == index), "{table}: {names:?}");
     }
 }
+
+#[tokio::test]
+async fn after_migrating_every_pooled_connection_plans_with_the_migrated_schema() {
+    use sea_orm::{ConnectionTrait, Statement, TransactionTrait};
+    let test = TestDatabase::new().await;
+    let backend = test.db.conn().get_database_backend();
+    // `idx_journal_proposal` was dropped by m20261201_000009; a connection
+    // planning with the schema from before would still pick it.
+    let sql = match test.db.backend() {
+        storage::Backend::Sqlite => {
+            "EXPLAIN QUERY PLAN SELECT seq FROM journal_events WHERE proposal_id = 'prp_1'"
+        }
+        storage::Backend::Postgres => {
+            "EXPLAIN SELECT seq FROM journal_events WHERE proposal_id = 'prp_1'"
+        }
+    };
+    // Open transactions hold their connections, so each plans on another one.
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        let tx = test.db.conn().begin().await.unwrap();
+        let plan: Vec<String> = tx
+            .query_all(Statement::from_string(backend, sql))
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| match test.db.backend() {
+                storage::Backend::Sqlite => row.try_get::<String>("", "detail").unwrap(),
+                storage::Backend::Postgres => row.try_get_by_index::<String>(0).unwrap(),
+            })
+            .collect();
+        assert!(
+            !plan
+                .iter()
+                .any(|line| line.contains("idx_journal_proposal")),
+            "{plan:?}"
+        );
+        held.push(tx);
+    }
+}
