@@ -74,6 +74,10 @@ test("the flagship: a customer chats about order 4821, an approver approves, bot
   await recordStatuses(detail, '[data-testid="status"]');
   await recordStatuses(customer, `[data-chat-proposal="${proposalId}"] [data-testid="status"]`);
 
+  // A source opened now stays open while the proposal's status changes live.
+  await policy.locator("summary").click();
+  await expect(policy.locator("blockquote")).toBeVisible();
+
   // The approver's queue shows it without a reload.
   const card = approver.locator(`[data-proposal="${proposalId}"]`);
   await expect(card).toBeVisible();
@@ -93,6 +97,7 @@ test("the flagship: a customer chats about order 4821, an approver approves, bot
   // The customer's chat card followed along live (no reload since the proposal appeared).
   await expect(chatCard.getByTestId("status")).toHaveAttribute("data-status", "verified");
   await expect(chatCard.getByTestId("status")).toHaveText("Refunded and verified");
+  await expect(policy.locator("blockquote")).toBeVisible();
   await customer.screenshot({ path: test.info().outputPath("chat-verified.png"), fullPage: true });
   // Both showed every step on the way, in order, without a reload.
   const steps = ["awaiting_approval", "executing", "succeeded", "verified"];
