@@ -16,7 +16,7 @@
 use connectors::HttpTimeouts;
 use connectors::sandbox::{SandboxConfig, SandboxProvider, SandboxState};
 use domain::proposal::ProposalStatus;
-use domain::{Currency, Money, OrderLine, OrderSnapshot, PastRefund};
+use domain::{Currency, Money, PastRefund};
 use engine::live::LiveEvent;
 use engine::proposals::{EvidenceRef, SubmitProposal};
 use engine::{Actor, Engine, EngineSettings};
@@ -60,27 +60,6 @@ fn env_or(name: &str, default: u64) -> u64 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// A delivered, paid 25.00 EUR order with nothing refunded yet.
-fn bench_order(id: &str, customer_id: &str, now: domain::Timestamp) -> OrderSnapshot {
-    OrderSnapshot {
-        id: id.to_owned(),
-        customer_id: customer_id.to_owned(),
-        status: "delivered".into(),
-        total: Money::new(2500, Currency::EUR),
-        payment_reference: format!("pay_{id}"),
-        placed_at: now - chrono::Duration::days(5),
-        delivered_at: Some(now - chrono::Duration::days(2)),
-        version: 1,
-        lines: vec![OrderLine {
-            sku: "CAP".into(),
-            description: "Cap".into(),
-            quantity: 1,
-            unit_price_minor: 2500,
-        }],
-        refunds: vec![],
-    }
 }
 
 #[tokio::main]
@@ -180,7 +159,8 @@ async fn main() {
     // without statistics.
     let tx = db.begin_write().await.unwrap();
     for n in 0..refunds {
-        let mut earlier = bench_order(&format!("h{n}"), &customer.user_id, now);
+        let mut earlier =
+            engine::demo::delivered_cap_order(&format!("h{n}"), &customer.user_id, now);
         earlier.refunds.push(PastRefund {
             id: format!("hist_{n}"),
             amount: Money::new(2500, Currency::EUR),
@@ -189,9 +169,12 @@ async fn main() {
             created_at: now - chrono::Duration::days(1),
         });
         storage::orders::insert(&*tx, &earlier).await.unwrap();
-        storage::orders::insert(&*tx, &bench_order(&format!("b{n}"), &customer.user_id, now))
-            .await
-            .unwrap();
+        storage::orders::insert(
+            &*tx,
+            &engine::demo::delivered_cap_order(&format!("b{n}"), &customer.user_id, now),
+        )
+        .await
+        .unwrap();
     }
     tx.commit().await.unwrap();
     if db.backend() == storage::Backend::Postgres {

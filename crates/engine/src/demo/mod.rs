@@ -110,6 +110,21 @@ fn order(
     }
 }
 
+/// A delivered 25.00 EUR order of one cap, placed 5 days ago and delivered
+/// 2 days ago, paid as `pay_<id>` and never refunded: the order benchmarks
+/// and tests make by the thousand.
+pub fn delivered_cap_order(id: &str, customer_id: &str, now: Timestamp) -> OrderSnapshot {
+    order(
+        id,
+        customer_id,
+        "delivered",
+        vec![line("CAP", "Cap", 1, 2500)],
+        5,
+        Some(2),
+        now,
+    )
+}
+
 /// The demo orders. Order 4821 is the brief's: 79.00 EUR, delivered 12 days
 /// ago, paid, never refunded.
 pub fn demo_orders(

@@ -4,7 +4,7 @@
 use connectors::HttpTimeouts;
 use connectors::sandbox::{LedgerView, SandboxConfig, SandboxProvider, SandboxState};
 use domain::proposal::ProposalStatus;
-use domain::{Currency, Money, OrderLine, OrderSnapshot, Role, RoleSet};
+use domain::{Role, RoleSet};
 use engine::proposals::{EvidenceRef, SubmitProposal};
 use engine::{Actor, Engine, EngineSettings};
 use std::sync::Arc;
@@ -103,23 +103,9 @@ impl Harness {
         let tx = self.engine.db.begin_write().await.unwrap();
         let mut ids = Vec::new();
         for n in first..first + count {
-            let order = OrderSnapshot {
-                id: n.to_string(),
-                customer_id: customer.user_id.clone(),
-                status: "delivered".into(),
-                total: Money::new(2500, Currency::EUR),
-                payment_reference: format!("{reference_prefix}{n}"),
-                placed_at: now - chrono::Duration::days(6),
-                delivered_at: Some(now - chrono::Duration::days(3)),
-                version: 1,
-                lines: vec![OrderLine {
-                    sku: "CAP".into(),
-                    description: "Cap".into(),
-                    quantity: 1,
-                    unit_price_minor: 2500,
-                }],
-                refunds: vec![],
-            };
+            let mut order =
+                engine::demo::delivered_cap_order(&n.to_string(), &customer.user_id, now);
+            order.payment_reference = format!("{reference_prefix}{n}");
             storage::orders::insert(&*tx, &order).await.unwrap();
             ids.push(order.id);
         }
