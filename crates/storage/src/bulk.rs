@@ -16,7 +16,8 @@ use chrono::{DateTime, SecondsFormat, SubsecRound, Utc};
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ColumnType, ConnectionTrait, DbBackend, EntityName, EntityTrait,
-    Iden, IntoActiveModel, Iterable, Statement, TryInsertResult, Value,
+    Iden, IntoActiveModel, Iterable, PrimaryKeyToColumn, PrimaryKeyTrait, Statement,
+    TryInsertResult, Value,
 };
 
 /// What to do with a row whose key is already stored.
@@ -72,21 +73,28 @@ where
     Ok(())
 }
 
-/// Inserts `rows`, skipping those whose `key` is already stored, and
-/// returns the keys inserted now.
+/// Inserts `rows`, skipping those whose primary key (one string column) is
+/// already stored, and returns the keys inserted now.
 ///
 /// # Errors
 /// Database failures, or a column type this module cannot carry.
 pub(crate) async fn insert_new<A>(
     db: &impl ConnectionTrait,
     rows: Vec<A>,
-    key: <A::Entity as EntityTrait>::Column,
 ) -> Result<Vec<String>, StorageError>
 where
     A: ActiveModelTrait + Send,
     <A::Entity as EntityTrait>::Model: IntoActiveModel<A>,
-    <<A::Entity as EntityTrait>::PrimaryKey as sea_orm::PrimaryKeyTrait>::ValueType: Into<String>,
+    <<A::Entity as EntityTrait>::PrimaryKey as PrimaryKeyTrait>::ValueType: Into<String>,
 {
+    let Some(key) = <A::Entity as EntityTrait>::PrimaryKey::iter()
+        .next()
+        .map(PrimaryKeyToColumn::into_column)
+    else {
+        return Err(StorageError::Corrupt(
+            "a table without a primary key".into(),
+        ));
+    };
     if rows.is_empty() {
         return Ok(Vec::new());
     }

@@ -192,7 +192,7 @@ pub async fn record_refunds_once(
         .iter()
         .map(|(order_id, refund)| refund_row(order_id, refund))
         .collect();
-    let booked = bulk::insert_new(db, rows, order_refund::Column::Id).await?;
+    let booked = bulk::insert_new(db, rows).await?;
     let mut bumped: Vec<String> = bookings
         .iter()
         .filter(|(_, refund)| booked.contains(&refund.id))
