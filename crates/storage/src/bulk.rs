@@ -190,12 +190,16 @@ fn postgres_insert<A: ActiveModelTrait>(
         names = names.join(", "),
         typed = typed.join(", "),
     );
-    let rows = serde_json::Value::Array(array).to_string();
     Ok(Statement::from_sql_and_values(
         DbBackend::Postgres,
         sql,
-        [Value::from(rows)],
+        [json_rows(array)],
     ))
+}
+
+/// Rows as the one parameter `json_to_recordset($1::json)` reads.
+pub(crate) fn json_rows(rows: Vec<serde_json::Value>) -> Value {
+    Value::from(serde_json::Value::Array(rows).to_string())
 }
 
 fn quoted(iden: impl Iden) -> String {

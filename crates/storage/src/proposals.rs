@@ -141,9 +141,7 @@ pub async fn update_states(
             "SELECT * FROM json_to_recordset($1::json) AS r(id text, expected bigint, \
              status text, state text, updated_at timestamptz, due_at timestamptz)"
                 .to_owned(),
-            vec![sea_orm::Value::from(
-                serde_json::Value::Array(array).to_string(),
-            )],
+            vec![bulk::json_rows(array)],
         )
     } else {
         let mut values: Vec<sea_orm::Value> = Vec::with_capacity(updates.len() * 6);
