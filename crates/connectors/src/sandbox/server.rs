@@ -201,14 +201,14 @@ async fn list_refunds(
     State(state): State<SandboxState>,
     Query(query): Query<ListQuery>,
 ) -> Json<RefundList> {
-    tokio::time::sleep(state.lookup_latency()).await;
+    state.lookup_pause().await;
     Json(RefundList {
         data: state.refunds(query.idempotency_key.as_deref()),
     })
 }
 
 async fn refund_by_key(State(state): State<SandboxState>, Path(key): Path<String>) -> Response {
-    tokio::time::sleep(state.lookup_latency()).await;
+    state.lookup_pause().await;
     match state.refund_for_key(&key) {
         Some(refund) => Json(refund).into_response(),
         None => error(
@@ -221,7 +221,7 @@ async fn refund_by_key(State(state): State<SandboxState>, Path(key): Path<String
 }
 
 async fn ledger(State(state): State<SandboxState>) -> Response {
-    tokio::time::sleep(state.lookup_latency()).await;
+    state.lookup_pause().await;
     Json(state.ledger()).into_response()
 }
 

@@ -157,8 +157,13 @@ impl SandboxState {
         self.inner.timing.lock().hang
     }
 
-    pub(crate) fn lookup_latency(&self) -> Duration {
-        self.inner.timing.lock().lookup_latency
+    /// Waits out the configured latency of lookups. Without one it returns
+    /// at once: even a zero sleep goes through the timer and a wake-up.
+    pub(crate) async fn lookup_pause(&self) {
+        let latency = self.inner.timing.lock().lookup_latency;
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
+        }
     }
 
     /// Check the key and, when it is new, mark it in flight.
