@@ -1,9 +1,11 @@
 //! Turning what the provider said (or did not say) into state: the next
 //! state of the proposal, and with a successful refund its booking on the
-//! order and its receipt. Verification is an answer of its own, recorded
-//! after the success is committed (the receipt is kept before we ask again,
-//! and the success is seen before it is verified). `record` writes them,
-//! many answers per transaction.
+//! order and its receipt. The executor asks for the refunds under the key
+//! as soon as the provider reports success, and the success and its
+//! verification are then recorded in one transaction (two journal events,
+//! one state write). When that list does not come, the success is recorded
+//! alone and the reconciler verifies it later, as an answer of its own.
+//! `record` writes them, many answers per transaction.
 
 use super::record::AnswerAsk;
 use super::step::{ConflictAware, SaveError, Step};
@@ -69,8 +71,9 @@ pub enum AfterAnswer {
     Done,
     /// Resend under the same key (the provider found nothing).
     Resend,
-    /// The refund succeeded and is recorded: verify it now.
-    Verify,
+    /// The refund succeeded and is recorded without its verification (the
+    /// provider did not list its key): the reconciler verifies it once due.
+    Unverified,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -144,7 +147,10 @@ impl Engine {
                             }
                         }
                         if matches!(step.state(), ProposalState::Succeeded { .. }) {
-                            after = AfterAnswer::Verify;
+                            match &ask.listed_under_key {
+                                Some(listed) => apply_verification(step, listed, actor, now)?,
+                                None => after = AfterAnswer::Unverified,
+                            }
                         }
                     }
                     ProviderRefundStatus::Pending => {

@@ -20,6 +20,10 @@ pub(crate) type AnswerRequest = Request<AnswerAsk, AfterAnswer, RecordError>;
 pub(crate) struct AnswerAsk {
     pub proposal_id: String,
     pub answer: Answer,
+    /// With a succeeded refund: the refunds the provider listed under the
+    /// key right after it, so the success and its verification are written
+    /// together. None when not asked for, or when the provider did not say.
+    pub listed_under_key: Option<Vec<connectors::ProviderRefund>>,
 }
 
 impl AnswerAsk {
@@ -38,7 +42,9 @@ impl AnswerAsk {
 impl Engine {
     /// Records `answer` for proposal `id` if it still concerns it: a refund's
     /// answer while it is executing under this process's claim, the refunds
-    /// under its key once it succeeded. Answers arriving together are
+    /// under its key once it succeeded. A succeeded refund's answer may
+    /// bring the refunds `listed_under_key` with it: its verification, then
+    /// recorded in the same transaction. Answers arriving together are
     /// recorded together, in one transaction.
     ///
     /// # Errors
@@ -47,10 +53,12 @@ impl Engine {
         &self,
         id: &str,
         answer: Answer,
+        listed_under_key: Option<Vec<connectors::ProviderRefund>>,
     ) -> Result<AfterAnswer, RecordError> {
         let ask = AnswerAsk {
             proposal_id: id.to_owned(),
             answer,
+            listed_under_key,
         };
         retry_on_conflict(|| self.record_in_a_batch(ask.clone())).await
     }

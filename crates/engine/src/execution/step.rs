@@ -203,13 +203,15 @@ pub async fn write_states<K>(
     Ok((written, lost))
 }
 
-/// How long the executor that recorded a success has to verify it before
-/// the reconciler does (both may: the second finds it verified already).
+/// How long a success recorded without its verification waits before the
+/// reconciler asks the provider for the refunds under its key again (the
+/// success is verified as it is recorded; it is left unverified only when
+/// the provider did not answer the question about its key).
 const VERIFICATION_GRACE: chrono::Duration = chrono::Duration::seconds(2);
 
 /// When the reconciler should next look at a proposal in this state. A
-/// succeeded refund is verified by its executor right away, or by the
-/// reconciler shortly after.
+/// succeeded refund is verified as it is recorded, or by the reconciler
+/// shortly after.
 pub fn due_at(state: &ProposalState, now: Timestamp) -> Option<Timestamp> {
     match state {
         ProposalState::Succeeded { .. } => Some(now + VERIFICATION_GRACE),

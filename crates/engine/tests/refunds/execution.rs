@@ -19,10 +19,10 @@ async fn the_flagship_refund_is_paid_once_receipted_booked_and_verified() {
         .await
         .unwrap();
     assert_eq!(approved.status(), ProposalStatus::Executing);
-    // Each step is committed and announced on its own: the success (with its
-    // receipt already stored) before the verification.
+    // The provider's success is verified before it is recorded: success and
+    // verification are committed together, so nobody is told "succeeded"
+    // about a refund that is not yet verified.
     let mut announced = Vec::new();
-    let mut receipt_when_succeeded = None;
     tokio::time::timeout(Duration::from_secs(10), async {
         while announced.last().map(String::as_str) != Some("verified") {
             let LiveEvent::Changed(change) = changes.recv().await.unwrap() else {
@@ -31,22 +31,13 @@ async fn the_flagship_refund_is_paid_once_receipted_booked_and_verified() {
             // On PostgreSQL the proposal's own creation may still be on its
             // way (NOTIFY): only what follows the approval is asserted.
             if change.proposal_id == id && change.status != "awaiting_approval" {
-                if change.status == "succeeded" {
-                    let detail = h.engine.proposal(&id).await.unwrap().unwrap();
-                    receipt_when_succeeded = Some(detail.receipt.is_some());
-                }
                 announced.push(change.status);
             }
         }
     })
     .await
     .expect("the refund is verified");
-    assert_eq!(announced, ["executing", "succeeded", "verified"]);
-    assert_eq!(
-        receipt_when_succeeded,
-        Some(true),
-        "the receipt is kept before verification"
-    );
+    assert_eq!(announced, ["executing", "verified"]);
     assert_eq!(h.ledger().count_for(&id), 1);
     let detail = h.engine.proposal(&id).await.unwrap().unwrap();
     let receipt = detail.receipt.expect("receipt persisted");
@@ -76,6 +67,69 @@ async fn the_flagship_refund_is_paid_once_receipted_booked_and_verified() {
         ]
     );
     assert_eq!(detail.events[1].actor, "user:approver");
+}
+
+#[tokio::test]
+async fn a_success_the_provider_cannot_list_yet_is_kept_with_its_receipt_and_verified_later() {
+    // Lookups outlast the client's 400 ms timeout: the refund goes through,
+    // the question about its key does not.
+    let config = SandboxConfig::default().with_lookup_latency(Duration::from_millis(600));
+    let h = Harness::with(config, fast_settings("executor-test")).await;
+    let stored = h.propose(&h.actor("customer").await, "4821").await;
+    let id = stored.proposal.id.clone();
+    h.engine
+        .approve(
+            &h.actor("approver").await,
+            &id,
+            &stored.proposal.action_digest,
+        )
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while h.status(&id).await == ProposalStatus::Executing {
+        assert!(tokio::time::Instant::now() < deadline, "never recorded");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let detail = h.engine.proposal(&id).await.unwrap().unwrap();
+    assert_eq!(detail.stored.status(), ProposalStatus::Succeeded);
+    assert_eq!(
+        detail.receipt.map(|r| r.amount_minor),
+        Some(7900),
+        "the receipt is kept although verification is still to come"
+    );
+
+    h.sandbox
+        .set_faults(connectors::sandbox::FaultUpdate {
+            lookup_latency: Some(Duration::ZERO),
+            ..Default::default()
+        })
+        .unwrap();
+    let status = h
+        .settle(&id, &[ProposalStatus::Verified], Duration::from_secs(10))
+        .await;
+    assert_eq!(status, ProposalStatus::Verified);
+    assert_eq!(h.ledger().count_for(&id), 1);
+    let kinds: Vec<_> = h
+        .engine
+        .proposal(&id)
+        .await
+        .unwrap()
+        .unwrap()
+        .events
+        .iter()
+        .map(|e| e.kind.clone())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "proposed",
+            "approved",
+            "claimed",
+            "sent",
+            "succeeded",
+            "verified"
+        ]
+    );
 }
 
 #[tokio::test]
