@@ -143,19 +143,18 @@ fn postgres_insert<A: ActiveModelTrait>(
     let columns: Vec<_> = <A::Entity as EntityTrait>::Column::iter()
         .filter(|column| !rows[0].get(*column).is_not_set())
         .collect();
-    let mut array = Vec::with_capacity(rows.len());
+    let keys: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
+    let mut json = JsonRows::new();
     for row in rows {
-        let mut object = serde_json::Map::with_capacity(columns.len());
-        for column in &columns {
+        json.row();
+        for (column, key) in columns.iter().zip(&keys) {
             let value = row.get(*column).into_value().ok_or_else(|| {
                 StorageError::Corrupt(format!(
-                    "row without a value for {} in a multi-row insert",
-                    column.to_string()
+                    "row without a value for {key} in a multi-row insert"
                 ))
             })?;
-            object.insert(column.to_string(), json_of(&value)?);
+            json.value(key, &value)?;
         }
-        array.push(serde_json::Value::Object(object));
     }
     let names: Vec<String> = columns.iter().map(|c| quoted(*c)).collect();
     let typed = columns
@@ -193,13 +192,92 @@ fn postgres_insert<A: ActiveModelTrait>(
     Ok(Statement::from_sql_and_values(
         DbBackend::Postgres,
         sql,
-        [json_rows(array)],
+        [json.finish()?],
     ))
 }
 
-/// Rows as the one parameter `json_to_recordset($1::json)` reads.
-pub(crate) fn json_rows(rows: Vec<serde_json::Value>) -> Value {
-    Value::from(serde_json::Value::Array(rows).to_string())
+/// The one parameter `json_to_recordset($1::json)` reads: rows written
+/// straight into JSON text, field by field, rather than built as
+/// `serde_json::Value` maps first and then printed (a batch's rows were a
+/// tenth of the engine's CPU that way).
+pub(crate) struct JsonRows {
+    text: Vec<u8>,
+    rows: usize,
+    fields: usize,
+}
+
+impl JsonRows {
+    pub(crate) fn new() -> Self {
+        JsonRows {
+            text: b"[".to_vec(),
+            rows: 0,
+            fields: 0,
+        }
+    }
+
+    /// Starts the next row.
+    pub(crate) fn row(&mut self) {
+        if self.rows > 0 {
+            self.text.extend_from_slice(b"},");
+        }
+        self.text.push(b'{');
+        self.rows += 1;
+        self.fields = 0;
+    }
+
+    /// Adds a field to the current row.
+    ///
+    /// # Errors
+    /// A value JSON cannot carry.
+    pub(crate) fn field<T: serde::Serialize + ?Sized>(
+        &mut self,
+        name: &str,
+        value: &T,
+    ) -> Result<(), StorageError> {
+        if self.fields > 0 {
+            self.text.push(b',');
+        }
+        self.fields += 1;
+        serde_json::to_writer(&mut self.text, name).map_err(unwritable)?;
+        self.text.push(b':');
+        serde_json::to_writer(&mut self.text, value).map_err(unwritable)
+    }
+
+    /// Adds a column's value to the current row, as `json_to_recordset`
+    /// reads it back into that column's type.
+    ///
+    /// # Errors
+    /// A value of a type this module cannot carry.
+    fn value(&mut self, name: &str, value: &Value) -> Result<(), StorageError> {
+        match value {
+            Value::String(text) => self.field(name, &text.as_deref()),
+            Value::BigInt(number) => self.field(name, number),
+            Value::Int(number) => self.field(name, number),
+            Value::Bool(flag) => self.field(name, flag),
+            Value::ChronoDateTimeUtc(at) => self.field(name, &at.as_deref().map(json_time)),
+            other => Err(StorageError::Corrupt(format!(
+                "multi-row insert cannot carry {other:?}"
+            ))),
+        }
+    }
+
+    /// The rows as the statement's parameter.
+    ///
+    /// # Errors
+    /// Never in practice: everything written is UTF-8 JSON.
+    pub(crate) fn finish(mut self) -> Result<Value, StorageError> {
+        if self.rows > 0 {
+            self.text.push(b'}');
+        }
+        self.text.push(b']');
+        let text = String::from_utf8(self.text)
+            .map_err(|e| StorageError::Corrupt(format!("rows are not UTF-8: {e}")))?;
+        Ok(Value::from(text))
+    }
+}
+
+fn unwritable(error: serde_json::Error) -> StorageError {
+    StorageError::Corrupt(format!("a row could not be written as JSON: {error}"))
 }
 
 fn quoted(iden: impl Iden) -> String {
@@ -229,22 +307,6 @@ fn postgres_type(column_type: &ColumnType) -> Result<&'static str, StorageError>
 pub(crate) fn json_time(at: &DateTime<Utc>) -> String {
     at.trunc_subsecs(6)
         .to_rfc3339_opts(SecondsFormat::Micros, true)
-}
-
-/// A column's value as one field of a `json_to_recordset` row.
-fn json_of(value: &Value) -> Result<serde_json::Value, StorageError> {
-    Ok(match value {
-        Value::String(text) => text.as_deref().cloned().into(),
-        Value::BigInt(number) => (*number).into(),
-        Value::Int(number) => (*number).into(),
-        Value::Bool(flag) => (*flag).into(),
-        Value::ChronoDateTimeUtc(at) => at.as_deref().map(json_time).into(),
-        other => {
-            return Err(StorageError::Corrupt(format!(
-                "multi-row insert cannot carry {other:?}"
-            )));
-        }
-    })
 }
 
 #[cfg(test)]
@@ -292,6 +354,37 @@ mod tests {
             one.sql
         );
         assert_eq!(forty.values.map(|v| v.0.len()), Some(1), "one parameter");
+    }
+
+    #[test]
+    fn rows_written_field_by_field_read_back_as_the_values_given() {
+        let mut json = JsonRows::new();
+        json.row();
+        json.value("text", &Value::from("a \"quoted\" \\ line\nwith ✓"))
+            .unwrap();
+        json.value("missing", &Value::String(None)).unwrap();
+        json.value("count", &Value::BigInt(Some(-7))).unwrap();
+        json.row();
+        json.field("flag", &true).unwrap();
+        let Value::String(Some(text)) = json.finish().unwrap() else {
+            panic!("the rows are one text parameter");
+        };
+        let rows: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            rows,
+            serde_json::json!([
+                { "text": "a \"quoted\" \\ line\nwith ✓", "missing": null, "count": -7 },
+                { "flag": true }
+            ])
+        );
+    }
+
+    #[test]
+    fn no_rows_are_an_empty_json_array() {
+        let Value::String(Some(text)) = JsonRows::new().finish().unwrap() else {
+            panic!("the rows are one text parameter");
+        };
+        assert_eq!(*text, "[]");
     }
 
     #[test]

@@ -126,22 +126,21 @@ pub async fn update_states(
     let (rows, values) = if backend == DbBackend::Postgres {
         // One JSON parameter, so the statement text is the same for every
         // batch size (see `crate::bulk`).
-        let mut array = Vec::with_capacity(updates.len());
+        let mut json = bulk::JsonRows::new();
         for update in updates {
-            array.push(serde_json::json!({
-                "id": update.id,
-                "expected": update.expected_version,
-                "status": update.state.status().as_str(),
-                "state": to_json(&update.state)?,
-                "updated_at": bulk::json_time(&update.now),
-                "due_at": update.due_at.as_ref().map(bulk::json_time),
-            }));
+            json.row();
+            json.field("id", &update.id)?;
+            json.field("expected", &update.expected_version)?;
+            json.field("status", update.state.status().as_str())?;
+            json.field("state", &to_json(&update.state)?)?;
+            json.field("updated_at", &bulk::json_time(&update.now))?;
+            json.field("due_at", &update.due_at.as_ref().map(bulk::json_time))?;
         }
         (
             "SELECT * FROM json_to_recordset($1::json) AS r(id text, expected bigint, \
              status text, state text, updated_at timestamptz, due_at timestamptz)"
                 .to_owned(),
-            vec![bulk::json_rows(array)],
+            vec![json.finish()?],
         )
     } else {
         let mut values: Vec<sea_orm::Value> = Vec::with_capacity(updates.len() * 6);
