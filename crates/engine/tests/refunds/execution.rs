@@ -75,21 +75,9 @@ async fn a_success_the_provider_cannot_list_yet_is_kept_with_its_receipt_and_ver
     // the question about its key does not.
     let config = SandboxConfig::default().with_lookup_latency(Duration::from_millis(600));
     let h = Harness::with(config, fast_settings("executor-test")).await;
-    let stored = h.propose(&h.actor("customer").await, "4821").await;
-    let id = stored.proposal.id.clone();
-    h.engine
-        .approve(
-            &h.actor("approver").await,
-            &id,
-            &stored.proposal.action_digest,
-        )
-        .await
-        .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while h.status(&id).await == ProposalStatus::Executing {
-        assert!(tokio::time::Instant::now() < deadline, "never recorded");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let id = h.approved_refund(&h.actor("customer").await, "4821").await;
+    h.wait_while(&id, ProposalStatus::Executing, Duration::from_secs(10))
+        .await;
     let detail = h.engine.proposal(&id).await.unwrap().unwrap();
     assert_eq!(detail.stored.status(), ProposalStatus::Succeeded);
     assert_eq!(
@@ -210,16 +198,7 @@ async fn a_successor_takes_over_an_expired_lease_by_querying_never_paying_twice(
     let mut successor_settings = fast_settings("executor-b");
     successor_settings.lease = chrono::Duration::seconds(1);
     let successor = h.second_engine(successor_settings).await;
-    let stored = h.propose(&h.actor("customer").await, "4821").await;
-    let id = stored.proposal.id.clone();
-    h.engine
-        .approve(
-            &h.actor("approver").await,
-            &id,
-            &stored.proposal.action_digest,
-        )
-        .await
-        .unwrap();
+    let id = h.approved_refund(&h.actor("customer").await, "4821").await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     while h.status(&id).await != ProposalStatus::Verified {

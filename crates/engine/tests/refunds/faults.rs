@@ -70,23 +70,12 @@ async fn execute_then_timeout_is_unknown_first_and_verified_after_reconciliation
         .with_hang(Duration::from_millis(800))
         .with_faults(plan);
     let h = Harness::with(config, fast_settings("executor-ett")).await;
-    let stored = h.propose(&h.actor("customer").await, "4821").await;
-    let id = stored.proposal.id.clone();
-    h.engine
-        .approve(
-            &h.actor("approver").await,
-            &id,
-            &stored.proposal.action_digest,
-        )
-        .await
-        .unwrap();
+    let id = h.approved_refund(&h.actor("customer").await, "4821").await;
     // The client gives up after 400 ms: the outcome is unknown, never failed.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while h.status(&id).await == ProposalStatus::Executing {
-        assert!(tokio::time::Instant::now() < deadline);
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(h.status(&id).await, ProposalStatus::OutcomeUnknown);
+    let status = h
+        .wait_while(&id, ProposalStatus::Executing, Duration::from_secs(5))
+        .await;
+    assert_eq!(status, ProposalStatus::OutcomeUnknown);
     h.settle(&id, &[ProposalStatus::Verified], Duration::from_secs(10))
         .await;
     assert_eq!(h.ledger().count_for(&id), 1);
@@ -97,16 +86,7 @@ async fn a_declined_payment_fails_with_the_reason_and_pays_nothing() {
     let h = Harness::start().await;
     let customer = h.actor("customer3").await;
     let orders = h.more_orders(&customer, 9100, 1, "pay_declined_").await;
-    let stored = h.propose(&customer, &orders[0]).await;
-    let id = stored.proposal.id.clone();
-    h.engine
-        .approve(
-            &h.actor("approver").await,
-            &id,
-            &stored.proposal.action_digest,
-        )
-        .await
-        .unwrap();
+    let id = h.approved_refund(&customer, &orders[0]).await;
     h.settle(&id, &[ProposalStatus::Failed], Duration::from_secs(10))
         .await;
     assert_eq!(h.ledger().total_refunds, 0);
@@ -124,16 +104,7 @@ async fn an_outcome_that_stays_unknown_is_handed_to_a_person_and_never_called_fa
         .with_faults(plan)
         .with_lookup_latency(Duration::from_millis(600));
     let h = Harness::with(config, settings).await;
-    let stored = h.propose(&h.actor("customer").await, "4821").await;
-    let id = stored.proposal.id.clone();
-    h.engine
-        .approve(
-            &h.actor("approver").await,
-            &id,
-            &stored.proposal.action_digest,
-        )
-        .await
-        .unwrap();
+    let id = h.approved_refund(&h.actor("customer").await, "4821").await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {
         let detail = h.engine.proposal(&id).await.unwrap().unwrap();

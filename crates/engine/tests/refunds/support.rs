@@ -121,6 +121,43 @@ impl Harness {
             .unwrap()
     }
 
+    /// `requester` proposes a full refund of `order_id` and the approver
+    /// approves it (one approval executes at this amount); returns its id.
+    pub async fn approved_refund(&self, requester: &Actor, order_id: &str) -> String {
+        let stored = self.propose(requester, order_id).await;
+        self.engine
+            .approve(
+                &self.actor("approver").await,
+                &stored.proposal.id,
+                &stored.proposal.action_digest,
+            )
+            .await
+            .unwrap();
+        stored.proposal.id
+    }
+
+    /// Waits while the proposal stays `status`; returns the status it moved
+    /// to, or panics after `limit`.
+    pub async fn wait_while(
+        &self,
+        id: &str,
+        status: ProposalStatus,
+        limit: Duration,
+    ) -> ProposalStatus {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let now = self.status(id).await;
+            if now != status {
+                return now;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "proposal {id} stayed {status:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     pub fn ledger(&self) -> LedgerView {
         self.sandbox.ledger()
     }
