@@ -6,6 +6,16 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Barrier;
 
+/// The journal of a refund from proposal to verification, in order.
+const JOURNAL_OF_A_VERIFIED_REFUND: [&str; 6] = [
+    "proposed",
+    "approved",
+    "claimed",
+    "sent",
+    "succeeded",
+    "verified",
+];
+
 #[tokio::test]
 async fn the_flagship_refund_is_paid_once_receipted_booked_and_verified() {
     let h = Harness::start().await;
@@ -55,17 +65,7 @@ async fn the_flagship_refund_is_paid_once_receipted_booked_and_verified() {
         "the refund is booked on the order"
     );
     let kinds: Vec<_> = detail.events.iter().map(|e| e.kind.as_str()).collect();
-    assert_eq!(
-        kinds,
-        [
-            "proposed",
-            "approved",
-            "claimed",
-            "sent",
-            "succeeded",
-            "verified"
-        ]
-    );
+    assert_eq!(kinds, JOURNAL_OF_A_VERIFIED_REFUND);
     assert_eq!(detail.events[1].actor, "user:approver");
 }
 
@@ -97,27 +97,9 @@ async fn a_success_the_provider_cannot_list_yet_is_kept_with_its_receipt_and_ver
         .await;
     assert_eq!(status, ProposalStatus::Verified);
     assert_eq!(h.ledger().count_for(&id), 1);
-    let kinds: Vec<_> = h
-        .engine
-        .proposal(&id)
-        .await
-        .unwrap()
-        .unwrap()
-        .events
-        .iter()
-        .map(|e| e.kind.clone())
-        .collect();
-    assert_eq!(
-        kinds,
-        [
-            "proposed",
-            "approved",
-            "claimed",
-            "sent",
-            "succeeded",
-            "verified"
-        ]
-    );
+    let detail = h.engine.proposal(&id).await.unwrap().unwrap();
+    let kinds: Vec<_> = detail.events.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(kinds, JOURNAL_OF_A_VERIFIED_REFUND);
 }
 
 #[tokio::test]
