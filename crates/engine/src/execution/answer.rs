@@ -71,9 +71,6 @@ pub enum AfterAnswer {
     Done,
     /// Resend under the same key (the provider found nothing).
     Resend,
-    /// The refund succeeded and is recorded without its verification (the
-    /// provider did not list its key): the reconciler verifies it once due.
-    Unverified,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -146,11 +143,12 @@ impl Engine {
                                     Some(booking(id, order_id, *amount, provider_refund_id, now));
                             }
                         }
-                        if matches!(step.state(), ProposalState::Succeeded { .. }) {
-                            match &ask.listed_under_key {
-                                Some(listed) => apply_verification(step, listed, actor, now)?,
-                                None => after = AfterAnswer::Unverified,
-                            }
+                        // Without the listing the success stays unverified
+                        // until the reconciler asks again (`step::due_at`).
+                        if matches!(step.state(), ProposalState::Succeeded { .. })
+                            && let Some(listed) = &ask.listed_under_key
+                        {
+                            apply_verification(step, listed, actor, now)?;
                         }
                     }
                     ProviderRefundStatus::Pending => {
