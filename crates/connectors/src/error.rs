@@ -52,6 +52,20 @@ pub enum ProviderError {
     /// reference this provider cannot address). Definite: nothing executed.
     #[error("invalid refund request: {message}")]
     InvalidRequest { message: String },
+
+    /// The provider refused because of our configuration: authentication or
+    /// permission (401/403), a payment reference it does not know (404
+    /// `resource_missing`) — nothing executed; a person must fix it.
+    #[error(
+        "the payment provider refused the request because of configuration (HTTP {status}): {message}"
+    )]
+    Configuration { status: u16, message: String },
+
+    /// The provider replayed an error it had stored under this idempotency
+    /// key (Stripe stores a 500 for 24 h and answers every resend with it and
+    /// `Idempotent-Replayed: true`): resending cannot help; a person must look.
+    #[error("the provider replayed a stored error for this key (HTTP {status}): {message}")]
+    ReplayedError { status: u16, message: String },
 }
 
 impl ProviderError {
@@ -59,7 +73,12 @@ impl ProviderError {
     /// query before concluding anything.
     #[must_use]
     pub fn may_have_executed(&self) -> bool {
-        matches!(self, Self::Unknown { .. } | Self::InFlight)
+        // A replayed error stands for the original 500, which may have
+        // executed before the provider failed.
+        matches!(
+            self,
+            Self::Unknown { .. } | Self::InFlight | Self::ReplayedError { .. }
+        )
     }
 }
 

@@ -22,6 +22,6 @@ pub mod stripe;
 pub use error::ProviderError;
 pub use http::{ConfigError, HttpTimeouts};
 pub use provider::{
-    PaymentProvider, ProviderRefund, ProviderRefundStatus, RefundLookup, RefundOutcome,
-    RefundRequest,
+    PaymentProvider, ProviderCharge, ProviderRefund, ProviderRefundStatus, RefundLookup,
+    RefundOutcome, RefundRequest,
 };

@@ -59,6 +59,64 @@ pub trait PaymentProvider: Send + Sync {
         &self,
         key: &RefundLookup,
     ) -> Result<Vec<ProviderRefund>, ProviderError>;
+
+    /// Whether this provider can address the payment reference at all
+    /// (syntax only, no I/O): Stripe takes `pi_`/`ch_`/`py_`, the sandbox
+    /// takes references it could hold (non-empty, printable ASCII, no
+    /// whitespace, at most 255 bytes).
+    ///
+    /// # Errors
+    ///
+    /// [`ProviderError::InvalidRequest`] with a precise message naming the
+    /// accepted forms.
+    fn check_reference(&self, payment_reference: &str) -> Result<(), ProviderError>;
+
+    /// The charge (payment) as the provider holds it now: amount, currency,
+    /// what is already refunded, and every refund on it. A status query:
+    /// never creates anything.
+    ///
+    /// # Errors
+    ///
+    /// As for [`PaymentProvider::lookup`]: any failure to get a readable
+    /// answer is [`ProviderError::Unknown`] (or
+    /// [`ProviderError::RateLimited`]), never a refusal.
+    async fn charge(&self, payment_reference: &str) -> Result<ProviderCharge, ProviderError>;
+}
+
+/// A charge (the customer's payment) as the provider holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderCharge {
+    pub payment_reference: String,
+    pub amount_minor: i64,
+    /// ISO 4217, upper case.
+    pub currency: String,
+    /// What the provider counts as refunded (succeeded + pending refunds, as
+    /// Stripe counts `amount_refunded`).
+    pub amount_refunded_minor: i64,
+    /// Every refund on the charge, oldest first (for each: `idempotency_key`
+    /// is the key it was made under when the provider tells, else `""`).
+    pub refunds: Vec<ProviderRefund>,
+    /// The provider's own JSON, for the audit trail.
+    pub raw: serde_json::Value,
+}
+
+impl ProviderCharge {
+    /// What can still be refunded: amount minus refunded, never below 0.
+    #[must_use]
+    pub fn remaining_minor(&self) -> i64 {
+        self.amount_minor
+            .saturating_sub(self.amount_refunded_minor)
+            .max(0)
+    }
+
+    /// The refunds on this charge made under `key`, oldest first.
+    #[must_use]
+    pub fn refunds_under_key(&self, key: &str) -> Vec<&ProviderRefund> {
+        self.refunds
+            .iter()
+            .filter(|refund| refund.idempotency_key == key)
+            .collect()
+    }
 }
 
 /// A refund to issue. The idempotency key is the proposal id.

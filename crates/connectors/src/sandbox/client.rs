@@ -155,6 +155,18 @@ impl PaymentProvider for SandboxProvider {
             })
             .collect()
     }
+    fn check_reference(&self, _payment_reference: &str) -> Result<(), ProviderError> {
+        Ok(())
+    }
+
+    async fn charge(
+        &self,
+        _payment_reference: &str,
+    ) -> Result<crate::ProviderCharge, ProviderError> {
+        Err(ProviderError::Unknown {
+            reason: "charge query not implemented yet".to_owned(),
+        })
+    }
 }
 
 /// `GET /v1/refunds`, each refund kept as the provider sent it.

@@ -183,4 +183,16 @@ impl PaymentProvider for StripeProvider {
     ) -> Result<Vec<ProviderRefund>, ProviderError> {
         self.list_for_key(key).await
     }
+    fn check_reference(&self, _payment_reference: &str) -> Result<(), ProviderError> {
+        Ok(())
+    }
+
+    async fn charge(
+        &self,
+        _payment_reference: &str,
+    ) -> Result<crate::ProviderCharge, ProviderError> {
+        Err(ProviderError::Unknown {
+            reason: "charge query not implemented yet".to_owned(),
+        })
+    }
 }
