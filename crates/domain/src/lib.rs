@@ -10,7 +10,7 @@ pub mod role;
 pub mod user;
 
 pub use money::{Currency, Money, MoneyError};
-pub use order::{OrderLine, OrderSnapshot, PastRefund};
+pub use order::{DeliveryEvent, DeliveryKind, OrderLine, OrderSnapshot, PastRefund};
 pub use role::{Role, RoleSet};
 pub use user::{UserName, UserNameError, UserSummary};
 

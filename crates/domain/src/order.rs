@@ -22,6 +22,61 @@ pub struct PastRefund {
     pub created_at: Timestamp,
 }
 
+/// What happened to an order's parcel, as the shop reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryKind {
+    Shipped,
+    Delivered,
+    Returned,
+}
+
+impl DeliveryKind {
+    pub const ALL: [DeliveryKind; 3] = [
+        DeliveryKind::Shipped,
+        DeliveryKind::Delivered,
+        DeliveryKind::Returned,
+    ];
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            DeliveryKind::Shipped => "shipped",
+            DeliveryKind::Delivered => "delivered",
+            DeliveryKind::Returned => "returned",
+        }
+    }
+}
+
+/// One delivery event: what happened and when (UTC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeliveryEvent {
+    pub kind: DeliveryKind,
+    pub at: Timestamp,
+}
+
+/// The status of an order no delivery event has reached yet.
+pub const STATUS_PLACED: &str = "placed";
+
+/// The status and delivery time that delivery events say, so the two can
+/// never disagree with the events: the status is the kind of the latest
+/// event (`placed` without any), `delivered_at` the latest delivery (a
+/// return keeps it: return windows count from delivery).
+pub fn delivery_status(events: &[DeliveryEvent]) -> (String, Option<Timestamp>) {
+    // The latest by time; of events at the same instant, the one listed last.
+    let latest = events
+        .iter()
+        .enumerate()
+        .max_by_key(|(position, event)| (event.at, *position))
+        .map(|(_, event)| event.kind);
+    let delivered_at = events
+        .iter()
+        .filter(|event| event.kind == DeliveryKind::Delivered)
+        .map(|event| event.at)
+        .max();
+    let status = latest.map_or(STATUS_PLACED, |kind| kind.as_str());
+    (status.to_owned(), delivered_at)
+}
+
 /// The live order record at one version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OrderSnapshot {
@@ -124,6 +179,34 @@ mod tests {
         assert_eq!(
             order(vec![1000, 900]).refundable().unwrap().amount_minor,
             6000
+        );
+    }
+
+    fn event(kind: DeliveryKind, day: u32) -> DeliveryEvent {
+        DeliveryEvent {
+            kind,
+            at: chrono::Utc
+                .with_ymd_and_hms(2026, 11, day, 9, 0, 0)
+                .unwrap(),
+        }
+    }
+
+    #[test]
+    fn status_and_delivery_time_follow_the_latest_delivery_events() {
+        assert_eq!(delivery_status(&[]), (STATUS_PLACED.to_owned(), None));
+        let shipped = event(DeliveryKind::Shipped, 2);
+        let delivered = event(DeliveryKind::Delivered, 4);
+        let returned = event(DeliveryKind::Returned, 9);
+        assert_eq!(delivery_status(&[shipped]), ("shipped".to_owned(), None));
+        // Listed out of order, the events still say delivered on the 4th.
+        assert_eq!(
+            delivery_status(&[delivered, shipped]),
+            ("delivered".to_owned(), Some(delivered.at))
+        );
+        // A return keeps the delivery time that return windows count from.
+        assert_eq!(
+            delivery_status(&[shipped, delivered, returned]),
+            ("returned".to_owned(), Some(delivered.at))
         );
     }
 

@@ -17,15 +17,19 @@ pub enum Role {
     Admin,
     /// A service account for an outside agent system (bearer tokens).
     Agent,
+    /// A shop backend that feeds orders and records refunds made elsewhere
+    /// (bearer tokens).
+    Shop,
 }
 
 impl Role {
-    pub const ALL: [Role; 5] = [
+    pub const ALL: [Role; 6] = [
         Role::Customer,
         Role::Approver,
         Role::Manager,
         Role::Admin,
         Role::Agent,
+        Role::Shop,
     ];
 
     pub fn as_str(&self) -> &'static str {
@@ -35,12 +39,13 @@ impl Role {
             Role::Manager => "manager",
             Role::Admin => "admin",
             Role::Agent => "agent",
+            Role::Shop => "shop",
         }
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown role {0:?}; expected one of customer, approver, manager, admin, agent")]
+#[error("unknown role {0:?}; expected one of customer, approver, manager, admin, agent, shop")]
 pub struct UnknownRole(pub String);
 
 impl FromStr for Role {
@@ -104,6 +109,17 @@ mod tests {
     fn roles_parse_from_their_names_case_insensitively() {
         assert_eq!("Approver".parse::<Role>().unwrap(), Role::Approver);
         assert!("root".parse::<Role>().is_err());
+    }
+
+    #[test]
+    fn every_role_parses_from_its_name_and_the_refusal_lists_them_all() {
+        for role in Role::ALL {
+            assert_eq!(role.as_str().parse::<Role>().unwrap(), role);
+        }
+        let refusal = "root".parse::<Role>().unwrap_err().to_string();
+        for role in Role::ALL {
+            assert!(refusal.contains(role.as_str()), "{refusal} omits {role}");
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ pub enum UserCommand {
     /// with --password-stdin, otherwise a random one is generated and printed.
     Add {
         name: String,
-        /// Role to grant; repeat for several (customer, approver, manager, admin, agent).
+        /// Role to grant; repeat for several (customer, approver, manager, admin, agent, shop).
         #[arg(long = "role", required = true)]
         roles: Vec<Role>,
         #[arg(long)]
