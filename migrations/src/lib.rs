@@ -12,6 +12,7 @@ mod m20261130_000006_widget;
 mod m20261201_000007_order_lines_index;
 mod m20261201_000008_conversation_pending_message;
 mod m20261201_000009_drop_journal_proposal_index;
+mod m20261202_000010_order_source;
 
 pub struct Migrator;
 
@@ -28,6 +29,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_000007_order_lines_index::Migration),
             Box::new(m20261201_000008_conversation_pending_message::Migration),
             Box::new(m20261201_000009_drop_journal_proposal_index::Migration),
+            Box::new(m20261202_000010_order_source::Migration),
         ]
     }
 }

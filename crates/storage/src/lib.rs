@@ -17,6 +17,7 @@ pub mod orders;
 pub mod policies;
 pub mod proposals;
 pub mod receipts;
+pub mod shop_orders;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod throttle;

@@ -25,24 +25,37 @@ pub async fn insert(db: &impl ConnectionTrait, order: &OrderSnapshot) -> Result<
         delivered_at: Set(order.delivered_at),
         version: Set(order.version),
         updated_at: Set(order.placed_at),
+        // Not fed by a shop: no source version, no shipping or discount.
+        ..Default::default()
     }
     .insert(db)
     .await?;
-    if !order.lines.is_empty() {
-        order_line::Entity::insert_many(order.lines.iter().map(|line| order_line::ActiveModel {
-            order_id: Set(order.id.clone()),
-            sku: Set(line.sku.clone()),
-            description: Set(line.description.clone()),
-            quantity: Set(line.quantity),
-            unit_price_minor: Set(line.unit_price_minor),
-            ..Default::default()
-        }))
-        .exec(db)
-        .await?;
-    }
+    insert_lines(db, &order.id, &order.lines).await?;
     for refund in &order.refunds {
         insert_refund_row(db, &order.id, refund).await?;
     }
+    Ok(())
+}
+
+/// Stores an order's line items, in order.
+pub(crate) async fn insert_lines(
+    db: &impl ConnectionTrait,
+    order_id: &str,
+    lines: &[OrderLine],
+) -> Result<(), StorageError> {
+    if lines.is_empty() {
+        return Ok(());
+    }
+    order_line::Entity::insert_many(lines.iter().map(|line| order_line::ActiveModel {
+        order_id: Set(order_id.to_owned()),
+        sku: Set(line.sku.clone()),
+        description: Set(line.description.clone()),
+        quantity: Set(line.quantity),
+        unit_price_minor: Set(line.unit_price_minor),
+        ..Default::default()
+    }))
+    .exec(db)
+    .await?;
     Ok(())
 }
 
@@ -159,6 +172,23 @@ pub async fn list_for_customer(
         .all(db)
         .await?;
     assemble(db, rows).await
+}
+
+/// The order paid by `payment_reference` (the oldest, should a reference
+/// repeat), with lines and refunds.
+///
+/// # Errors
+/// Database failures.
+pub async fn find_by_payment_reference(
+    db: &impl ConnectionTrait,
+    payment_reference: &str,
+) -> Result<Option<OrderSnapshot>, StorageError> {
+    let rows = order::Entity::find()
+        .filter(order::Column::PaymentReference.eq(payment_reference))
+        .order_by_asc(order::Column::PlacedAt)
+        .all(db)
+        .await?;
+    Ok(assemble(db, rows).await?.into_iter().next())
 }
 
 /// Records a refund against the order and bumps its version, so any approval
@@ -323,6 +353,6 @@ async fn assemble(
         .collect()
 }
 
-fn parse_currency(code: &str) -> Result<Currency, StorageError> {
+pub(crate) fn parse_currency(code: &str) -> Result<Currency, StorageError> {
     Currency::parse(code).map_err(|e| StorageError::Corrupt(e.to_string()))
 }

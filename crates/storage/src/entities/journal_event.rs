@@ -6,7 +6,7 @@ pub struct Model {
     /// Insertion order across all streams (not part of any hash).
     #[sea_orm(primary_key)]
     pub seq: i64,
-    /// The chain this event belongs to: a proposal id, or `system`.
+    /// The chain this event belongs to: a proposal id, `order:<id>`, or `system`.
     pub stream: String,
     /// 1, 2, 3… within the stream.
     pub stream_seq: i64,

@@ -11,6 +11,7 @@ pub mod journal_event;
 pub mod journal_stream;
 pub mod login_failure;
 pub mod order;
+pub mod order_event;
 pub mod order_line;
 pub mod order_refund;
 pub mod policy_document;

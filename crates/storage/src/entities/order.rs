@@ -15,6 +15,13 @@ pub struct Model {
     /// Incremented on every change; evidence cites the version it read.
     pub version: i64,
     pub updated_at: DateTimeUtc,
+    /// The shop's own version of the order (None: not fed by a shop, e.g.
+    /// the demo's); a higher one replaces the order. Separate from `version`.
+    pub source_version: Option<i64>,
+    /// The hash of the content the shop sent at `source_version`.
+    pub source_hash: Option<String>,
+    pub shipping_minor: i64,
+    pub discount_minor: i64,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -23,6 +30,8 @@ pub enum Relation {
     Lines,
     #[sea_orm(has_many = "super::order_refund::Entity")]
     Refunds,
+    #[sea_orm(has_many = "super::order_event::Entity")]
+    Events,
 }
 
 impl Related<super::order_line::Entity> for Entity {
@@ -34,6 +43,12 @@ impl Related<super::order_line::Entity> for Entity {
 impl Related<super::order_refund::Entity> for Entity {
     fn to() -> RelationDef {
         Relation::Refunds.def()
+    }
+}
+
+impl Related<super::order_event::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Events.def()
     }
 }
 

@@ -29,11 +29,12 @@ impl NewEvent {
     }
 }
 
-/// Appends events, in order, to their streams, inside the caller's
-/// transaction: one query for the streams' heads (locked on PostgreSQL
-/// until commit, in stream order, so only writers of the same proposal wait
-/// for each other), one insert for all events and one upsert for the new
-/// heads, however many streams a batch touches.
+/// Appends events, in order, to their streams (each proposal's, or the
+/// system stream), inside the caller's transaction: one query for the
+/// streams' heads (locked on PostgreSQL until commit, in stream order, so
+/// only writers of the same stream wait for each other), one insert for all
+/// events and one upsert for the new heads, however many streams a batch
+/// touches.
 ///
 /// # Errors
 /// Database failures; the caller's transaction then rolls back as a whole.
@@ -41,10 +42,38 @@ pub async fn append(
     db: &impl ConnectionTrait,
     events: Vec<NewEvent>,
 ) -> Result<Vec<JournalEvent>, StorageError> {
+    let streamed = events
+        .into_iter()
+        .map(|event| (event.stream().to_owned(), event))
+        .collect();
+    append_streamed(db, streamed).await
+}
+
+/// Appends events, in order, to the one named stream (an order's
+/// `order:<id>`, see [`super::order_stream`]), as [`append`] does.
+///
+/// # Errors
+/// As [`append`].
+pub async fn append_to_stream(
+    db: &impl ConnectionTrait,
+    stream: &str,
+    events: Vec<NewEvent>,
+) -> Result<Vec<JournalEvent>, StorageError> {
+    let streamed = events
+        .into_iter()
+        .map(|event| (stream.to_owned(), event))
+        .collect();
+    append_streamed(db, streamed).await
+}
+
+async fn append_streamed(
+    db: &impl ConnectionTrait,
+    events: Vec<(String, NewEvent)>,
+) -> Result<Vec<JournalEvent>, StorageError> {
     if events.is_empty() {
         return Ok(Vec::new());
     }
-    let mut streams: Vec<String> = events.iter().map(|e| e.stream().to_owned()).collect();
+    let mut streams: Vec<String> = events.iter().map(|(stream, _)| stream.clone()).collect();
     streams.sort();
     streams.dedup();
     let mut head_query = journal_stream::Entity::find()
@@ -65,15 +94,14 @@ pub async fn append(
         .collect();
     let mut models = Vec::with_capacity(events.len());
     let mut rows = Vec::with_capacity(events.len());
-    for event in &events {
-        let stream = event.stream();
+    for (stream, event) in &events {
         let (length, prev_hash) = heads
-            .entry(stream.to_owned())
+            .entry(stream.clone())
             .or_insert_with(|| (0, genesis(stream)));
         *length += 1;
         let mut model = JournalEvent {
             seq: 0,
-            stream: stream.to_owned(),
+            stream: stream.clone(),
             stream_seq: *length,
             proposal_id: event.proposal_id.clone(),
             order_id: event.order_id.clone(),
@@ -95,7 +123,7 @@ pub async fn append(
         models.push(model);
     }
     bulk::insert_all(db, rows, Conflict::Fail).await?;
-    let updated_at = events.last().map_or_else(Utc::now, |e| e.at);
+    let updated_at = events.last().map_or_else(Utc::now, |(_, e)| e.at);
     let new_heads = streams.into_iter().filter_map(|stream| {
         let (length, head_hash) = heads.remove(&stream)?;
         Some(journal_stream::ActiveModel {

@@ -12,7 +12,7 @@ mod append;
 mod checkpoint;
 mod verify;
 
-pub use append::{NewEvent, append};
+pub use append::{NewEvent, append, append_to_stream};
 pub use checkpoint::checkpoint;
 pub use verify::{ChainReport, verify_chain};
 
@@ -28,6 +28,12 @@ pub use journal_event::Model as JournalEvent;
 
 /// The stream of events not tied to a proposal.
 pub const SYSTEM_STREAM: &str = "system";
+
+/// The stream of an order's own events (fed by its shop, refunds recorded
+/// from other channels), beside its proposals' streams.
+pub fn order_stream(order_id: &str) -> String {
+    format!("order:{order_id}")
+}
 
 /// Where every stream's chain starts.
 pub fn genesis(stream: &str) -> String {
