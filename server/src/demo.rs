@@ -1,6 +1,6 @@
 //! First-run demo data for the embedded default, and the login banner.
 
-use crate::config::Settings;
+use crate::config::{PaymentProviderKind, Settings};
 use secrecy::ExposeSecret;
 use std::path::PathBuf;
 use storage::Database;
@@ -44,7 +44,7 @@ pub async fn seed_and_announce(settings: &Settings, db: &Database) -> anyhow::Re
     let fresh = storage::users::count(db.conn()).await? == 0;
     let password = if fresh {
         let password = configured.clone().unwrap_or_else(random_password);
-        engine::demo::seed_demo(db, &password, engine::now()).await?;
+        engine::demo::seed_demo(db, &password, reference_style(settings), engine::now()).await?;
         if configured.is_none()
             && let Some(file) = &file
         {
@@ -56,6 +56,15 @@ pub async fn seed_and_announce(settings: &Settings, db: &Database) -> anyhow::Re
     };
     print_banner(settings, password.as_deref());
     Ok(())
+}
+
+/// Demo orders are paid with references the configured provider can
+/// address: Stripe refuses the sandbox's `pay_…`.
+fn reference_style(settings: &Settings) -> engine::demo::ReferenceStyle {
+    match settings.payment_provider {
+        PaymentProviderKind::Stripe => engine::demo::ReferenceStyle::Stripe,
+        PaymentProviderKind::Sandbox => engine::demo::ReferenceStyle::Sandbox,
+    }
 }
 
 fn write_private(path: &std::path::Path, contents: &str) -> std::io::Result<()> {

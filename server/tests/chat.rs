@@ -38,9 +38,14 @@ impl ChatApp {
 
     async fn spawn_with(configure: impl FnOnce(&mut Settings)) -> ChatApp {
         let database = TestDatabase::new().await;
-        engine::demo::seed_demo(&database.db, PASSWORD, engine::now())
-            .await
-            .unwrap();
+        engine::demo::seed_demo(
+            &database.db,
+            PASSWORD,
+            engine::demo::ReferenceStyle::Sandbox,
+            engine::now(),
+        )
+        .await
+        .unwrap();
         let mut settings = Settings {
             listen: "127.0.0.1:0".parse().unwrap(),
             database_url: database.url.clone(),

@@ -28,9 +28,14 @@ struct Scenario {
 impl Scenario {
     async fn new(faults: FaultPlan) -> Scenario {
         let db = TestDatabase::new().await;
-        engine::demo::seed_demo(&db.db, PASSWORD, engine::now())
-            .await
-            .unwrap();
+        engine::demo::seed_demo(
+            &db.db,
+            PASSWORD,
+            engine::demo::ReferenceStyle::Sandbox,
+            engine::now(),
+        )
+        .await
+        .unwrap();
         let sandbox = SandboxState::new(
             SandboxConfig::default()
                 .with_faults(faults)

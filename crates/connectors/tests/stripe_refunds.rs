@@ -193,18 +193,67 @@ async fn an_unreadable_success_is_unknown_not_a_failure() {
 }
 
 #[tokio::test]
-async fn wrong_credentials_are_rejected() {
-    let err = refund_answering(ResponseTemplate::new(401).set_body_json(stripe_error(
+async fn a_rolled_or_restricted_key_sends_the_refund_to_a_person_not_to_failed() {
+    for status in [401, 403] {
+        let err = refund_answering(ResponseTemplate::new(status).set_body_json(stripe_error(
+            "invalid_request_error",
+            "",
+            "Invalid API Key provided: sk_test_****",
+        )))
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(err, ProviderError::Configuration { status: s, .. } if s == status),
+            "HTTP {status}: {err:?}"
+        );
+        assert!(!err.may_have_executed());
+    }
+}
+
+#[tokio::test]
+async fn a_payment_stripe_does_not_know_sends_the_refund_to_a_person_not_to_failed() {
+    let err = refund_answering(ResponseTemplate::new(404).set_body_json(stripe_error(
         "invalid_request_error",
-        "",
-        "Invalid API Key provided: sk_test_****",
+        "resource_missing",
+        "No such payment_intent: 'pi_4821'",
     )))
     .await
     .unwrap_err();
     assert!(
-        matches!(err, ProviderError::Rejected { status: 401, .. }),
+        matches!(err, ProviderError::Configuration { status: 404, .. }),
         "{err:?}"
     );
+}
+
+#[tokio::test]
+async fn a_stored_500_replayed_under_the_key_is_escalated_instead_of_resent_for_a_day() {
+    let err = refund_answering(
+        ResponseTemplate::new(500)
+            .insert_header("Idempotent-Replayed", "true")
+            .set_body_json(stripe_error("api_error", "", "An unknown error occurred")),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(err, ProviderError::ReplayedError { status: 500, .. }),
+        "{err:?}"
+    );
+    assert!(
+        err.may_have_executed(),
+        "the original 500 may have executed"
+    );
+}
+
+#[tokio::test]
+async fn a_fresh_500_stays_unknown_so_the_engine_asks_again() {
+    let err = refund_answering(ResponseTemplate::new(500).set_body_json(stripe_error(
+        "api_error",
+        "",
+        "An unknown error occurred",
+    )))
+    .await
+    .unwrap_err();
+    assert!(matches!(err, ProviderError::Unknown { .. }), "{err:?}");
 }
 
 #[tokio::test]

@@ -112,9 +112,14 @@ async fn main() {
     let raw_rate = commits.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64();
 
     // --- refunds approved → verified ----------------------------------------
-    engine::demo::seed_demo(&db, "bench-password", engine::now())
-        .await
-        .unwrap();
+    engine::demo::seed_demo(
+        &db,
+        "bench-password",
+        engine::demo::ReferenceStyle::Sandbox,
+        engine::now(),
+    )
+    .await
+    .unwrap();
     let sandbox = SandboxState::new(SandboxConfig::default()).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());

@@ -112,9 +112,14 @@ async fn main() {
     let conversations = env_or("BENCH_CONVERSATIONS", 300);
     let warmup = env_or("BENCH_WARMUP", 20);
     let test_db = TestDatabase::new().await;
-    engine::demo::seed_demo(&test_db.db, "bench-password-1", engine::now())
-        .await
-        .unwrap();
+    engine::demo::seed_demo(
+        &test_db.db,
+        "bench-password-1",
+        engine::demo::ReferenceStyle::Sandbox,
+        engine::now(),
+    )
+    .await
+    .unwrap();
     let provider = SandboxProvider::new(
         "http://127.0.0.1:9",
         HttpTimeouts {

@@ -9,6 +9,7 @@ pub mod core;
 pub mod demo;
 pub mod execution;
 pub mod live;
+pub mod orders;
 pub mod policies;
 pub mod proposals;
 pub mod widget;

@@ -65,9 +65,14 @@ fn field<'a>(stdout: &'a str, label: &str) -> &'a str {
 #[tokio::test]
 async fn the_widget_commands_register_a_site_and_sign_a_token_that_opens_a_session() {
     let test = TestDatabase::new().await;
-    engine::demo::seed_demo(&test.db, "cli-demo-password", engine::now())
-        .await
-        .unwrap();
+    engine::demo::seed_demo(
+        &test.db,
+        "cli-demo-password",
+        engine::demo::ReferenceStyle::Sandbox,
+        engine::now(),
+    )
+    .await
+    .unwrap();
     let workdir = tempfile::tempdir().unwrap();
     let key_file = workdir.path().join("site.pem");
     let key_path = key_file.to_str().unwrap();

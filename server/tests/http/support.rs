@@ -44,9 +44,14 @@ impl TestApp {
             .with_test_writer()
             .try_init();
         let database = TestDatabase::new().await;
-        engine::demo::seed_demo(&database.db, PASSWORD, engine::now())
-            .await
-            .unwrap();
+        engine::demo::seed_demo(
+            &database.db,
+            PASSWORD,
+            engine::demo::ReferenceStyle::Sandbox,
+            engine::now(),
+        )
+        .await
+        .unwrap();
         let mut settings = Settings {
             listen: "127.0.0.1:0".parse().unwrap(),
             database_url: database.url.clone(),

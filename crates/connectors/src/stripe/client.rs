@@ -5,19 +5,24 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use tracing::instrument;
 
-use super::errors::{Failure, classify, classify_query};
+use super::errors::{Failure, ResponseMeta, classify, classify_query};
+use super::payments::{PaymentTotals, charge_totals, counted_refunds, payment_intent_totals};
 use super::wire::{PaymentTarget, StripeList, made_under_key, parse_refund, refund_form};
 use crate::http::{
     build_client, join_segments, parse_base_url, read_body, retry_after, transport_error,
     unreadable_success,
 };
 use crate::{
-    ConfigError, HttpTimeouts, PaymentProvider, ProviderError, ProviderRefund, RefundLookup,
-    RefundOutcome, RefundRequest,
+    ConfigError, HttpTimeouts, PaymentProvider, ProviderCharge, ProviderError, ProviderRefund,
+    RefundLookup, RefundOutcome, RefundRequest,
 };
 
 /// Stripe's API root.
 pub const STRIPE_API_BASE: &str = "https://api.stripe.com";
+/// The API version sent as `Stripe-Version` on every call: the shapes this
+/// connector reads (refund, charge, PaymentIntent with `latest_charge`) are
+/// those of this version, whatever the account's default.
+pub const STRIPE_VERSION: &str = "2024-06-20";
 /// Refunds per list page (Stripe's maximum).
 const PAGE_SIZE: &str = "100";
 /// Pages scanned before a lookup gives up as "unknown" (10,000 refunds on
@@ -65,14 +70,47 @@ impl StripeProvider {
         })
     }
 
-    fn refunds_url(&self) -> reqwest::Url {
-        join_segments(&self.base, &["v1", "refunds"])
+    fn url(&self, segments: &[&str]) -> reqwest::Url {
+        join_segments(&self.base, segments)
     }
 
-    /// Every refund on the payment made under `key`, oldest first.
-    async fn list_for_key(&self, key: &RefundLookup) -> Result<Vec<ProviderRefund>, ProviderError> {
-        let target = PaymentTarget::parse(&key.payment_reference)?;
-        let mut found = Vec::new();
+    /// Every call carries the key and the pinned API version, so the shape
+    /// of what we read cannot change when the account's default moves.
+    fn authed(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        builder
+            .bearer_auth(self.secret_key.expose_secret())
+            .header("Stripe-Version", STRIPE_VERSION)
+    }
+
+    /// `GET` a Stripe object or list as JSON. Any failure is a failed status
+    /// query (see [`classify_query`]).
+    async fn get_json(
+        &self,
+        segments: &[&str],
+        query: &[(&str, String)],
+    ) -> Result<serde_json::Value, ProviderError> {
+        let response = self
+            .authed(self.client.get(self.url(segments)))
+            .query(query)
+            .send()
+            .await
+            .map_err(|err| transport_error(&err))?;
+        let status = response.status().as_u16();
+        let meta = response_meta(response.headers());
+        let text = read_body(response).await?;
+        if status != 200 {
+            return Err(classify_query(status, meta, &text));
+        }
+        serde_json::from_str(&text).map_err(|err| unreadable_success(status, &err.to_string()))
+    }
+
+    /// Every refund on the payment, as Stripe lists them (newest first),
+    /// following `has_more`/`starting_after`.
+    async fn list_refunds(
+        &self,
+        target: &PaymentTarget,
+    ) -> Result<Vec<serde_json::Value>, ProviderError> {
+        let mut all = Vec::new();
         let mut starting_after: Option<String> = None;
         for _ in 0..MAX_PAGES {
             let mut query = vec![
@@ -82,50 +120,75 @@ impl StripeProvider {
             if let Some(last) = &starting_after {
                 query.push(("starting_after", last.clone()));
             }
-            let page = self.list_page(&query).await?;
+            let page: StripeList =
+                serde_json::from_value(self.get_json(&["v1", "refunds"], &query).await?)
+                    .map_err(|err| unreadable_success(200, &err.to_string()))?;
             starting_after = page
                 .data
                 .last()
                 .and_then(|refund| refund.get("id"))
                 .and_then(serde_json::Value::as_str)
                 .map(str::to_owned);
-            for raw in page.data {
-                if made_under_key(&raw, &key.idempotency_key) {
-                    let refund = parse_refund(raw, &key.idempotency_key)
-                        .map_err(|err| unreadable_success(200, &err))?;
-                    found.push(refund);
-                }
-            }
+            all.extend(page.data);
             if !page.has_more || starting_after.is_none() {
-                // Stripe lists newest first.
-                found.sort_by_key(|refund| refund.created_at);
-                return Ok(found);
+                return Ok(all);
             }
         }
         Err(ProviderError::Unknown {
             reason: format!(
                 "more than {MAX_PAGES} pages of refunds on {}; cannot tell which exist",
-                key.payment_reference
+                target.id
             ),
         })
     }
 
-    async fn list_page(&self, query: &[(&str, String)]) -> Result<StripeList, ProviderError> {
-        let response = self
-            .client
-            .get(self.refunds_url())
-            .bearer_auth(self.secret_key.expose_secret())
-            .query(query)
-            .send()
-            .await
-            .map_err(|err| transport_error(&err))?;
-        let status = response.status().as_u16();
-        let wait = retry_after(response.headers());
-        let text = read_body(response).await?;
-        if status != 200 {
-            return Err(classify_query(status, wait, &text));
-        }
-        serde_json::from_str(&text).map_err(|err| unreadable_success(status, &err.to_string()))
+    /// Every refund on the payment made under `key`, oldest first.
+    async fn list_for_key(&self, key: &RefundLookup) -> Result<Vec<ProviderRefund>, ProviderError> {
+        let target = PaymentTarget::parse(&key.payment_reference)?;
+        let mut found = self
+            .list_refunds(&target)
+            .await?
+            .into_iter()
+            .filter(|raw| made_under_key(raw, &key.idempotency_key))
+            .map(|raw| {
+                parse_refund(raw, &key.idempotency_key).map_err(|err| unreadable_success(200, &err))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        found.sort_by_key(|refund| refund.created_at);
+        Ok(found)
+    }
+
+    /// The payment object and its totals.
+    async fn payment(
+        &self,
+        target: &PaymentTarget,
+    ) -> Result<(serde_json::Value, PaymentTotals), ProviderError> {
+        let (raw, totals) = if target.field == "payment_intent" {
+            let raw = self
+                .get_json(
+                    &["v1", "payment_intents", &target.id],
+                    &[("expand[]", "latest_charge".to_owned())],
+                )
+                .await?;
+            let totals = payment_intent_totals(&raw);
+            (raw, totals)
+        } else {
+            let raw = self.get_json(&["v1", "charges", &target.id], &[]).await?;
+            let totals = charge_totals(&raw);
+            (raw, totals)
+        };
+        let totals = totals.map_err(|err| unreadable_success(200, &err))?;
+        Ok((raw, totals))
+    }
+}
+
+fn response_meta(headers: &reqwest::header::HeaderMap) -> ResponseMeta {
+    ResponseMeta {
+        retry_after: retry_after(headers),
+        replayed: headers
+            .get("idempotent-replayed")
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.eq_ignore_ascii_case("true")),
     }
 }
 
@@ -147,16 +210,14 @@ impl PaymentProvider for StripeProvider {
             });
         }
         let response = self
-            .client
-            .post(self.refunds_url())
-            .bearer_auth(self.secret_key.expose_secret())
+            .authed(self.client.post(self.url(&["v1", "refunds"])))
             .header("Idempotency-Key", &request.idempotency_key)
             .form(&refund_form(request, &target))
             .send()
             .await
             .map_err(|err| transport_error(&err))?;
         let status = response.status().as_u16();
-        let wait = retry_after(response.headers());
+        let meta = response_meta(response.headers());
         let text = read_body(response).await?;
         if status == 200 {
             let raw: serde_json::Value = serde_json::from_str(&text)
@@ -165,7 +226,7 @@ impl PaymentProvider for StripeProvider {
                 .map_err(|err| unreadable_success(status, &err))?;
             return Ok(RefundOutcome::from_refund(refund));
         }
-        match classify(status, wait, &text) {
+        match classify(status, meta, &text) {
             Failure::Declined { code, message } => Ok(RefundOutcome::Declined { code, message }),
             Failure::Error(err) => Err(err),
         }
@@ -183,16 +244,34 @@ impl PaymentProvider for StripeProvider {
     ) -> Result<Vec<ProviderRefund>, ProviderError> {
         self.list_for_key(key).await
     }
-    fn check_reference(&self, _payment_reference: &str) -> Result<(), ProviderError> {
-        Ok(())
+
+    fn check_reference(&self, payment_reference: &str) -> Result<(), ProviderError> {
+        PaymentTarget::parse(payment_reference).map(|_| ())
     }
 
-    async fn charge(
-        &self,
-        _payment_reference: &str,
-    ) -> Result<crate::ProviderCharge, ProviderError> {
-        Err(ProviderError::Unknown {
-            reason: "charge query not implemented yet".to_owned(),
+    #[instrument(skip_all, err(level = "debug"), fields(provider = "stripe", payment = %payment_reference))]
+    async fn charge(&self, payment_reference: &str) -> Result<ProviderCharge, ProviderError> {
+        let target = PaymentTarget::parse(payment_reference)?;
+        let (raw, totals) = self.payment(&target).await?;
+        let mut refunds = self
+            .list_refunds(&target)
+            .await?
+            .into_iter()
+            .map(|raw| parse_refund(raw, "").map_err(|err| unreadable_success(200, &err)))
+            .collect::<Result<Vec<_>, _>>()?;
+        refunds.sort_by_key(|refund| refund.created_at);
+        // A PaymentIntent that was paid more than once (a failed first
+        // charge, then another) has refunds its latest charge does not
+        // count; the listing covers them all. Taking the larger figure never
+        // lets a refund that exists go unseen.
+        let amount_refunded_minor = totals.amount_refunded_minor.max(counted_refunds(&refunds));
+        Ok(ProviderCharge {
+            payment_reference: payment_reference.to_owned(),
+            amount_minor: totals.amount_minor,
+            currency: totals.currency,
+            amount_refunded_minor,
+            refunds,
+            raw,
         })
     }
 }

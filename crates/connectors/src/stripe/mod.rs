@@ -2,6 +2,7 @@
 
 mod client;
 mod errors;
+mod payments;
 mod wire;
 
-pub use client::{STRIPE_API_BASE, StripeConfig, StripeProvider};
+pub use client::{STRIPE_API_BASE, STRIPE_VERSION, StripeConfig, StripeProvider};

@@ -22,7 +22,8 @@ pub(crate) struct PaymentTarget {
 }
 
 impl PaymentTarget {
-    /// `pi_…` is a PaymentIntent; `ch_…` and `py_…` are charges.
+    /// `pi_…` is a PaymentIntent; `ch_…` and `py_…` are charges. After the
+    /// prefix Stripe ids hold ASCII letters, digits and underscores only.
     pub(crate) fn parse(reference: &str) -> Result<Self, ProviderError> {
         let field = if reference.starts_with("pi_") {
             "payment_intent"
@@ -36,6 +37,15 @@ impl PaymentTarget {
                 ),
             });
         };
+        let rest = reference.get(3..).unwrap_or_default();
+        if rest.is_empty() || !rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(ProviderError::InvalidRequest {
+                message: format!(
+                    "payment reference {reference:?} is not a Stripe id: after pi_, ch_ or py_ \
+                     come one or more ASCII letters, digits or underscores"
+                ),
+            });
+        }
         Ok(Self {
             field,
             id: reference.to_owned(),
@@ -176,10 +186,15 @@ mod tests {
             PaymentTarget::parse("ch_123").map(|t| t.field),
             Ok("charge")
         );
-        assert!(matches!(
-            PaymentTarget::parse("pay_123"),
-            Err(ProviderError::InvalidRequest { .. })
-        ));
+        for wrong in ["pay_123", "pi_", "ch_12 3", "py_1/../x", "PI_123"] {
+            assert!(
+                matches!(
+                    PaymentTarget::parse(wrong),
+                    Err(ProviderError::InvalidRequest { .. })
+                ),
+                "{wrong}"
+            );
+        }
     }
 
     #[test]

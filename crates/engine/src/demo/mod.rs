@@ -28,14 +28,41 @@ pub const DEMO_USERS: &[(&str, &str, &[Role])] = &[
     ("manager", "Mia Manager", &[Role::Manager]),
     ("admin", "Ali Admin", &[Role::Admin]),
     ("agent", "External agent (service account)", &[Role::Agent]),
+    ("shop", "Web shop backend (service account)", &[Role::Shop]),
 ];
 
-/// Seeds the demo once; returns false when demo users already exist.
+/// The shape of the demo orders' payment references: the configured
+/// payment provider must be able to address them, or every demo refund
+/// would be refused after approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReferenceStyle {
+    /// The sandbox provider's `pay_<order>`.
+    Sandbox,
+    /// A Stripe payment intent, `pi_demo<order>`.
+    Stripe,
+}
+
+impl ReferenceStyle {
+    pub fn reference_for(&self, order_id: &str) -> String {
+        match self {
+            ReferenceStyle::Sandbox => format!("pay_{order_id}"),
+            ReferenceStyle::Stripe => format!("pi_demo{order_id}"),
+        }
+    }
+}
+
+/// Seeds the demo once, its orders paid with references in `references`'
+/// style; returns false when demo users already exist.
 ///
 /// # Errors
 /// Invalid password or storage failures; on failure nothing partial is claimed
 /// (a later run finds no `customer` and tries again).
-pub async fn seed_demo(db: &Database, password: &str, now: Timestamp) -> Result<bool, DemoError> {
+pub async fn seed_demo(
+    db: &Database,
+    password: &str,
+    references: ReferenceStyle,
+    now: Timestamp,
+) -> Result<bool, DemoError> {
     if storage::users::find_by_name(db.conn(), "customer")
         .await?
         .is_some()
@@ -63,6 +90,7 @@ pub async fn seed_demo(db: &Database, password: &str, now: Timestamp) -> Result<
         &id_of("customer"),
         &id_of("customer2"),
         &id_of("customer3"),
+        references,
         now,
     ) {
         storage::orders::insert(&*tx, &order).await?;
@@ -101,7 +129,7 @@ fn order(
         customer_id: customer_id.into(),
         status: status.into(),
         total: Money::new(total, Currency::EUR),
-        payment_reference: format!("pay_{id}"),
+        payment_reference: ReferenceStyle::Sandbox.reference_for(id),
         placed_at: now - Duration::days(placed_days_ago),
         delivered_at: delivered_days_ago.map(|d| now - Duration::days(d)),
         version: 1,
@@ -128,6 +156,20 @@ pub fn delivered_cap_order(id: &str, customer_id: &str, now: Timestamp) -> Order
 /// The demo orders. Order 4821 is the brief's: 79.00 EUR, delivered 12 days
 /// ago, paid, never refunded.
 pub fn demo_orders(
+    customer: &str,
+    customer2: &str,
+    customer3: &str,
+    references: ReferenceStyle,
+    now: Timestamp,
+) -> Vec<OrderSnapshot> {
+    let mut orders = demo_orders_paid_in_sandbox(customer, customer2, customer3, now);
+    for order in &mut orders {
+        order.payment_reference = references.reference_for(&order.id);
+    }
+    orders
+}
+
+fn demo_orders_paid_in_sandbox(
     customer: &str,
     customer2: &str,
     customer3: &str,

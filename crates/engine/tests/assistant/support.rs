@@ -30,9 +30,14 @@ impl Chat {
 
     pub async fn with(assistant: impl FnOnce(&TestDatabase) -> Assistant) -> Chat {
         let test_db = TestDatabase::new().await;
-        engine::demo::seed_demo(&test_db.db, "chat-test-password", engine::now())
-            .await
-            .unwrap();
+        engine::demo::seed_demo(
+            &test_db.db,
+            "chat-test-password",
+            engine::demo::ReferenceStyle::Sandbox,
+            engine::now(),
+        )
+        .await
+        .unwrap();
         let engine = engine_on(&test_db)
             .await
             .with_assistant(assistant(&test_db));

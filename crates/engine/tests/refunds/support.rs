@@ -38,9 +38,14 @@ impl Harness {
 
     pub async fn with(config: SandboxConfig, settings: EngineSettings) -> Harness {
         let test_db = TestDatabase::new().await;
-        engine::demo::seed_demo(&test_db.db, PASSWORD, engine::now())
-            .await
-            .unwrap();
+        engine::demo::seed_demo(
+            &test_db.db,
+            PASSWORD,
+            engine::demo::ReferenceStyle::Sandbox,
+            engine::now(),
+        )
+        .await
+        .unwrap();
         let sandbox = SandboxState::new(config).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let sandbox_url = format!("http://{}", listener.local_addr().unwrap());
