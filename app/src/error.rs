@@ -21,6 +21,10 @@ pub enum AppError {
     Conflict(String),
     #[error("{0}")]
     Throttled(String),
+    /// Something outside Countersign (the payment provider) did not answer;
+    /// nothing was changed and the same request may be tried again.
+    #[error("{0}")]
+    Unavailable(String),
     #[error("something went wrong on our side; it has been logged")]
     Internal,
     #[error("the request could not be completed: {0}")]
@@ -36,6 +40,7 @@ impl AppError {
             AppError::NotFound(_) => "not_found",
             AppError::Conflict(_) => "conflict",
             AppError::Throttled(_) => "throttled",
+            AppError::Unavailable(_) => "unavailable",
             AppError::Internal => "internal",
             AppError::Transport(_) => "transport",
         }
@@ -49,6 +54,7 @@ impl AppError {
             AppError::NotFound(_) => 404,
             AppError::Conflict(_) => 409,
             AppError::Throttled(_) => 429,
+            AppError::Unavailable(_) => 503,
             AppError::Internal => 500,
             AppError::Transport(_) => 502,
         }

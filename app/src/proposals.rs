@@ -19,6 +19,10 @@ pub struct ProposalCard {
     /// The order as it is now (none if it no longer exists), to compare
     /// with the version the proposal cites.
     pub order: Option<domain::OrderSnapshot>,
+    /// Other proposals for the same order that are still live: approving
+    /// both could refund the order twice, so the card says so.
+    #[serde(default)]
+    pub other_live: Vec<String>,
 }
 
 /// One journal event on the proposal's timeline.
@@ -57,6 +61,9 @@ pub struct ProposalDetails {
     pub decisions: Vec<DecisionInfo>,
     pub receipt: Option<ReceiptInfo>,
     pub timeline: Vec<TimelineEntry>,
+    /// The viewer may resolve it now (it waits for a person and they are an
+    /// approver or manager).
+    pub may_resolve: bool,
 }
 
 #[cfg(feature = "ssr")]
@@ -86,6 +93,9 @@ mod backend {
         let orders = storage::orders::get_many(conn, &order_ids)
             .await
             .map_err(|e| server::internal(&e))?;
+        let live = storage::proposals::live_on_orders(conn, &order_ids)
+            .await
+            .map_err(|e| server::internal(&e))?;
         let (mut customers, mut policies) = (HashMap::new(), HashMap::new());
         let mut cards = Vec::with_capacity(stored.len());
         for stored in stored {
@@ -112,7 +122,13 @@ mod backend {
                     .map_err(|e| server::internal(&e))?;
                 policies.insert(currency.to_owned(), policy);
             }
+            let other_live = live
+                .iter()
+                .filter(|(order, id)| *order == stored.proposal.order_id && *id != stored.proposal.id)
+                .map(|(_, id)| id.clone())
+                .collect();
             cards.push(ProposalCard {
+                other_live,
                 customer: customers[&customer_id].clone(),
                 approvals_required: policies[currency].required_approvals(stored.proposal.amount),
                 order: orders.get(&stored.proposal.order_id).cloned(),
@@ -230,11 +246,83 @@ pub async fn proposal_page(id: String) -> Result<ProposalDetails, AppError> {
             payload: e.payload.clone(),
         })
         .collect();
+    let may_resolve = domain::proposal::may_resolve(&me.roles) && waits_for_a_person(&detail.stored.state);
     Ok(ProposalDetails {
         card: backend::card(detail.stored).await?,
         decisions,
         receipt,
         timeline,
+        may_resolve,
+    })
+}
+
+/// Whether only a person can move the proposal on.
+pub fn waits_for_a_person(state: &ProposalState) -> bool {
+    matches!(
+        state,
+        ProposalState::NeedsAttention { .. }
+            | ProposalState::OutcomeUnknown {
+                escalated: true,
+                ..
+            }
+    )
+}
+
+/// How a person resolves a proposal that needs attention; the provider
+/// checks each claim before anything is recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResolveChoice {
+    /// The provider holds the refund: name its id.
+    RefundConfirmed,
+    /// No refund exists; send again under a new key after a fresh approval.
+    NoRefundRetry,
+    /// No refund exists; nothing more to do.
+    NoRefund,
+    /// Closed without a refund.
+    Closed,
+}
+
+/// What a resolution did: the proposal now, and the new proposal waiting
+/// for approval when a new send was asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResolveOutcome {
+    pub card: ProposalCard,
+    pub retry_id: Option<String>,
+}
+
+/// Resolve a proposal that needs attention: confirm the refund at the
+/// provider, say no refund exists (optionally sending again under a new
+/// key after a fresh approval), or close it without a refund.
+#[server(prefix = "/fn", endpoint = "resolve_proposal")]
+pub async fn resolve_proposal(
+    csrf_token: String,
+    id: String,
+    choice: ResolveChoice,
+    provider_refund_id: String,
+    note: String,
+) -> Result<ResolveOutcome, AppError> {
+    use crate::server;
+    use engine::execution::resolve::ResolveAs;
+    server::check_csrf(&csrf_token)?;
+    let me = server::require_user()?;
+    let ctx = server::context()?;
+    let how = match choice {
+        ResolveChoice::RefundConfirmed => ResolveAs::RefundConfirmed {
+            provider_refund_id: provider_refund_id.trim().to_owned(),
+        },
+        ResolveChoice::NoRefundRetry => ResolveAs::NoRefund { retry: true },
+        ResolveChoice::NoRefund => ResolveAs::NoRefund { retry: false },
+        ResolveChoice::Closed => ResolveAs::Closed,
+    };
+    let resolved = ctx
+        .engine
+        .resolve(&me.actor(), id.trim(), how, &note)
+        .await
+        .map_err(|e| server::fail(crate::server_errors::resolve_error(e)))?;
+    Ok(ResolveOutcome {
+        card: backend::card(resolved.proposal).await?,
+        retry_id: resolved.retry.map(|r| r.proposal.id),
     })
 }
 

@@ -4,6 +4,7 @@
 use crate::error::AppError;
 use domain::proposal::{ApproveError, TransitionError};
 use engine::approvals::DecisionError;
+use engine::execution::resolve::ResolveError;
 use engine::proposals::SubmitError;
 
 pub fn submit_error(error: SubmitError) -> AppError {
@@ -41,11 +42,25 @@ pub fn decision_error(error: DecisionError) -> AppError {
             | ApproveError::DigestInvalid => AppError::Conflict(denied.to_string()),
         },
         DecisionError::Invalid(message) => AppError::Invalid(message),
+        DecisionError::ProviderUnavailable(_) => AppError::Unavailable(error.to_string()),
         DecisionError::Conflict(_) => AppError::Conflict(error.to_string()),
         DecisionError::Transition(TransitionError::NotAllowed { .. }) => {
             AppError::Conflict(error.to_string())
         }
         DecisionError::Transition(other) => AppError::Invalid(other.to_string()),
         DecisionError::Storage(inner) => crate::server::internal(&inner),
+    }
+}
+
+pub fn resolve_error(error: ResolveError) -> AppError {
+    match error {
+        ResolveError::NotFound(_) => AppError::NotFound(error.to_string()),
+        ResolveError::Forbidden => AppError::Forbidden(error.to_string()),
+        ResolveError::Invalid(message) => AppError::Invalid(message),
+        ResolveError::NotResolvable { .. }
+        | ResolveError::ProviderDisagrees(_)
+        | ResolveError::Conflict(_) => AppError::Conflict(error.to_string()),
+        ResolveError::ProviderUnavailable(_) => AppError::Unavailable(error.to_string()),
+        ResolveError::Storage(inner) => crate::server::internal(&inner),
     }
 }

@@ -224,6 +224,14 @@ impl Application {
     pub async fn build(settings: Arc<Settings>, db: Database) -> anyhow::Result<Self> {
         let listener = TcpListener::bind(settings.listen).await?;
         let payments = crate::payments::build(&settings, listener.local_addr()?)?;
+        if let Some(sandbox) = &payments.mounted {
+            // The in-memory sandbox stands for the provider the shop's
+            // customers paid through: it learns each charge from the order
+            // store at first sight (also after a restart).
+            sandbox.set_charge_source(Arc::new(
+                engine::execution::sandbox_charges::OrderStoreCharges::new(db.clone()),
+            ));
+        }
         let policies = PolicyLibrary::load(db.clone()).await?;
         let engine = Engine::new(
             db.clone(),

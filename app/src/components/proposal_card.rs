@@ -48,6 +48,13 @@ pub fn ProposalSummary(card: ProposalCard, #[prop(optional)] link: bool) -> impl
                 {format!("The order changed since this was proposed (now version {version}): compare it below before deciding.")}
             </p>
         })}
+        {(!card.other_live.is_empty()).then(|| view! {
+            <p class="warning" data-testid="other-live">
+                {format!("Order {} has {} in flight as well: ", p.order_id, if card.other_live.len() == 1 { "another proposal".to_owned() } else { format!("{} other proposals", card.other_live.len()) })}
+                {card.other_live.iter().map(|id| view! { <a href=format!("/proposals/{id}") class="mono">{id.clone()}</a>" " }).collect_view()}
+                "— approving both could refund the order twice; at most what is left is ever paid out."
+            </p>
+        })}
         <p class="recommendation">{p.recommendation.clone()}</p>
         <details class="evidence">
             <summary>{format!("Evidence ({} citations)", p.evidence.len())}</summary>

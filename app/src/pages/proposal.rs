@@ -5,8 +5,9 @@
 use crate::components::proposal_card::ProposalSummary;
 use crate::format::{event_details, short_digest, utc, utc_seconds};
 use crate::live::use_proposal_changes;
-use crate::proposals::{ProposalDetails, proposal_page};
-use domain::proposal::{Decision, ProposalStatus};
+use crate::csrf::csrf_token;
+use crate::proposals::{ProposalDetails, ResolveChoice, proposal_page, resolve_proposal};
+use domain::proposal::{Decision, ProposalState, ProposalStatus};
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
@@ -82,7 +83,16 @@ fn StateMachine(current: ProposalStatus) -> impl IntoView {
 fn Details(details: ProposalDetails) -> impl IntoView {
     let status = details.card.state.status();
     let conversation = details.card.proposal.provenance.conversation_id.clone();
+    let resolve = details.may_resolve.then(|| {
+        let why = match &details.card.state {
+            ProposalState::NeedsAttention { reason, .. }
+            | ProposalState::OutcomeUnknown { reason, .. } => reason.clone(),
+            _ => String::new(),
+        };
+        view! { <ResolvePanel id=details.card.proposal.id.clone() why/> }
+    });
     view! {
+        {resolve}
         <article class="card wide proposal-detail" data-proposal=details.card.proposal.id.clone()>
             <ProposalSummary card=details.card.clone()/>
             <StateMachine current=status/>
@@ -154,6 +164,80 @@ fn Details(details: ProposalDetails) -> impl IntoView {
                 </tbody>
             </table>
             </div>
+        </section>
+    }
+}
+
+/// For an approver or manager, when only a person can move the proposal on:
+/// what they found at the payment provider. The server checks each claim
+/// with the provider before recording it.
+#[component]
+fn ResolvePanel(id: String, why: String) -> impl IntoView {
+    let (choice, set_choice) = signal(ResolveChoice::RefundConfirmed);
+    let (refund_id, set_refund_id) = signal(String::new());
+    let (note, set_note) = signal(String::new());
+    let resolve = Action::new(move |(id, choice, refund_id, note): &(String, ResolveChoice, String, String)| {
+        let call = resolve_proposal(csrf_token(), id.clone(), *choice, refund_id.clone(), note.clone());
+        async move { call.await }
+    });
+    let outcome = move || {
+        resolve.value().get().map(|result| match result {
+            Ok(done) => {
+                let next = done.retry_id.map(|retry| view! {
+                    " A new proposal waits for approval: " <a href=format!("/proposals/{retry}") data-testid="retry-link">{retry.clone()}</a>
+                });
+                view! {
+                    <p class="notice" role="status" data-testid="resolve-result">
+                        {format!("Resolved. The proposal is now: {}.", done.card.state.status().label())}
+                        {next}
+                    </p>
+                }
+                .into_any()
+            }
+            Err(error) => view! { <p class="error" role="alert" data-testid="resolve-error">{error.to_string()}</p> }.into_any(),
+        })
+    };
+    let option = move |value: ResolveChoice, label: &'static str, hint: &'static str| {
+        let input_id = format!("resolve-{value:?}").to_lowercase();
+        view! {
+            <div class="choice">
+                <input type="radio" name="resolution" id=input_id.clone()
+                    prop:checked=move || choice.get() == value
+                    on:change=move |_| set_choice.set(value)/>
+                <label for=input_id>{label}</label>
+                <p class="muted small">{hint}</p>
+            </div>
+        }
+    };
+    let busy = move || resolve.pending().get();
+    view! {
+        <section class="card wide resolve" data-testid="resolve" aria-labelledby="resolve-heading">
+            <h2 id="resolve-heading">"A person is needed"</h2>
+            <p data-testid="resolve-why">{why}</p>
+            <form on:submit=move |ev: leptos::ev::SubmitEvent| {
+                ev.prevent_default();
+                resolve.dispatch((id.clone(), choice.get_untracked(), refund_id.get_untracked(), note.get_untracked()));
+            }>
+                <fieldset>
+                    <legend>"What did you find at the payment provider?"</legend>
+                    {option(ResolveChoice::RefundConfirmed, "The refund exists", "Name the provider's refund id; it is checked with the provider and booked on the order.")}
+                    {option(ResolveChoice::NoRefundRetry, "No refund exists: send it again", "Checked with the provider. A new proposal (a new idempotency key) waits for a fresh approval.")}
+                    {option(ResolveChoice::NoRefund, "No refund exists: stop here", "Checked with the provider. Nothing more is sent.")}
+                    {option(ResolveChoice::Closed, "Close without a refund", "For example when the customer was refunded another way.")}
+                </fieldset>
+                <Show when=move || choice.get() == ResolveChoice::RefundConfirmed>
+                    <label for="resolve-refund-id">"Provider refund id"</label>
+                    <input id="resolve-refund-id" class="mono" required autocomplete="off" placeholder="re_…"
+                        prop:value=refund_id on:input=move |ev| set_refund_id.set(event_target_value(&ev))/>
+                </Show>
+                <label for="resolve-note">"What you checked (kept in the journal)"</label>
+                <textarea id="resolve-note" required maxlength="2000"
+                    prop:value=note on:input=move |ev| set_note.set(event_target_value(&ev))></textarea>
+                <div class="row">
+                    <button type="submit" data-testid="resolve-submit" disabled=busy>"Record resolution"</button>
+                </div>
+            </form>
+            {outcome}
         </section>
     }
 }

@@ -204,19 +204,29 @@ fn command(kind: Kind, a: u8, b: u8, required: u8, now: Timestamp) -> Command {
                 4 => vec![listed(AMOUNT - 1, "re_1", "succeeded")],
                 _ => vec![listed(AMOUNT, "re_1", "pending")],
             },
+            books: None,
         },
         Kind::Resolve => Command::Resolve {
             by: "usr_ops".into(),
-            resolution: match a % 4 {
-                0 => Resolution::Verified { receipt: None },
-                1 => Resolution::Verified {
-                    receipt: Some(receipt(AMOUNT, "re_manual")),
+            resolution: match a % 5 {
+                0 => Resolution::RefundConfirmed {
+                    receipt: receipt(AMOUNT, "re_manual"),
+                    note: "checked".into(),
                 },
-                2 => Resolution::Verified {
-                    receipt: Some(receipt(AMOUNT * 2, "re_manual")),
+                1 => Resolution::RefundConfirmed {
+                    receipt: receipt(AMOUNT * 2, "re_manual"),
+                    note: "checked".into(),
                 },
-                _ => Resolution::Failed {
-                    reason: "no money moved".into(),
+                2 => Resolution::NoRefund {
+                    note: "nothing under the key".into(),
+                    retry_as: Some("prp_retry".into()),
+                },
+                3 => Resolution::NoRefund {
+                    note: "nothing under the key".into(),
+                    retry_as: None,
+                },
+                _ => Resolution::Closed {
+                    reason: "refunded in store credit".into(),
                 },
             },
         },
@@ -334,6 +344,19 @@ fn run(scenario: &Scenario) -> Result<BTreeSet<ProposalStatus>, TestCaseError> {
                 }
                 _ => {}
             }
+        }
+        // (h) a person's resolution never sends anything; only a refund the
+        // provider confirmed is booked on the order.
+        if let Command::Resolve { resolution, .. } = &cmd {
+            prop_assert!(!t.sends_refund(), "a resolution sent a refund: {cmd:?}");
+            let books = t
+                .effects
+                .iter()
+                .any(|e| matches!(e, Effect::BookRefundOnOrder { .. }));
+            prop_assert_eq!(
+                books,
+                matches!(resolution, Resolution::RefundConfirmed { .. })
+            );
         }
         if t.sends_refund() {
             refund_requests += 1;

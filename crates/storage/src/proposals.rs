@@ -318,6 +318,40 @@ pub async fn in_flight_on_orders(
     Ok(InFlight(rows))
 }
 
+/// Live proposals (not yet in a final state) on several orders, in one
+/// query, as (order id, proposal id): what the review queue marks when an
+/// order has more than one.
+///
+/// # Errors
+/// Database failures.
+pub async fn live_on_orders(
+    db: &impl ConnectionTrait,
+    order_ids: &[String],
+) -> Result<Vec<(String, String)>, StorageError> {
+    if order_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let live: Vec<&str> = ProposalStatus::ALL
+        .iter()
+        .filter(|s| !s.is_terminal())
+        .map(|s| s.as_str())
+        .collect();
+    Ok(proposal::Entity::find()
+        .select_only()
+        .column(proposal::Column::OrderId)
+        .column(proposal::Column::Id)
+        .filter(one_of(
+            db.get_database_backend(),
+            proposal::Column::OrderId,
+            order_ids,
+        ))
+        .filter(proposal::Column::Status.is_in(live))
+        .order_by_asc(proposal::Column::Id)
+        .into_tuple()
+        .all(db)
+        .await?)
+}
+
 /// In-flight proposals as (order id, proposal id, amount in minor units).
 #[derive(Debug, Clone, Default)]
 pub struct InFlight(Vec<(String, String, i64)>);

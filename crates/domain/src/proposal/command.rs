@@ -2,7 +2,7 @@
 //! [`super::apply`]; one that does not fit the current state is refused.
 
 use super::invalidation::InvalidationReason;
-use super::state::{ApprovalRef, ProviderRefund, Receipt};
+use super::state::{ApprovalRef, ChargeBooks, ProviderRefund, Receipt};
 use crate::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -57,22 +57,54 @@ pub enum Command {
     /// was used with different parameters).
     Escalate { reason: String },
     /// Verification: every refund the provider lists under the proposal's
-    /// idempotency key.
-    RecordVerified { refunds: Vec<ProviderRefund> },
+    /// idempotency key and, when the charge was read, how its refunded total
+    /// compares with Countersign's books.
+    RecordVerified {
+        refunds: Vec<ProviderRefund>,
+        #[serde(default)]
+        books: Option<ChargeBooks>,
+    },
     /// A person settles a proposal that needs attention (or whose outcome
     /// stayed unknown too long).
     Resolve { by: String, resolution: Resolution },
 }
 
-/// A person's verdict on a proposal that needs attention.
+/// A person's verdict on a proposal that needs attention (or whose outcome
+/// stayed unknown too long). The engine checks the first two with the
+/// payment provider before applying them; the state machine only sees the
+/// checked result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "resolution", rename_all = "snake_case")]
 pub enum Resolution {
-    /// Checked by hand at the provider: refunded exactly once. The receipt
-    /// is the one already recorded unless a person supplies one.
-    Verified { receipt: Option<Receipt> },
-    /// Checked by hand: no money moved.
-    Failed { reason: String },
+    /// The provider holds this proposal's refund: `receipt` is what it
+    /// reported for the refund id the person named. Books the refund.
+    RefundConfirmed { receipt: Receipt, note: String },
+    /// The provider holds no refund for this proposal. With `retry_as`, a new
+    /// proposal with that id (hence a new idempotency key) and the same
+    /// content waits for a fresh approval.
+    NoRefund {
+        note: String,
+        retry_as: Option<String>,
+    },
+    /// Closed without a refund, for the reason a person gives.
+    Closed { reason: String },
+}
+
+/// Who may settle a proposal that needs a person: approvers and managers.
+/// Checked in code by every way in (page, API).
+pub fn may_resolve(roles: &crate::RoleSet) -> bool {
+    roles.any_of(&[crate::Role::Approver, crate::Role::Manager])
+}
+
+impl Resolution {
+    /// The resolution's name, for the journal and the API.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Resolution::RefundConfirmed { .. } => "refund_confirmed",
+            Resolution::NoRefund { .. } => "no_refund",
+            Resolution::Closed { .. } => "closed",
+        }
+    }
 }
 
 impl Command {

@@ -328,8 +328,9 @@ fn a_reused_key_is_escalated_to_a_person() {
 fn only_an_escalated_unknown_outcome_can_be_resolved_by_a_person() {
     let resolve = || Command::Resolve {
         by: "usr_ops".into(),
-        resolution: Resolution::Failed {
-            reason: "provider confirms nothing was refunded".into(),
+        resolution: Resolution::NoRefund {
+            note: "provider lists no refund under the key".into(),
+            retry_as: None,
         },
     };
     let calm = run(&fixtures::executing(true), unknown(at(1), 5), at(1))

@@ -25,6 +25,23 @@ pub enum InvalidationReason {
     InsufficientRefundable {
         refundable: Money,
     },
+    /// Other proposals for the order are being executed and together with
+    /// this one would refund more than is left.
+    OtherProposalsInFlight {
+        reserved: Money,
+        refundable: Money,
+    },
+    /// The payment provider, asked right before the send, holds less
+    /// unrefunded on the charge than proposed (refunds made through other
+    /// channels, at the provider itself).
+    ProviderRemainderTooSmall {
+        charged: Money,
+        refunded: Money,
+    },
+    /// The provider holds the charge in another currency than proposed.
+    ProviderCurrencyDiffers {
+        currency: String,
+    },
     CurrencyChanged,
     ProposalExpired,
     ApprovalExpired,
@@ -45,6 +62,33 @@ impl fmt::Display for InvalidationReason {
             InvalidationReason::InsufficientRefundable { refundable } => write!(
                 f,
                 "only {refundable} of the order can still be refunded, less than proposed, so nothing was refunded"
+            ),
+            InvalidationReason::OtherProposalsInFlight {
+                reserved,
+                refundable,
+            } => write!(
+                f,
+                "another proposal for this order is being executed ({reserved} on its way); with it only {refundable} would be left, less than proposed, so nothing was refunded"
+            ),
+            InvalidationReason::ProviderRemainderTooSmall { charged, refunded } => {
+                let left = charged
+                    .checked_sub(*refunded)
+                    .map_or_else(|_| "nothing".to_owned(), |m| m.to_string());
+                if refunded.amount_minor >= charged.amount_minor {
+                    write!(
+                        f,
+                        "the payment provider reports the {charged} charge fully refunded ({refunded}, made through another channel), so nothing was refunded again"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "the payment provider reports {refunded} of the {charged} charge already refunded; only {left} is left, less than proposed, so nothing was refunded"
+                    )
+                }
+            }
+            InvalidationReason::ProviderCurrencyDiffers { currency } => write!(
+                f,
+                "the payment provider holds the charge in {currency}, not in the proposal's currency, so nothing was refunded"
             ),
             InvalidationReason::CurrencyChanged => f.write_str(
                 "the order's currency differs from the proposal's, so nothing was refunded",
@@ -102,6 +146,41 @@ pub fn revalidate(
         || order.content_hash() != approved_under.order_hash
     {
         return Err(InvalidationReason::OrderChanged);
+    }
+    Ok(())
+}
+
+/// The charge as the payment provider reported it right before the send.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChargeAtProvider {
+    pub payment_reference: String,
+    /// The provider's currency code, as reported (upper case).
+    pub currency: String,
+    pub charged_minor: i64,
+    /// What the provider counts as refunded (succeeded and pending).
+    pub refunded_minor: i64,
+}
+
+/// The provider's side of revalidation: the charge must still hold, in the
+/// proposal's currency, at least the proposed amount unrefunded. Refunds
+/// made at the provider through any other channel count, whether or not
+/// anyone told Countersign.
+pub fn revalidate_at_provider(
+    proposal: &RefundProposal,
+    charge: &ChargeAtProvider,
+) -> Result<(), InvalidationReason> {
+    let currency = proposal.amount.currency;
+    if !charge.currency.eq_ignore_ascii_case(currency.code()) {
+        return Err(InvalidationReason::ProviderCurrencyDiffers {
+            currency: charge.currency.to_ascii_uppercase(),
+        });
+    }
+    let left = charge.charged_minor.saturating_sub(charge.refunded_minor);
+    if left < proposal.amount.amount_minor {
+        return Err(InvalidationReason::ProviderRemainderTooSmall {
+            charged: Money::new(charge.charged_minor, currency),
+            refunded: Money::new(charge.refunded_minor, currency),
+        });
     }
     Ok(())
 }
@@ -195,6 +274,50 @@ mod tests {
         assert_eq!(
             revalidate(&fixtures::proposal(), Some(&now), &conditions),
             Err(InvalidationReason::OrderChanged)
+        );
+    }
+
+    fn charge(charged: i64, refunded: i64, currency: &str) -> ChargeAtProvider {
+        ChargeAtProvider {
+            payment_reference: "pay_4821".into(),
+            currency: currency.into(),
+            charged_minor: charged,
+            refunded_minor: refunded,
+        }
+    }
+
+    #[test]
+    fn a_charge_refunded_at_the_provider_through_another_channel_invalidates_the_proposal() {
+        let reason =
+            revalidate_at_provider(&fixtures::proposal(), &charge(7900, 7900, "EUR")).unwrap_err();
+        assert_eq!(
+            reason,
+            InvalidationReason::ProviderRemainderTooSmall {
+                charged: Money::new(7900, Currency::EUR),
+                refunded: Money::new(7900, Currency::EUR),
+            }
+        );
+        assert!(reason.to_string().contains("fully refunded"), "{reason}");
+        let partly =
+            revalidate_at_provider(&fixtures::proposal(), &charge(7900, 1000, "EUR")).unwrap_err();
+        assert!(partly.to_string().contains("only 69.00 EUR is left"), "{partly}");
+    }
+
+    #[test]
+    fn a_charge_with_enough_left_at_the_provider_passes() {
+        assert_eq!(
+            revalidate_at_provider(&fixtures::proposal(), &charge(10000, 2100, "eur")),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_charge_in_another_currency_at_the_provider_invalidates_the_proposal() {
+        assert_eq!(
+            revalidate_at_provider(&fixtures::proposal(), &charge(7900, 0, "usd")),
+            Err(InvalidationReason::ProviderCurrencyDiffers {
+                currency: "USD".into()
+            })
         );
     }
 

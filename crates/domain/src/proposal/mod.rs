@@ -33,11 +33,13 @@ pub use approval::{
     Approval, ApprovalContext, ApprovalOutcome, ApprovalPolicy, ApproveError, Approver,
     ConditionsSnapshot, Decision, check_approval, check_rejection,
 };
-pub use command::{Command, Resolution};
+pub use command::{Command, Resolution, may_resolve};
 pub use content::{MAX_RECOMMENDATION_CHARS, ProposalDraft, ProposalError, RefundProposal};
 pub use effect::{Effect, Transition, event};
 pub use evidence::{Asker, Evidence, EvidenceKind, OpenQuestion, Provenance};
-pub use invalidation::{InvalidationReason, revalidate};
-pub use state::{ApprovalRef, ProposalState, ProviderRefund, Receipt, Uncertainty};
+pub use invalidation::{ChargeAtProvider, InvalidationReason, revalidate, revalidate_at_provider};
+pub use state::{
+    ApprovalRef, ChargeBooks, ProposalState, ProviderRefund, Receipt, Uncertainty,
+};
 pub use status::{ProposalStatus, UnknownStatus};
 pub use transition::{TransitionError, apply};

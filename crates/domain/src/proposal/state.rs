@@ -53,6 +53,31 @@ impl ProviderRefund {
     }
 }
 
+/// The charge's refunded total at the provider beside what Countersign
+/// knows of it, in the proposal's currency (minor units). Verification
+/// compares them: money the books do not explain needs a person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChargeBooks {
+    pub payment_reference: String,
+    /// What the provider counts as refunded on the charge.
+    pub refunded_at_provider: i64,
+    /// Refunds booked on the order (Countersign's own, this one included,
+    /// and those recorded from other channels).
+    pub booked: i64,
+    /// Other proposals of the order still on their way (sent, not yet
+    /// recorded): the provider may already count them.
+    pub in_flight: i64,
+}
+
+impl ChargeBooks {
+    /// Whether the provider's total is explained by the books: at least what
+    /// is booked, at most that plus what is still on its way.
+    pub fn agree(&self) -> bool {
+        self.refunded_at_provider >= self.booked
+            && self.refunded_at_provider <= self.booked.saturating_add(self.in_flight)
+    }
+}
+
 /// What earlier status checks left unknown, carried through the
 /// outcome-unknown → executing → outcome-unknown loop so the count and the
 /// escalation survive it.

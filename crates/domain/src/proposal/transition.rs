@@ -150,9 +150,9 @@ pub fn apply(
         ) => execute::escalate(state, reason),
 
         // Verification and a person's resolution.
-        (S::Succeeded { receipt }, C::RecordVerified { refunds }) => {
-            Ok(verify::record_verified(key, receipt, &refunds, now))
-        }
+        (S::Succeeded { receipt }, C::RecordVerified { refunds, books }) => Ok(
+            verify::record_verified(key, receipt, &refunds, books.as_ref(), now),
+        ),
         (S::NeedsAttention { receipt, .. }, C::Resolve { by, resolution }) => {
             verify::resolve(proposal, receipt.as_ref(), by, resolution, now)
         }

@@ -6,7 +6,7 @@ use super::command::Resolution;
 use super::content::RefundProposal;
 use super::effect::{Effect, Transition, event};
 use super::execute::needs_attention;
-use super::state::{ProposalState, ProviderRefund, Receipt};
+use super::state::{ChargeBooks, ProposalState, ProviderRefund, Receipt};
 use super::transition::{TransitionError, non_blank};
 use crate::Timestamp;
 
@@ -14,9 +14,11 @@ pub(super) fn record_verified(
     key: &str,
     receipt: &Receipt,
     refunds: &[ProviderRefund],
+    books: Option<&ChargeBooks>,
     now: Timestamp,
 ) -> Transition {
-    match mismatch(key, receipt, refunds) {
+    let discrepancy = mismatch(key, receipt, refunds).or_else(|| books.and_then(unexplained));
+    match discrepancy {
         None => Transition::new(
             ProposalState::Verified {
                 receipt: receipt.clone(),
@@ -68,8 +70,30 @@ fn mismatch(key: &str, receipt: &Receipt, refunds: &[ProviderRefund]) -> Option<
     None
 }
 
-/// A person's verdict. Marking it verified needs a receipt for exactly the
-/// approved amount: a different amount is not this proposal's refund.
+/// The provider's refunded total on the charge against the books: money
+/// refunded that nobody recorded (or recorded refunds the provider does not
+/// hold) is a discrepancy for a person, even when this refund is right.
+fn unexplained(books: &ChargeBooks) -> Option<String> {
+    if books.agree() {
+        return None;
+    }
+    let minor = |amount: i64| format!("{}.{:02}", amount / 100, (amount % 100).abs());
+    Some(format!(
+        "This refund is at the payment provider exactly once, but the provider counts {} refunded in total on payment {} while Countersign's books show {} (its own refunds and those recorded from other channels{}); a person must reconcile them.",
+        minor(books.refunded_at_provider),
+        books.payment_reference,
+        minor(books.booked),
+        if books.in_flight > 0 {
+            format!(", with {} more on its way", minor(books.in_flight))
+        } else {
+            String::new()
+        }
+    ))
+}
+
+/// A person's verdict, already checked with the provider by the engine.
+/// Confirming needs a receipt for exactly the approved amount: a different
+/// amount is not this proposal's refund.
 pub(super) fn resolve(
     proposal: &RefundProposal,
     recorded: Option<&Receipt>,
@@ -79,16 +103,17 @@ pub(super) fn resolve(
 ) -> Result<Transition, TransitionError> {
     let by = non_blank(by, "the resolving person")?;
     match resolution {
-        Resolution::Verified { receipt } => {
-            let receipt = receipt.or_else(|| recorded.cloned()).ok_or_else(|| {
-                TransitionError::Invalid(
-                    "marking a refund verified needs the provider's receipt".into(),
-                )
-            })?;
+        Resolution::RefundConfirmed { receipt, .. } => {
             if receipt.amount != proposal.amount {
                 return Err(TransitionError::Invalid(format!(
-                    "the receipt is for {} but the proposal was for {}; mark it failed and open a new proposal instead",
-                    receipt.amount, proposal.amount
+                    "refund {} is for {} but the proposal was for {}; it is not this proposal's refund",
+                    receipt.provider_refund_id, receipt.amount, proposal.amount
+                )));
+            }
+            if !receipt.status.eq_ignore_ascii_case("succeeded") {
+                return Err(TransitionError::Invalid(format!(
+                    "refund {} is \"{}\" at the provider, not succeeded; it cannot be confirmed yet",
+                    receipt.provider_refund_id, receipt.status
                 )));
             }
             let book = Effect::BookRefundOnOrder {
@@ -105,11 +130,28 @@ pub(super) fn resolve(
                 vec![book],
             ))
         }
-        Resolution::Failed { reason } => {
-            let reason = non_blank(reason, "the reason it failed")?;
+        Resolution::NoRefund { note, retry_as } => {
+            let note = non_blank(note, "the note on what was checked")?;
+            let next = match &retry_as {
+                Some(id) => format!(
+                    "No refund exists at the payment provider ({note}); {by} asked for a new send, which waits for a fresh approval as proposal {id}."
+                ),
+                None => format!("No refund exists at the payment provider ({note}); confirmed by {by}."),
+            };
             Ok(Transition::new(
                 ProposalState::Failed {
-                    reason: format!("{reason} (marked failed by {by})"),
+                    reason: next,
+                    receipt: recorded.cloned(),
+                },
+                event::RESOLVED,
+                Vec::new(),
+            ))
+        }
+        Resolution::Closed { reason } => {
+            let reason = non_blank(reason, "the reason for closing")?;
+            Ok(Transition::new(
+                ProposalState::Failed {
+                    reason: format!("Closed without a refund by {by}: {reason}"),
                     receipt: recorded.cloned(),
                 },
                 event::RESOLVED,
@@ -125,7 +167,7 @@ mod tests {
     use crate::money::{Currency, Money};
     use crate::proposal::fixtures::{self, t0};
     use crate::proposal::{
-        Command, Effect, ProposalState, ProposalStatus, ProviderRefund, Resolution,
+        ChargeBooks, Command, Effect, ProposalState, ProposalStatus, ProviderRefund, Resolution,
         TransitionError, apply,
     };
 
@@ -144,7 +186,10 @@ mod tests {
     }
 
     fn verify(refunds: Vec<ProviderRefund>) -> ProposalState {
-        let command = Command::RecordVerified { refunds };
+        let command = Command::RecordVerified {
+            refunds,
+            books: None,
+        };
         apply(&fixtures::proposal(), &succeeded(), command, t0())
             .unwrap()
             .next
@@ -182,16 +227,51 @@ mod tests {
         assert!(reason(&verify(vec![listed("re_1", 7900, "pending")])).contains("pending"));
     }
 
+    fn verify_with_books(refunded_at_provider: i64, booked: i64, in_flight: i64) -> ProposalState {
+        let command = Command::RecordVerified {
+            refunds: vec![listed("re_1", 7900, "succeeded")],
+            books: Some(ChargeBooks {
+                payment_reference: "pay_4821".into(),
+                refunded_at_provider,
+                booked,
+                in_flight,
+            }),
+        };
+        apply(&fixtures::proposal(), &succeeded(), command, t0())
+            .unwrap()
+            .next
+    }
+
+    #[test]
+    fn money_refunded_at_the_provider_that_the_books_do_not_show_needs_a_person() {
+        let state = verify_with_books(15800, 7900, 0);
+        let reason = reason(&state);
+        assert!(reason.contains("158.00"), "{reason}");
+        assert!(reason.contains("79.00"), "{reason}");
+        assert!(reason.contains("pay_4821"), "{reason}");
+        assert_eq!(verify_with_books(7900, 15800, 0).status(), ProposalStatus::NeedsAttention);
+    }
+
+    #[test]
+    fn books_that_match_the_provider_or_wait_for_a_refund_on_its_way_verify() {
+        assert_eq!(verify_with_books(7900, 7900, 0).status(), ProposalStatus::Verified);
+        assert_eq!(verify_with_books(12900, 7900, 5000).status(), ProposalStatus::Verified);
+        assert_eq!(verify_with_books(7900, 7900, 5000).status(), ProposalStatus::Verified);
+    }
+
     #[test]
     fn verification_mismatch_notifies_a_person() {
-        let command = Command::RecordVerified { refunds: vec![] };
+        let command = Command::RecordVerified {
+            refunds: vec![],
+            books: None,
+        };
         let t = apply(&fixtures::proposal(), &succeeded(), command, t0()).unwrap();
         assert!(matches!(t.effects[0], Effect::NotifyPerson { .. }));
         assert!(!t.sends_refund());
     }
 
     #[test]
-    fn a_person_can_resolve_a_mismatch_as_verified_or_failed() {
+    fn a_person_can_resolve_a_mismatch_as_confirmed_or_closed() {
         let attention = verify(vec![]);
         let proposal = fixtures::proposal();
         let resolve = |resolution| Command::Resolve {
@@ -201,7 +281,10 @@ mod tests {
         let verified = apply(
             &proposal,
             &attention,
-            resolve(Resolution::Verified { receipt: None }),
+            resolve(Resolution::RefundConfirmed {
+                receipt: fixtures::receipt(7900),
+                note: "found at the provider".into(),
+            }),
             t0(),
         )
         .unwrap();
@@ -214,8 +297,8 @@ mod tests {
         let failed = apply(
             &proposal,
             &attention,
-            resolve(Resolution::Failed {
-                reason: "no money moved".into(),
+            resolve(Resolution::Closed {
+                reason: "customer refunded in store credit".into(),
             }),
             t0(),
         )
@@ -231,8 +314,9 @@ mod tests {
         };
         let command = Command::Resolve {
             by: "usr_ops".into(),
-            resolution: Resolution::Verified {
-                receipt: Some(fixtures::receipt(100)),
+            resolution: Resolution::RefundConfirmed {
+                receipt: fixtures::receipt(100),
+                note: "wrong refund".into(),
             },
         };
         assert!(matches!(
@@ -246,6 +330,7 @@ mod tests {
         let attention = verify(vec![]);
         let command = Command::RecordVerified {
             refunds: vec![listed("re_1", 7900, "succeeded")],
+            books: None,
         };
         assert_eq!(
             apply(&fixtures::proposal(), &attention, command, t0()),

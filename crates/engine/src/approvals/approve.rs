@@ -9,9 +9,11 @@
 use super::decide::{DecisionError, conflict, policy_versions};
 use crate::batch::{Request, answer_each};
 use crate::core::{Actor, Engine};
+use crate::execution::charge::ChargeCheck;
 use crate::execution::step::{Step, retry_on_conflict, write_states};
 use domain::proposal::{
-    Approval, ApprovalContext, ApprovalPolicy, Approver, ConditionsSnapshot, Effect, check_approval,
+    Approval, ApprovalContext, ApprovalPolicy, Approver, ConditionsSnapshot, Effect,
+    ProposalStatus, check_approval,
 };
 use domain::{OrderSnapshot, Timestamp};
 use serde_json::json;
@@ -31,6 +33,9 @@ pub(crate) struct ApproveAsk {
     actor: Actor,
     proposal_id: String,
     digest_shown: String,
+    /// The charge as the provider reported it just before; None when the
+    /// proposal could not be approved anyway (unknown, no longer waiting).
+    charge: Option<ChargeCheck>,
 }
 
 /// An approval decided in memory, waiting for the write transaction.
@@ -40,6 +45,7 @@ struct Planned {
     order_id: String,
     conditions: ConditionsSnapshot,
     executes: bool,
+    charge: Option<ChargeCheck>,
 }
 
 /// What a batch read before deciding.
@@ -53,24 +59,39 @@ struct BatchReads {
 
 impl Engine {
     /// `actor` approves proposal `proposal_id`, having been shown the action
-    /// with digest `digest_shown`. When this completes the approvals, the
-    /// proposal is revalidated and claimed in the same transaction and the
-    /// refund is sent in the background.
+    /// with digest `digest_shown`. The provider is first asked what is left
+    /// on the charge; when this completes the approvals, the proposal is
+    /// revalidated against the order and that answer and claimed in the
+    /// same transaction, and the refund is sent in the background.
     ///
     /// # Errors
-    /// [`DecisionError`]: not found, denied (with the rule broken), or a
-    /// conflict when another decision landed at the same moment.
+    /// [`DecisionError`]: an empty digest, not found, denied (with the rule
+    /// broken), the provider not answering about the charge (nothing is
+    /// recorded), or a conflict when another decision landed at the same
+    /// moment.
     pub async fn approve(
         &self,
         actor: &Actor,
         proposal_id: &str,
         digest_shown: &str,
     ) -> Result<StoredProposal, DecisionError> {
+        if digest_shown.trim().is_empty() {
+            return Err(DecisionError::Invalid(
+                "action_digest is required: send the digest of the action you were shown".into(),
+            ));
+        }
+        let charge = match storage::proposals::get(self.db.conn(), proposal_id).await? {
+            Some(stored) if stored.status() == ProposalStatus::AwaitingApproval => {
+                Some(self.check_charge(&stored.proposal.payment_reference).await)
+            }
+            _ => None,
+        };
         let engine = self.clone();
         let ask = ApproveAsk {
             actor: actor.clone(),
             proposal_id: proposal_id.to_owned(),
             digest_shown: digest_shown.to_owned(),
+            charge,
         };
         crate::core::detached(async move {
             retry_on_conflict(|| engine.approve_in_a_batch(ask.clone())).await
@@ -239,6 +260,7 @@ impl Engine {
             order_id: order.id.clone(),
             conditions,
             executes: effects.contains(&Effect::Execute),
+            charge: ask.charge.clone(),
         })
     }
 
@@ -265,12 +287,26 @@ impl Engine {
             if plan.executes
                 && let Some(order) = orders.get(&plan.order_id)
             {
+                // Nothing is approved that cannot be checked at the
+                // provider: the approver is told and may try again.
+                let charge = match &plan.charge {
+                    Some(ChargeCheck::Read(charge)) => charge,
+                    Some(ChargeCheck::Unavailable(reason)) => {
+                        answers.push((index, Err(DecisionError::ProviderUnavailable(reason.clone()))));
+                        continue;
+                    }
+                    None => {
+                        answers.push((index, Err(conflict())));
+                        continue;
+                    }
+                };
                 let reserved = in_flight.reserved(&order.id, &plan.step.stored.proposal.id);
                 match self.claim_and_revalidate(
                     &mut plan.step,
                     order,
                     &plan.conditions,
                     reserved,
+                    charge,
                     now,
                 ) {
                     Ok(true) => {

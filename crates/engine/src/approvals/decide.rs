@@ -20,6 +20,12 @@ pub enum DecisionError {
     Denied(#[from] ApproveError),
     #[error("{0}")]
     Invalid(String),
+    /// The provider could not be asked what is left on the charge; nothing
+    /// was recorded.
+    #[error(
+        "the payment provider could not be asked what is left on the charge ({0}); nothing was approved, try again in a moment"
+    )]
+    ProviderUnavailable(String),
     #[error(transparent)]
     Conflict(SaveError),
     #[error(transparent)]

@@ -7,12 +7,15 @@
 //! alone and the reconciler verifies it later, as an answer of its own.
 //! `record` writes them, many answers per transaction.
 
+use super::charge::ChargeCheck;
 use super::record::AnswerAsk;
 use super::step::{ConflictAware, SaveError, Step};
 use crate::core::Engine;
-use connectors::{ProviderError, ProviderRefund as WireRefund, ProviderRefundStatus};
-use domain::proposal::{Command, Effect, ProposalState, ProviderRefund, Receipt, TransitionError};
-use domain::{Currency, Money, PastRefund, Timestamp};
+use connectors::{ProviderCharge, ProviderError, ProviderRefund as WireRefund, ProviderRefundStatus};
+use domain::proposal::{
+    ChargeBooks, Command, Effect, ProposalState, ProviderRefund, Receipt, TransitionError,
+};
+use domain::{Currency, Money, OrderSnapshot, PastRefund, Timestamp};
 use serde_json::json;
 use storage::StorageError;
 use storage::receipts::NewReceipt;
@@ -22,26 +25,68 @@ use storage::receipts::NewReceipt;
 pub enum Answer {
     /// A refund object under our key.
     Refund(WireRefund),
-    /// A definite refusal; nothing was refunded.
+    /// A definite business refusal; nothing was refunded.
     Declined { reason: String },
     /// No answer we can rely on: the refund may or may not exist.
     Unknown {
         reason: String,
         wait: Option<chrono::Duration>,
     },
-    /// A status query found nothing under the key.
-    NotFound,
+    /// A status query found nothing under the key; `charge` is what the
+    /// provider said of the charge then, for revalidating a first send.
+    NotFound { charge: ChargeCheck },
     /// Something only a person can sort out.
     Escalate { reason: String },
-    /// Every refund the provider holds under the key of a proposal that
-    /// succeeded: what verification compares with the proposal.
-    RefundsUnderKey(Vec<WireRefund>),
+    /// The charge of a proposal that succeeded, with every refund on it:
+    /// what verification compares with the proposal and the books.
+    Charge(ProviderCharge),
 }
 
 impl Answer {
-    pub fn from_error(error: ProviderError) -> Answer {
+    /// The answer to a send. Only a business refusal fails a refund; a
+    /// refusal for configuration (credentials, a reference the provider
+    /// does not know), our own bug, a reused key or a replayed stored error
+    /// goes to a person, since resending cannot help and "failed" would be a
+    /// guess about money.
+    pub fn from_send_error(error: ProviderError) -> Answer {
         match error {
-            ProviderError::Unknown { reason } => Answer::Unknown { reason, wait: None },
+            ProviderError::Unknown { .. } | ProviderError::InFlight | ProviderError::RateLimited { .. } => {
+                Answer::from_query_error(error)
+            }
+            ProviderError::KeyReusedWithDifferentParameters { message } => Answer::Escalate {
+                reason: format!(
+                    "The provider says this proposal's idempotency key was used with different parameters ({message}); a person must check the payment."
+                ),
+            },
+            ProviderError::ReplayedError { status, message } => Answer::Escalate {
+                reason: format!(
+                    "The provider answers every request under this proposal's key with the error it stored first (HTTP {status}: {message}); resending cannot help, so a person must check the payment at the provider."
+                ),
+            },
+            ProviderError::Configuration { status, message } => Answer::Escalate {
+                reason: format!(
+                    "The payment provider refused the refund because of Countersign's configuration (HTTP {status}: {message}); nothing was refunded. Fix the provider settings or the payment reference, then resolve this proposal."
+                ),
+            },
+            ProviderError::Rejected { status, message } => Answer::Escalate {
+                reason: format!(
+                    "The payment provider refused the request itself (HTTP {status}: {message}); nothing was refunded, and a person must look at why."
+                ),
+            },
+            ProviderError::InvalidRequest { message } => Answer::Escalate {
+                reason: format!(
+                    "The refund request could not be sent to this provider ({message}); nothing was refunded, and a person must look at why."
+                ),
+            },
+        }
+    }
+
+    /// The answer to a status query that did not come back readably. Any
+    /// failure to ask (credentials, a 404, a 5xx, the network, a malformed
+    /// body) leaves the outcome unknown: it is checked again with backoff
+    /// and a person is told after the limit, but it is never a "no".
+    pub fn from_query_error(error: ProviderError) -> Answer {
+        match error {
             ProviderError::InFlight => Answer::Unknown {
                 reason: "the provider is still processing an earlier request under this key".into(),
                 wait: None,
@@ -50,16 +95,10 @@ impl Answer {
                 reason: "the provider asked us to slow down (429)".into(),
                 wait: retry_after.and_then(|d| chrono::Duration::from_std(d).ok()),
             },
-            ProviderError::KeyReusedWithDifferentParameters { message } => Answer::Escalate {
-                reason: format!(
-                    "The provider says this proposal's idempotency key was used with different parameters ({message}); a person must check the payment."
-                ),
-            },
-            ProviderError::Rejected { status, message } => Answer::Declined {
-                reason: format!("the payment provider refused the request ({status}): {message}"),
-            },
-            ProviderError::InvalidRequest { message } => Answer::Declined {
-                reason: format!("the refund request was invalid and was not sent: {message}"),
+            ProviderError::Unknown { reason } => Answer::Unknown { reason, wait: None },
+            other => Answer::Unknown {
+                reason: format!("the status query did not get an answer: {other}"),
+                wait: None,
             },
         }
     }
@@ -110,6 +149,7 @@ impl Engine {
         tx: &storage::WriteTx,
         step: &mut Step,
         ask: &AnswerAsk,
+        order: Option<&OrderSnapshot>,
         actor: &str,
         now: Timestamp,
     ) -> Result<(AfterAnswer, SideWrites), RecordError> {
@@ -131,7 +171,7 @@ impl Engine {
                             json!({ "provider_refund_id": refund.provider_refund_id, "amount": receipt.amount.display() }),
                             now,
                         )?;
-                        writes.receipt = Some(new_receipt(id, &receipt, refund));
+                        writes.receipt = Some(receipt_row(id, &receipt, refund));
                         for effect in &effects {
                             if let Effect::BookRefundOnOrder {
                                 order_id,
@@ -140,15 +180,16 @@ impl Engine {
                             } = effect
                             {
                                 writes.booking =
-                                    Some(booking(id, order_id, *amount, provider_refund_id, now));
+                                    Some(booking_for(id, order_id, *amount, provider_refund_id, now));
                             }
                         }
                         // Without the listing the success stays unverified
                         // until the reconciler asks again (`step::due_at`).
                         if matches!(step.state(), ProposalState::Succeeded { .. })
-                            && let Some(listed) = &ask.listed_under_key
+                            && let Some(charge) = &ask.charge_after
                         {
-                            apply_verification(step, listed, actor, now)?;
+                            self.apply_verification(tx, step, charge, order, actor, now)
+                                .await?;
                         }
                     }
                     ProviderRefundStatus::Pending => {
@@ -164,7 +205,7 @@ impl Engine {
                         )?;
                     }
                     ProviderRefundStatus::Failed { reason } => {
-                        writes.receipt = Some(new_receipt(id, &receipt, refund));
+                        writes.receipt = Some(receipt_row(id, &receipt, refund));
                         step.apply(
                             Command::RecordDeclined { reason: format!("the refund failed at the provider: {reason}"), receipt: Some(receipt) },
                             actor,
@@ -211,10 +252,11 @@ impl Engine {
                     now,
                 )?;
             }
-            Answer::RefundsUnderKey(refunds) => {
-                apply_verification(step, refunds, actor, now)?;
+            Answer::Charge(charge) => {
+                self.apply_verification(tx, step, charge, order, actor, now)
+                    .await?;
             }
-            Answer::NotFound => {
+            Answer::NotFound { charge } => {
                 let first_sent =
                     storage::journal::first_event_at(&**tx, id, domain::proposal::event::SENT)
                         .await?;
@@ -233,7 +275,7 @@ impl Engine {
                 {
                     let revalidated = if effects.contains(&Effect::Revalidate) {
                         let order = storage::orders::get(&**tx, &order_id).await?;
-                        self.revalidate_before_resend(tx, step, order.as_ref(), actor, now)
+                        self.revalidate_before_resend(tx, step, order.as_ref(), charge, actor, now)
                             .await?
                     } else {
                         true
@@ -253,14 +295,38 @@ impl Engine {
         Ok((after, writes))
     }
 
+    /// Nothing was sent yet (the first send never went out): revalidate as
+    /// a first send would, against the order and the charge at the
+    /// provider. When the provider did not say what is left on the charge,
+    /// nothing is sent and the check is repeated later.
     async fn revalidate_before_resend(
         &self,
         tx: &storage::WriteTx,
         step: &mut Step,
         order: Option<&domain::OrderSnapshot>,
+        charge: &ChargeCheck,
         actor: &str,
         now: Timestamp,
     ) -> Result<bool, RecordError> {
+        if let ChargeCheck::Unavailable(reason) = charge {
+            let checks = match step.state() {
+                ProposalState::Executing { unknown, .. } => unknown.as_ref().map_or(0, |u| u.checks),
+                _ => 0,
+            };
+            let retry_at = self.settings.next_check(checks, now);
+            let reason = format!("nothing was sent: the provider could not be asked what is left on the charge before sending ({reason})");
+            step.apply(
+                Command::RecordUnknown {
+                    reason: reason.clone(),
+                    retry_at,
+                    max_checks: self.settings.max_unknown_checks,
+                },
+                actor,
+                json!({ "reason": reason, "next_check_at": retry_at }),
+                now,
+            )?;
+            return Ok(false);
+        }
         let approvals = storage::approvals::for_proposal(&**tx, &step.stored.proposal.id).await?;
         let conditions = approvals
             .iter()
@@ -275,7 +341,7 @@ impl Engine {
                     &step.stored.proposal.id,
                 )
                 .await?;
-                super::revalidation(step, order, &conditions, reserved)
+                super::revalidation(step, order, &conditions, reserved, charge)
             }
             _ => Err(domain::proposal::InvalidationReason::OrderMissing),
         };
@@ -287,45 +353,89 @@ impl Engine {
                         reason: reason.clone(),
                     },
                     actor,
-                    json!({ "reason": reason.to_string() }),
+                    json!({ "reason": reason.to_string(), "provider": charge.evidence() }),
                     now,
                 )?;
                 Ok(false)
             }
         }
     }
-}
 
-fn apply_verification(
-    step: &mut Step,
-    refunds: &[WireRefund],
-    actor: &str,
-    now: Timestamp,
-) -> Result<(), TransitionError> {
-    let listed: Vec<ProviderRefund> = refunds
-        .iter()
-        .map(|r| ProviderRefund {
-            provider_refund_id: r.provider_refund_id.clone(),
-            amount: money_of(r),
-            status: status_name(&r.status).to_owned(),
-        })
-        .collect();
-    let summary: Vec<_> = listed
-        .iter()
-        .map(|r| json!({ "id": r.provider_refund_id, "amount": r.amount.display(), "status": r.status }))
-        .collect();
-    step.apply(
-        Command::RecordVerified { refunds: listed },
-        actor,
-        json!({ "refunds_under_key": summary }),
-        now,
-    )?;
-    Ok(())
+    /// Verification: exactly one succeeded refund of the approved amount
+    /// under the key, and the charge's refunded total explained by the
+    /// books (the order's booked refunds, this one included, plus other
+    /// proposals still on their way). `order` is the order as read in this
+    /// transaction, before this batch's bookings.
+    async fn apply_verification(
+        &self,
+        tx: &storage::WriteTx,
+        step: &mut Step,
+        charge: &ProviderCharge,
+        order: Option<&OrderSnapshot>,
+        actor: &str,
+        now: Timestamp,
+    ) -> Result<(), RecordError> {
+        let proposal = &step.stored.proposal;
+        let listed: Vec<ProviderRefund> = charge
+            .refunds_under_key(&proposal.id)
+            .into_iter()
+            .map(|r| ProviderRefund {
+                provider_refund_id: r.provider_refund_id.clone(),
+                amount: money_of(r),
+                status: status_name(&r.status).to_owned(),
+            })
+            .collect();
+        let books = match order {
+            Some(order) => {
+                let own = format!("ref_{}", proposal.id);
+                let others: i64 = order
+                    .refunds
+                    .iter()
+                    .filter(|r| r.id != own)
+                    .map(|r| r.amount.amount_minor)
+                    .sum();
+                let booked = others.saturating_add(proposal.amount.amount_minor);
+                let in_flight = if charge.amount_refunded_minor == booked {
+                    0
+                } else {
+                    // Only when the totals differ: refunds of other
+                    // proposals may be at the provider before their answer
+                    // is recorded.
+                    storage::proposals::reserved_on_order(&**tx, &order.id, &proposal.id).await?
+                };
+                Some(ChargeBooks {
+                    payment_reference: charge.payment_reference.clone(),
+                    refunded_at_provider: charge.amount_refunded_minor,
+                    booked,
+                    in_flight,
+                })
+            }
+            None => None,
+        };
+        let summary: Vec<_> = listed
+            .iter()
+            .map(|r| json!({ "id": r.provider_refund_id, "amount": r.amount.display(), "status": r.status }))
+            .collect();
+        step.apply(
+            Command::RecordVerified {
+                refunds: listed,
+                books: books.clone(),
+            },
+            actor,
+            json!({
+                "refunds_under_key": summary,
+                "charge": { "payment_reference": charge.payment_reference, "charged_minor": charge.amount_minor, "refunded_minor": charge.amount_refunded_minor },
+                "books": books,
+            }),
+            now,
+        )?;
+        Ok(())
+    }
 }
 
 /// The refund to book on the order: one per proposal, however often the
 /// answer is recorded.
-fn booking(
+pub(super) fn booking_for(
     proposal_id: &str,
     order_id: &str,
     amount: Money,
@@ -344,7 +454,7 @@ fn booking(
     )
 }
 
-fn new_receipt(proposal_id: &str, receipt: &Receipt, refund: &WireRefund) -> NewReceipt {
+pub(super) fn receipt_row(proposal_id: &str, receipt: &Receipt, refund: &WireRefund) -> NewReceipt {
     NewReceipt {
         proposal_id: proposal_id.to_owned(),
         receipt: receipt.clone(),
@@ -352,7 +462,7 @@ fn new_receipt(proposal_id: &str, receipt: &Receipt, refund: &WireRefund) -> New
     }
 }
 
-fn status_name(status: &ProviderRefundStatus) -> &'static str {
+pub(super) fn status_name(status: &ProviderRefundStatus) -> &'static str {
     match status {
         ProviderRefundStatus::Succeeded => "succeeded",
         ProviderRefundStatus::Pending => "pending",
@@ -360,7 +470,7 @@ fn status_name(status: &ProviderRefundStatus) -> &'static str {
     }
 }
 
-fn money_of(refund: &WireRefund) -> Money {
+pub(super) fn money_of(refund: &WireRefund) -> Money {
     // An unreadable currency yields a receipt that cannot match the
     // proposal, so verification flags it for a person.
     let currency = Currency::parse(&refund.currency)

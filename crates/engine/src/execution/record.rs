@@ -20,19 +20,27 @@ pub(crate) type AnswerRequest = Request<AnswerAsk, AfterAnswer, RecordError>;
 pub(crate) struct AnswerAsk {
     pub proposal_id: String,
     pub answer: Answer,
-    /// With a succeeded refund: the refunds the provider listed under the
-    /// key right after it, so the success and its verification are written
-    /// together. None when not asked for, or when the provider did not say.
-    pub listed_under_key: Option<Vec<connectors::ProviderRefund>>,
+    /// With a succeeded refund: the charge as the provider reported it
+    /// right after (every refund on it and its refunded total), so the
+    /// success and its verification are written together. None when not
+    /// asked for, or when the provider did not say.
+    pub charge_after: Option<connectors::ProviderCharge>,
 }
 
 impl AnswerAsk {
     /// Whether the answer still concerns the proposal in `state`: a refund's
     /// answer only while this executor holds it executing, verification
     /// only once it succeeded (whoever executed it).
+    /// Whether recording it verifies the refund, which compares the
+    /// charge with the order's books.
+    fn verifies(&self) -> bool {
+        matches!(self.answer, Answer::Charge(_))
+            || (matches!(self.answer, Answer::Refund(_)) && self.charge_after.is_some())
+    }
+
     fn applies_to(&self, state: &ProposalState, executor_name: &str) -> bool {
         match (&self.answer, state) {
-            (Answer::RefundsUnderKey(_), state) => matches!(state, ProposalState::Succeeded { .. }),
+            (Answer::Charge(_), state) => matches!(state, ProposalState::Succeeded { .. }),
             (_, ProposalState::Executing { executor, .. }) => executor == executor_name,
             _ => false,
         }
@@ -43,9 +51,10 @@ impl Engine {
     /// Records `answer` for proposal `id` if it still concerns it: a refund's
     /// answer while it is executing under this process's claim, the refunds
     /// under its key once it succeeded. A succeeded refund's answer may
-    /// bring the refunds `listed_under_key` with it: its verification, then
-    /// recorded in the same transaction. Answers arriving together are
-    /// recorded together, in one transaction.
+    /// bring the charge as the provider reported it right after
+    /// (`charge_after`): its verification, then recorded in the same
+    /// transaction. Answers arriving together are recorded together, in one
+    /// transaction.
     ///
     /// # Errors
     /// Storage failures or a conflicting concurrent change.
@@ -53,12 +62,12 @@ impl Engine {
         &self,
         id: &str,
         answer: Answer,
-        listed_under_key: Option<Vec<connectors::ProviderRefund>>,
+        charge_after: Option<connectors::ProviderCharge>,
     ) -> Result<AfterAnswer, RecordError> {
         let ask = AnswerAsk {
             proposal_id: id.to_owned(),
             answer,
-            listed_under_key,
+            charge_after,
         };
         retry_on_conflict(|| self.record_in_a_batch(ask.clone())).await
     }
@@ -112,11 +121,20 @@ impl Engine {
         }
         let order_ids: Vec<String> = orders_taken.into_iter().collect();
         storage::orders::lock_versions(&*tx, &order_ids).await?;
+        // Verification compares the charge with the books: read (under the
+        // locks just taken) the orders of the answers that verify.
+        let verifying: Vec<String> = candidates
+            .iter()
+            .filter(|(index, _)| asks[*index].verifies())
+            .map(|(_, stored)| stored.proposal.order_id.clone())
+            .collect();
+        let orders = storage::orders::get_many(&*tx, &verifying).await?;
         let (mut steps, mut outcomes) = (Vec::new(), HashMap::new());
         for (index, stored) in candidates {
+            let order = orders.get(&stored.proposal.order_id);
             let mut step = Step::new(stored);
             match self
-                .apply_answer(&tx, &mut step, &asks[index], &actor, now)
+                .apply_answer(&tx, &mut step, &asks[index], order, &actor, now)
                 .await
             {
                 Ok(outcome) => {

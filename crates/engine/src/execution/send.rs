@@ -3,9 +3,7 @@
 
 use super::answer::{AfterAnswer, Answer};
 use crate::core::Engine;
-use connectors::{
-    ProviderRefund as WireRefund, ProviderRefundStatus, RefundLookup, RefundOutcome, RefundRequest,
-};
+use connectors::{ProviderCharge, ProviderRefundStatus, RefundLookup, RefundOutcome, RefundRequest};
 use domain::proposal::RefundProposal;
 
 impl Engine {
@@ -29,7 +27,7 @@ impl Engine {
                 Ok(RefundOutcome::Declined { code, message }) => Answer::Declined {
                     reason: format!("the payment provider declined the refund: {message} ({code})"),
                 },
-                Err(error) => Answer::from_error(error),
+                Err(error) => Answer::from_send_error(error),
             };
             if self.settle(proposal, answer).await != Some(AfterAnswer::Resend) {
                 return;
@@ -43,28 +41,32 @@ impl Engine {
         let lookup = lookup_of(proposal);
         let answer = match self.provider.lookup(&lookup).await {
             Ok(Some(refund)) => Answer::Refund(refund),
-            Ok(None) => Answer::NotFound,
-            Err(error) => Answer::from_error(error),
+            // Rare: read the charge too, in case nothing was ever sent and
+            // the first send must be revalidated at the provider.
+            Ok(None) => Answer::NotFound {
+                charge: self.check_charge(&proposal.payment_reference).await,
+            },
+            Err(error) => Answer::from_query_error(error),
         };
         if self.settle(proposal, answer).await == Some(AfterAnswer::Resend) {
             self.send_refund(proposal).await;
         }
     }
 
-    /// Fetches the refunds under the key of a succeeded refund and records
-    /// the verification. Failure leaves it for the reconciler.
+    /// Reads the charge of a succeeded refund (every refund on it and its
+    /// refunded total) and records the verification. Failure leaves it for
+    /// the reconciler.
     pub async fn verify(&self, proposal: &RefundProposal) {
-        if let Some(refunds) = self.refunds_under_key(proposal).await {
-            self.settle(proposal, Answer::RefundsUnderKey(refunds))
-                .await;
+        if let Some(charge) = self.charge_for_verification(proposal).await {
+            self.settle(proposal, Answer::Charge(charge)).await;
         }
     }
 
-    /// Every refund the provider holds under the proposal's key; None (and
-    /// the verification postponed) when it does not answer.
-    async fn refunds_under_key(&self, proposal: &RefundProposal) -> Option<Vec<WireRefund>> {
-        match self.provider.refunds_for_key(&lookup_of(proposal)).await {
-            Ok(refunds) => Some(refunds),
+    /// The charge as the provider holds it now; None (and the verification
+    /// postponed) when it does not answer.
+    async fn charge_for_verification(&self, proposal: &RefundProposal) -> Option<ProviderCharge> {
+        match self.provider.charge(&proposal.payment_reference).await {
+            Ok(charge) => Some(charge),
             Err(error) => {
                 tracing::info!(%error, proposal.id = %proposal.id, "verification postponed: provider did not answer");
                 None
@@ -82,7 +84,7 @@ impl Engine {
     async fn settle(&self, proposal: &RefundProposal, answer: Answer) -> Option<AfterAnswer> {
         let listed = match &answer {
             Answer::Refund(refund) if refund.status == ProviderRefundStatus::Succeeded => {
-                self.refunds_under_key(proposal).await
+                self.charge_for_verification(proposal).await
             }
             _ => None,
         };

@@ -62,6 +62,10 @@ pub enum SubmitError {
         order_currency: Currency,
         given: String,
     },
+    /// The configured payment provider cannot refund this payment at all:
+    /// found now rather than after someone approved it.
+    #[error("order {order_id}'s payment reference cannot be refunded through this payment provider: {message}")]
+    UnrefundableReference { order_id: String, message: String },
     #[error("order {0} has nothing left to refund")]
     NothingToRefund(String),
     #[error("{requested} is more than the {refundable} still refundable on order {order_id}")]
@@ -122,6 +126,12 @@ impl Engine {
         if !staff_or_agent && order.customer_id != actor.user_id {
             // Customers see only their own orders; say nothing more.
             return Err(SubmitError::NotYourOrder(input.order_id.clone()));
+        }
+        if let Err(error) = self.provider.check_reference(&order.payment_reference) {
+            return Err(SubmitError::UnrefundableReference {
+                order_id: order.id.clone(),
+                message: error.to_string(),
+            });
         }
         let amount = amount_to_refund(&order, input.amount_minor, input.currency.as_deref())?;
         let mut evidence = Vec::with_capacity(input.evidence.len());

@@ -71,11 +71,21 @@ async fn the_flagship_refund_is_paid_once_receipted_booked_and_verified() {
 
 #[tokio::test]
 async fn a_success_the_provider_cannot_list_yet_is_kept_with_its_receipt_and_verified_later() {
-    // Lookups outlast the client's 400 ms timeout: the refund goes through,
-    // the question about its key does not.
-    let config = SandboxConfig::default().with_lookup_latency(Duration::from_millis(600));
+    // The refund takes 300 ms at the provider; as soon as it is approved
+    // (after the approval's own charge check), lookups start to outlast the
+    // client's 400 ms timeout: the refund goes through, the question about
+    // it afterwards does not.
+    let slow_send = FaultPlan::new(vec![FaultRule::always(FaultMode::Latency { ms: 300 })]);
+    let config = SandboxConfig::default().with_faults(slow_send.clone());
     let h = Harness::with(config, fast_settings("executor-test")).await;
     let id = h.approved_refund(&h.actor("customer").await, "4821").await;
+    h.sandbox
+        .set_faults(connectors::sandbox::FaultUpdate {
+            faults: slow_send,
+            lookup_latency: Some(Duration::from_millis(600)),
+            ..Default::default()
+        })
+        .unwrap();
     h.wait_while(&id, ProposalStatus::Executing, Duration::from_secs(10))
         .await;
     let detail = h.engine.proposal(&id).await.unwrap().unwrap();

@@ -100,11 +100,17 @@ async fn an_outcome_that_stays_unknown_is_handed_to_a_person_and_never_called_fa
     let plan = FaultPlan::new(vec![FaultRule::always(FaultMode::ServerError)]);
     let mut settings = fast_settings("executor-unknown");
     settings.max_unknown_checks = 2;
-    let config = SandboxConfig::default()
-        .with_faults(plan)
-        .with_lookup_latency(Duration::from_millis(600));
+    let config = SandboxConfig::default().with_faults(plan.clone());
     let h = Harness::with(config, settings).await;
     let id = h.approved_refund(&h.actor("customer").await, "4821").await;
+    // From now on every status query outlasts the client's timeout too.
+    h.sandbox
+        .set_faults(connectors::sandbox::FaultUpdate {
+            faults: plan,
+            lookup_latency: Some(Duration::from_millis(600)),
+            ..Default::default()
+        })
+        .unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {
         let detail = h.engine.proposal(&id).await.unwrap().unwrap();

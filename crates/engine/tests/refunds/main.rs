@@ -8,5 +8,7 @@ mod batches;
 mod execution;
 mod faults;
 mod journal;
+mod provider_view;
+mod resolution;
 mod submission;
 mod support;

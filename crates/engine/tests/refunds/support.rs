@@ -12,6 +12,9 @@ use std::time::Duration;
 use storage::proposals::StoredProposal;
 use storage::testing::TestDatabase;
 
+/// The test sandbox's secret key.
+const SANDBOX_KEY: &str = "sk_sbx_engine_tests";
+
 pub const PASSWORD: &str = "test-password-1";
 
 pub struct Harness {
@@ -46,7 +49,12 @@ impl Harness {
         )
         .await
         .unwrap();
-        let sandbox = SandboxState::new(config).unwrap();
+        let sandbox = SandboxState::new(config.with_secret_key(SANDBOX_KEY.into())).unwrap();
+        // The sandbox learns the shop's charges from the order store, as the
+        // server's mounted sandbox does.
+        sandbox.set_charge_source(Arc::new(
+            engine::execution::sandbox_charges::OrderStoreCharges::new(test_db.db.clone()),
+        ));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let sandbox_url = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(connectors::sandbox::serve_standalone(
@@ -60,6 +68,23 @@ impl Harness {
             test_db,
             sandbox_url,
         }
+    }
+
+    /// Another process on the same database whose provider is at `url`.
+    pub async fn engine_with_provider_at(&self, url: &str, settings: EngineSettings) -> Engine {
+        engine_for(&self.test_db, url, settings).await
+    }
+
+    /// The proposal's journal, oldest first.
+    pub async fn events(&self, id: &str) -> Vec<storage::journal::JournalEvent> {
+        let filter = storage::journal::JournalFilter {
+            proposal_id: Some(id.to_owned()),
+            ..Default::default()
+        };
+        storage::journal::list(self.engine.db.conn(), &filter, 0, 1000)
+            .await
+            .unwrap()
+            .0
     }
 
     /// A second engine (another server process) on the same database.
@@ -229,6 +254,7 @@ pub fn refund_request(order_id: &str) -> SubmitProposal {
 async fn engine_for(test_db: &TestDatabase, sandbox_url: &str, settings: EngineSettings) -> Engine {
     let provider = SandboxProvider::new(
         sandbox_url,
+        SANDBOX_KEY.into(),
         HttpTimeouts {
             connect: Duration::from_secs(2),
             request: Duration::from_millis(400),

@@ -23,6 +23,7 @@ pub fn router() -> Router<AppState> {
         .route("/proposals/{id}", get(proposals::get_one))
         .route("/proposals/{id}/approve", post(proposals::approve))
         .route("/proposals/{id}/reject", post(proposals::reject))
+        .route("/proposals/{id}/resolve", post(proposals::resolve))
         .route("/proposals/{id}/events", get(proposals::events))
         .route("/conversations", post(conversations::create))
         .route("/conversations/{id}", get(conversations::get_one))

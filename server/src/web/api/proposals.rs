@@ -7,14 +7,15 @@ use super::views::{EventView, ProposalDetailView, ProposalView};
 use crate::startup::AppState;
 use crate::web::api_error::ApiError;
 use app::server::Identity;
-use app::server_errors::{decision_error, submit_error};
+use app::server_errors::{decision_error, resolve_error, submit_error};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use domain::Role;
-use domain::proposal::ProposalStatus;
+use domain::proposal::{ProposalState, ProposalStatus};
+use engine::execution::resolve::ResolveAs;
 use engine::proposals::SubmitProposal;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use storage::proposals::{ProposalFilter, StoredProposal};
 use utoipa::{IntoParams, ToSchema};
 
@@ -42,6 +43,41 @@ pub struct ApproveBody {
 #[serde(deny_unknown_fields)]
 pub struct RejectBody {
     pub reason: String,
+}
+
+/// How a person resolves a proposal that needs attention. Each claim is
+/// checked with the payment provider before anything is recorded.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveBody {
+    /// `refund_confirmed` (the provider holds the refund; name it in
+    /// `provider_refund_id`), `no_refund` (the provider holds none; with
+    /// `retry: true` a new proposal under a new key waits for a fresh
+    /// approval) or `closed` (closed without a refund).
+    pub resolution: ResolutionKind,
+    /// With `refund_confirmed`: the provider's refund id (`re_…`).
+    pub provider_refund_id: Option<String>,
+    /// With `no_refund`: send again under a new key after a fresh approval.
+    #[serde(default)]
+    pub retry: bool,
+    /// What the person checked; kept in the journal.
+    pub note: String,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ResolutionKind {
+    RefundConfirmed,
+    NoRefund,
+    Closed,
+}
+
+/// The resolved proposal, and the new one waiting for approval when a new
+/// send was asked for.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ResolvedView {
+    pub proposal: ProposalView,
+    pub retry: Option<ProposalView>,
 }
 
 /// Staff see every proposal; agents those they submitted; customers those
@@ -149,9 +185,14 @@ pub async fn get_one(
 }
 
 /// Approve the proposal whose action has the given digest. Completing the
-/// approvals claims it for execution at once.
+/// approvals claims it for execution at once, after the provider was asked
+/// what is left on the charge. An approval that revalidation stops answers
+/// 409 `invalidated` with the reason: nothing was refunded.
 #[utoipa::path(post, path = "/api/v1/proposals/{id}/approve", tag = "proposals", request_body = ApproveBody,
-    responses((status = 200, body = ProposalView), (status = 403, body = super::openapi::ErrorBody), (status = 409, body = super::openapi::ErrorBody)))]
+    responses((status = 200, body = ProposalView), (status = 403, body = super::openapi::ErrorBody),
+        (status = 409, description = "no longer approvable, or approved but invalidated by revalidation (code `invalidated`)", body = super::openapi::ErrorBody),
+        (status = 422, body = super::openapi::ErrorBody),
+        (status = 503, description = "the payment provider could not be asked about the charge; nothing was recorded", body = super::openapi::ErrorBody)))]
 pub async fn approve(
     State(state): State<AppState>,
     Caller(identity): Caller,
@@ -163,6 +204,13 @@ pub async fn approve(
         .approve(&identity.actor(), &id, body.action_digest.trim())
         .await
         .map_err(|e| ApiError::from(decision_error(e)))?;
+    if let ProposalState::Invalidated { reason } = &stored.state {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "invalidated",
+            format!("the approval was recorded but the refund was not executed: {reason}"),
+        ));
+    }
     Ok(Json(ProposalView::from(&stored)))
 }
 
@@ -181,6 +229,45 @@ pub async fn reject(
         .await
         .map_err(|e| ApiError::from(decision_error(e)))?;
     Ok(Json(ProposalView::from(&stored)))
+}
+
+/// Resolve a proposal that needs attention (approvers and managers).
+#[utoipa::path(post, path = "/api/v1/proposals/{id}/resolve", tag = "proposals", request_body = ResolveBody,
+    params(("id" = String, Path, description = "proposal id")),
+    responses((status = 200, body = ResolvedView), (status = 403, body = super::openapi::ErrorBody),
+        (status = 404, body = super::openapi::ErrorBody),
+        (status = 409, description = "not waiting for a person, or the provider shows otherwise", body = super::openapi::ErrorBody),
+        (status = 422, body = super::openapi::ErrorBody),
+        (status = 503, description = "the payment provider could not be asked; nothing was recorded", body = super::openapi::ErrorBody)))]
+pub async fn resolve(
+    State(state): State<AppState>,
+    Caller(identity): Caller,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<ResolveBody>,
+) -> Result<Json<ResolvedView>, ApiError> {
+    let how = match (body.resolution, body.provider_refund_id) {
+        (ResolutionKind::RefundConfirmed, Some(refund_id)) => ResolveAs::RefundConfirmed {
+            provider_refund_id: refund_id,
+        },
+        (ResolutionKind::RefundConfirmed, None) => {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid",
+                "provider_refund_id is required with refund_confirmed",
+            ));
+        }
+        (ResolutionKind::NoRefund, _) => ResolveAs::NoRefund { retry: body.retry },
+        (ResolutionKind::Closed, _) => ResolveAs::Closed,
+    };
+    let resolved = state
+        .engine
+        .resolve(&identity.actor(), &id, how, &body.note)
+        .await
+        .map_err(|e| ApiError::from(resolve_error(e)))?;
+    Ok(Json(ResolvedView {
+        proposal: ProposalView::from(&resolved.proposal),
+        retry: resolved.retry.as_ref().map(ProposalView::from),
+    }))
 }
 
 /// The journal of one proposal, oldest first.
