@@ -5,6 +5,8 @@ import { defineConfig } from "@playwright/test";
 const port = Number(process.env.E2E_PORT ?? 3210);
 const bin = process.env.COUNTERSIGN_BIN ?? "../target/debug/countersign";
 export const demoPassword = "e2e-demo-password";
+// The mounted sandbox provider's secret key: every sandbox endpoint needs it.
+export const sandboxKey = "sk_sbx_e2e_tests";
 // The static host page that embeds the widget, on an origin of its own.
 export const hostSitePort = Number(process.env.E2E_HOST_SITE_PORT ?? 3211);
 // A second server whose chat model (a scripted stand-in) takes 30 s per
@@ -54,6 +56,7 @@ export default defineConfig({
       // Short enough that a provider that hangs turns into "outcome unknown"
       // within a test, and the reconciler resolves it quickly.
       COUNTERSIGN_PAYMENT_TIMEOUT_MS: "1500",
+      COUNTERSIGN_SANDBOX_SECRET_KEY: sandboxKey,
       COUNTERSIGN_RECONCILE_INTERVAL_SECONDS: "1",
       RUST_LOG: "warn",
     },

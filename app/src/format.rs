@@ -85,6 +85,9 @@ pub fn event_details(payload: &str) -> String {
         ("next_check_at", "next check"),
         ("within_key_retention", "key still retained"),
         ("lease_seconds", "lease (s)"),
+        ("resolution", "resolution"),
+        ("note", "note"),
+        ("retry_as", "new proposal"),
     ];
     for (key, label) in labelled {
         if let Some(value) = text(key) {

@@ -1,5 +1,8 @@
 import { Browser, expect, Page } from "@playwright/test";
-import { demoPassword } from "../playwright.config";
+import { demoPassword, sandboxKey } from "../playwright.config";
+
+/** The header every request to the mounted sandbox provider needs. */
+export const sandboxAuth = { authorization: `Bearer ${sandboxKey}` };
 
 /** Waits until the wasm has hydrated the page (set by the App component). */
 export async function waitForHydration(page: Page) {
@@ -65,13 +68,17 @@ export async function statusesShown(page: Page, selector: string): Promise<strin
  */
 export async function slowProvider(page: Page, proposalId: string, ms: number) {
   const response = await page.request.put("/sandbox/payments/v1/faults", {
+    headers: sandboxAuth,
     data: { faults: [{ mode: { latency: { ms } }, key_prefix: proposalId }], lookup_latency_ms: ms },
   });
   expect(response.status()).toBe(200);
 }
 
 export async function clearProviderDelays(page: Page) {
-  const response = await page.request.put("/sandbox/payments/v1/faults", { data: { faults: [], lookup_latency_ms: 0 } });
+  const response = await page.request.put("/sandbox/payments/v1/faults", {
+    headers: sandboxAuth,
+    data: { faults: [], lookup_latency_ms: 0 },
+  });
   expect(response.status()).toBe(200);
 }
 

@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { proposeViaApi, signIn, waitForHydration } from "./helpers";
+import { proposeViaApi, sandboxAuth, signIn, waitForHydration } from "./helpers";
 
 test("a refund whose answer is lost shows outcome unknown, then verified after reconciliation", async ({ browser }) => {
   const customer = await (await browser.newContext()).newPage();
@@ -8,6 +8,7 @@ test("a refund whose answer is lost shows outcome unknown, then verified after r
 
   // The provider refunds, then holds its answer past our 1.5 s timeout.
   const faults = await customer.request.put("/sandbox/payments/v1/faults", {
+    headers: sandboxAuth,
     data: {
       faults: [{ mode: "execute_then_timeout", key_prefix: proposal.id, first_attempt_only: true }],
       hang_ms: 4000,
@@ -34,7 +35,7 @@ test("a refund whose answer is lost shows outcome unknown, then verified after r
   await expect(status).toHaveAttribute("data-status", "verified", { timeout: 20_000 });
   await expect(approver.getByTestId("receipt")).toContainText("129.00 EUR");
 
-  await customer.request.put("/sandbox/payments/v1/faults", { data: { faults: [] } });
+  await customer.request.put("/sandbox/payments/v1/faults", { headers: sandboxAuth, data: { faults: [] } });
 });
 
 test("an approver rejects with a reason, and the reason is on the record", async ({ browser }) => {

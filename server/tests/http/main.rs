@@ -9,6 +9,7 @@ mod audit;
 mod cli;
 mod csrf;
 mod live;
+mod money_edge;
 mod queue;
 mod sessions;
 mod sign_in;

@@ -1,0 +1,56 @@
+import { expect, test } from "@playwright/test";
+import { proposeViaApi, rejectAs, sandboxAuth, signIn, waitForHydration } from "./helpers";
+
+test("a refund that needs a person is resolved from its page: no refund at the provider, send again after a fresh approval", async ({ browser }) => {
+  const customer = await (await browser.newContext()).newPage();
+  await signIn(customer, "customer3");
+  const proposal = await proposeViaApi(customer, "4831");
+
+  // Someone else used this proposal's idempotency key for another payment at
+  // the provider, so the provider refuses our send as a reused key: only a
+  // person can sort that out.
+  const stray = await customer.request.post("/sandbox/payments/v1/charges", {
+    headers: sandboxAuth,
+    data: { id: `pay_e2e_stray_${proposal.id}`, amount_minor: 100, currency: "EUR" },
+  });
+  expect(stray.status()).toBe(200);
+  const reused = await customer.request.post("/sandbox/payments/v1/refunds", {
+    headers: { ...sandboxAuth, "idempotency-key": proposal.id },
+    data: { payment_reference: `pay_e2e_stray_${proposal.id}`, amount_minor: 100, currency: "EUR", metadata: { proposal_id: "stray" } },
+  });
+  expect(reused.status()).toBe(200);
+
+  const approver = await (await browser.newContext()).newPage();
+  await signIn(approver, "approver");
+  await approver.goto("/queue");
+  await waitForHydration(approver);
+  const card = approver.locator(`[data-proposal="${proposal.id}"]`);
+  await card.getByRole("button", { name: "Approve…" }).click();
+  await card.getByTestId("confirm-approve").click();
+
+  await approver.goto(`/proposals/${proposal.id}`);
+  await waitForHydration(approver);
+  await expect(approver.getByTestId("status")).toHaveAttribute("data-status", "needs_attention");
+  const panel = approver.getByTestId("resolve");
+  await expect(panel.getByTestId("resolve-why")).toContainText("different parameters");
+
+  await panel.getByLabel("No refund exists: send it again").check();
+  await panel.getByLabel("What you checked (kept in the journal)").fill("Provider dashboard: no refund on pay_4831; the key was reused for another payment.");
+  await panel.getByTestId("resolve-submit").click();
+
+  const result = approver.getByTestId("resolve-result");
+  await expect(result).toContainText("Resolved. The proposal is now: ");
+  const retryLink = approver.getByTestId("retry-link");
+  const retryId = (await retryLink.textContent()) ?? "";
+  expect(retryId).toMatch(/^prp_/);
+  expect(retryId).not.toBe(proposal.id);
+  await expect(approver.getByTestId("status")).toHaveAttribute("data-status", "failed");
+  await expect(approver.locator('[data-testid="timeline"] tr[data-kind="resolved"]')).toContainText("no_refund");
+
+  await retryLink.click();
+  await waitForHydration(approver);
+  await expect(approver.getByTestId("status")).toHaveAttribute("data-status", "awaiting_approval");
+
+  // Leave the demo order as the widget's test expects to find it.
+  await rejectAs(browser, "approver2", retryId, "Resolved in the end-to-end test; not to be paid.");
+});
