@@ -59,6 +59,11 @@ pub struct Settings {
     pub sandbox_path: String,
     /// Fault plan for the mounted sandbox, as the JSON of `PUT /v1/faults`.
     pub sandbox_faults: Option<String>,
+    /// The sandbox's secret key (`COUNTERSIGN_SANDBOX_SECRET_KEY`): required
+    /// to talk to a sandbox elsewhere (`payment_base_url`); the mounted
+    /// sandbox uses it when set, else a generated one.
+    #[serde(skip_serializing)]
+    pub sandbox_secret_key: Option<SecretString>,
     pub proposal_ttl_hours: i64,
     pub approval_ttl_hours: i64,
     /// Refunds above this (minor units) need two approvers, unless an
@@ -132,6 +137,7 @@ impl Default for Settings {
             payment_timeout_ms: 10_000,
             sandbox_path: "/sandbox/payments".to_owned(),
             sandbox_faults: None,
+            sandbox_secret_key: None,
             proposal_ttl_hours: 48,
             approval_ttl_hours: 24,
             four_eyes_threshold_minor: 50_000,
@@ -200,6 +206,14 @@ impl Settings {
         {
             return Err(ConfigError::Invalid(
                 "the sandbox provider needs payment_base_url or a sandbox_path to mount it".into(),
+            ));
+        }
+        if self.payment_provider == PaymentProviderKind::Sandbox
+            && self.payment_base_url.is_some()
+            && self.sandbox_secret_key.is_none()
+        {
+            return Err(ConfigError::Invalid(
+                "a sandbox at payment_base_url needs sandbox_secret_key (COUNTERSIGN_SANDBOX_SECRET_KEY)".into(),
             ));
         }
         if !self.sandbox_path.is_empty() && !self.sandbox_path.starts_with('/') {

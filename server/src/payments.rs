@@ -29,7 +29,10 @@ pub fn build(settings: &Settings, bound: SocketAddr) -> anyhow::Result<Payments>
     let mounted = if settings.sandbox_path.is_empty() {
         None
     } else {
-        let state = SandboxState::new(SandboxConfig::default())?;
+        let state = SandboxState::new(SandboxConfig {
+            secret_key: settings.sandbox_secret_key.clone(),
+            ..SandboxConfig::default()
+        })?;
         if let Some(json) = &settings.sandbox_faults {
             let update: FaultUpdate = serde_json::from_str(json)
                 .map_err(|e| anyhow::anyhow!("sandbox_faults is not a valid fault plan: {e}"))?;
@@ -39,19 +42,28 @@ pub fn build(settings: &Settings, bound: SocketAddr) -> anyhow::Result<Payments>
     };
     match settings.payment_provider {
         PaymentProviderKind::Sandbox => {
-            let base = match &settings.payment_base_url {
-                Some(url) => url.clone(),
-                None => {
+            let (base, secret_key) = match (&settings.payment_base_url, &mounted) {
+                (Some(url), _) => (
+                    url.clone(),
+                    settings.sandbox_secret_key.clone().ok_or_else(|| {
+                        anyhow::anyhow!("sandbox_secret_key is required with payment_base_url")
+                    })?,
+                ),
+                (None, None) => anyhow::bail!(
+                    "the sandbox provider needs payment_base_url or a sandbox_path to mount it"
+                ),
+                (None, Some(state)) => {
                     // Talk to our own mount over loopback: real HTTP all the same.
                     let host = if bound.ip().is_unspecified() {
                         "127.0.0.1".to_owned()
                     } else {
                         bound.ip().to_string()
                     };
-                    format!("http://{host}:{}{}", bound.port(), settings.sandbox_path)
+                    let base = format!("http://{host}:{}{}", bound.port(), settings.sandbox_path);
+                    (base, state.secret_key())
                 }
             };
-            let client = SandboxProvider::new(&base, timeouts)?;
+            let client = SandboxProvider::new(&base, secret_key, timeouts)?;
             Ok(Payments {
                 provider: Arc::new(client.clone()),
                 sandbox_client: Some(client),

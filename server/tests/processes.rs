@@ -80,6 +80,10 @@ impl Scenario {
             .env("COUNTERSIGN_LISTEN", format!("127.0.0.1:{port}"))
             .env("COUNTERSIGN_EXECUTOR_NAME", name)
             .env("COUNTERSIGN_PAYMENT_BASE_URL", provider_url)
+            .env(
+                "COUNTERSIGN_SANDBOX_SECRET_KEY",
+                secrecy::ExposeSecret::expose_secret(&self.sandbox.secret_key()),
+            )
             .env("COUNTERSIGN_SANDBOX_PATH", "")
             .env("COUNTERSIGN_SEED_DEMO", "false")
             .env("COUNTERSIGN_PAYMENT_TIMEOUT_MS", "120000")

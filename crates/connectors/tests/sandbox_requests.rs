@@ -183,12 +183,13 @@ async fn a_wrong_base_url_is_not_mistaken_for_no_refund() {
     let sandbox = spawn(SandboxConfig::default()).await;
     let misconfigured = SandboxProvider::new(
         &format!("{}/wrong/mount", sandbox.base_url),
+        sandbox.state.secret_key(),
         HttpTimeouts::default(),
     )
     .unwrap();
     let err = misconfigured.lookup(&lookup("prop-1")).await.unwrap_err();
     assert!(
-        matches!(err, ProviderError::Rejected { status: 404, .. }),
+        matches!(err, ProviderError::Unknown { ref reason } if reason.contains("404")),
         "{err:?}"
     );
 }

@@ -127,7 +127,8 @@ async fn main() {
         listener,
         sandbox.clone(),
     ));
-    let provider = SandboxProvider::new(&url, HttpTimeouts::default()).unwrap();
+    let provider =
+        SandboxProvider::new(&url, sandbox.secret_key(), HttpTimeouts::default()).unwrap();
     let policies = engine::policies::PolicyLibrary::load(db.clone())
         .await
         .unwrap();

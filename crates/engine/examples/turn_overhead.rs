@@ -122,6 +122,7 @@ async fn main() {
     .unwrap();
     let provider = SandboxProvider::new(
         "http://127.0.0.1:9",
+        "sk_sbx_unused".into(),
         HttpTimeouts {
             connect: Duration::from_millis(100),
             request: Duration::from_millis(100),

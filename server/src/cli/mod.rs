@@ -53,6 +53,10 @@ enum Command {
     Sandbox {
         #[arg(long, default_value = "127.0.0.1:3900")]
         listen: SocketAddr,
+        /// The key clients must present; overrides COUNTERSIGN_SANDBOX_SECRET_KEY.
+        /// Without either, one is generated and printed at start.
+        #[arg(long)]
+        secret_key: Option<String>,
     },
     /// Load the demo users, orders and policies into an empty database.
     SeedDemo,
@@ -87,7 +91,9 @@ pub fn main() -> anyhow::Result<()> {
             Command::Policy(command) => policy::run(command, &settings).await,
             Command::Audit(command) => audit::run(command, &settings).await,
             Command::Widget(command) => widget::run(command, &settings).await,
-            Command::Sandbox { listen } => sandbox::run(listen, &settings).await,
+            Command::Sandbox { listen, secret_key } => {
+                sandbox::run(listen, secret_key, &settings).await
+            }
             Command::SeedDemo => {
                 let mut settings = settings;
                 settings.seed_demo = Some(true);

@@ -2,39 +2,57 @@
 
 use async_trait::async_trait;
 use reqwest::StatusCode;
+use secrecy::{ExposeSecret, SecretString};
 use serde::de::DeserializeOwned;
 use tracing::instrument;
 
-use super::server::IDEMPOTENCY_KEY;
+use super::answers::{
+    decline, error_code, parse_charge, parse_refund, query_error, send_error,
+    to_provider_refund_raw,
+};
+use super::server::{IDEMPOTENCY_KEY, check_reference};
 use super::wire::{
-    CreateRefundBody, ErrorBody, FaultStatus, FaultUpdate, LedgerView, SandboxRefund,
-    SandboxRefundStatus,
+    CreateChargeBody, CreateRefundBody, FaultStatus, FaultUpdate, LedgerView, SandboxCharge,
 };
 use crate::http::{
-    build_client, join_segments, parse_base_url, read_body, retry_after, transport_error,
-    unreadable_success,
+    build_client, join_segments, parse_base_url, read_body, transport_error, unreadable_success,
 };
 use crate::{
-    ConfigError, HttpTimeouts, PaymentProvider, ProviderError, ProviderRefund,
-    ProviderRefundStatus, RefundLookup, RefundOutcome, RefundRequest,
+    ConfigError, HttpTimeouts, PaymentProvider, ProviderCharge, ProviderError, ProviderRefund,
+    RefundLookup, RefundOutcome, RefundRequest,
 };
 
 /// Talks to a sandbox at `base_url` (the mount point, e.g.
-/// `http://127.0.0.1:3000/sandbox/payments`).
+/// `http://127.0.0.1:3000/sandbox/payments`), presenting its secret key on
+/// every call. The key never appears in `Debug` output.
 #[derive(Debug, Clone)]
 pub struct SandboxProvider {
     base: reqwest::Url,
+    secret_key: SecretString,
     client: reqwest::Client,
 }
 
 impl SandboxProvider {
+    /// `secret_key` is the sandbox's key ([`SandboxState::secret_key`] of the
+    /// sandbox this client talks to).
+    ///
+    /// [`SandboxState::secret_key`]: super::SandboxState::secret_key
+    ///
     /// # Errors
     ///
-    /// When `base_url` is not an http(s) URL or the HTTP client cannot be
-    /// built.
-    pub fn new(base_url: &str, timeouts: HttpTimeouts) -> Result<Self, ConfigError> {
+    /// When `base_url` is not an http(s) URL, the key is empty, or the HTTP
+    /// client cannot be built.
+    pub fn new(
+        base_url: &str,
+        secret_key: SecretString,
+        timeouts: HttpTimeouts,
+    ) -> Result<Self, ConfigError> {
+        if secret_key.expose_secret().trim().is_empty() {
+            return Err(ConfigError::new("the sandbox secret key is empty"));
+        }
         Ok(Self {
             base: parse_base_url(base_url)?,
+            secret_key,
             client: build_client(timeouts)?,
         })
     }
@@ -43,30 +61,68 @@ impl SandboxProvider {
         join_segments(&self.base, segments)
     }
 
+    fn get(&self, segments: &[&str]) -> reqwest::RequestBuilder {
+        self.client
+            .get(self.url(segments))
+            .bearer_auth(self.secret_key.expose_secret())
+    }
+
     /// `GET /v1/ledger`: every refund grouped per key.
     ///
     /// # Errors
     ///
     /// As for [`PaymentProvider::lookup`].
     pub async fn ledger(&self) -> Result<LedgerView, ProviderError> {
-        let response = self.client.get(self.url(&["v1", "ledger"])).send().await;
-        read_ok_json(response).await
+        let response = self.get(&["v1", "ledger"]).send().await;
+        read_query_json(response).await
+    }
+
+    /// `POST /v1/charges`: a customer's payment for refunds to draw on (what
+    /// a test-mode payment is at Stripe). `id` is the payment reference;
+    /// `None` lets the sandbox choose `pay_sbx_…`. Idempotent for the same
+    /// amount and currency.
+    ///
+    /// # Errors
+    ///
+    /// [`ProviderError::Rejected`] for an invalid charge or an id taken by
+    /// another charge (409); otherwise as for [`PaymentProvider::refund`].
+    pub async fn create_charge(
+        &self,
+        id: Option<&str>,
+        amount_minor: i64,
+        currency: &str,
+    ) -> Result<SandboxCharge, ProviderError> {
+        let body = CreateChargeBody {
+            id: id.map(str::to_owned),
+            amount_minor,
+            currency: currency.to_owned(),
+        };
+        let response = self
+            .client
+            .post(self.url(&["v1", "charges"]))
+            .bearer_auth(self.secret_key.expose_secret())
+            .json(&body)
+            .send()
+            .await;
+        read_send_json(response).await
     }
 
     /// `PUT /v1/faults`: start a new fault run.
     ///
     /// # Errors
     ///
-    /// [`ProviderError::Rejected`] when the plan is invalid; otherwise as for
-    /// [`PaymentProvider::lookup`].
+    /// [`ProviderError::Rejected`] when the plan is invalid,
+    /// [`ProviderError::Configuration`] for a wrong key; otherwise
+    /// [`ProviderError::Unknown`].
     pub async fn set_faults(&self, update: &FaultUpdate) -> Result<FaultStatus, ProviderError> {
         let response = self
             .client
             .put(self.url(&["v1", "faults"]))
+            .bearer_auth(self.secret_key.expose_secret())
             .json(update)
             .send()
             .await;
-        read_ok_json(response).await
+        read_send_json(response).await
     }
 
     /// `GET /v1/faults`: the plan in force and its decisions so far.
@@ -75,8 +131,8 @@ impl SandboxProvider {
     ///
     /// As for [`PaymentProvider::lookup`].
     pub async fn fault_status(&self) -> Result<FaultStatus, ProviderError> {
-        let response = self.client.get(self.url(&["v1", "faults"])).send().await;
-        read_ok_json(response).await
+        let response = self.get(&["v1", "faults"]).send().await;
+        read_query_json(response).await
     }
 }
 
@@ -88,6 +144,7 @@ impl PaymentProvider for SandboxProvider {
 
     #[instrument(skip_all, err(level = "debug"), fields(provider = "sandbox", refund.key = %request.idempotency_key))]
     async fn refund(&self, request: &RefundRequest) -> Result<RefundOutcome, ProviderError> {
+        self.check_reference(&request.payment_reference)?;
         let body = CreateRefundBody {
             payment_reference: request.payment_reference.clone(),
             amount_minor: request.amount_minor,
@@ -97,6 +154,7 @@ impl PaymentProvider for SandboxProvider {
         let response = self
             .client
             .post(self.url(&["v1", "refunds"]))
+            .bearer_auth(self.secret_key.expose_secret())
             .header(IDEMPOTENCY_KEY, &request.idempotency_key)
             .json(&body)
             .send()
@@ -105,18 +163,19 @@ impl PaymentProvider for SandboxProvider {
         let status = response.status();
         let headers = response.headers().clone();
         let text = read_body(response).await?;
-        match status {
-            StatusCode::OK => parse_refund(status, &text).map(RefundOutcome::from_refund),
-            StatusCode::PAYMENT_REQUIRED => Ok(declined(&text)),
-            _ => Err(error_for(status, &headers, &text)),
+        if status == StatusCode::OK {
+            return parse_refund(status, &text).map(RefundOutcome::from_refund);
+        }
+        match decline(status, &text) {
+            Some(declined) => Ok(declined),
+            None => Err(send_error(status, &headers, &text)),
         }
     }
 
     #[instrument(skip_all, err(level = "debug"), fields(provider = "sandbox", refund.key = %key.idempotency_key))]
     async fn lookup(&self, key: &RefundLookup) -> Result<Option<ProviderRefund>, ProviderError> {
         let response = self
-            .client
-            .get(self.url(&["v1", "refunds", "by-key", &key.idempotency_key]))
+            .get(&["v1", "refunds", "by-key", &key.idempotency_key])
             .send()
             .await
             .map_err(|err| transport_error(&err))?;
@@ -130,7 +189,7 @@ impl PaymentProvider for SandboxProvider {
             StatusCode::NOT_FOUND if error_code(&text).as_deref() == Some("refund_not_found") => {
                 Ok(None)
             }
-            _ => Err(error_for(status, &headers, &text)),
+            _ => Err(query_error(status, &headers, &text)),
         }
     }
 
@@ -140,32 +199,38 @@ impl PaymentProvider for SandboxProvider {
         key: &RefundLookup,
     ) -> Result<Vec<ProviderRefund>, ProviderError> {
         let response = self
-            .client
-            .get(self.url(&["v1", "refunds"]))
+            .get(&["v1", "refunds"])
             .query(&[("idempotency_key", key.idempotency_key.as_str())])
             .send()
             .await;
-        let list: RawList = read_ok_json(response).await?;
+        let list: RawList = read_query_json(response).await?;
         list.data
             .into_iter()
-            .map(|raw| {
-                let refund: SandboxRefund = serde_json::from_value(raw.clone())
-                    .map_err(|err| unreadable_success(200, &err.to_string()))?;
-                Ok(to_provider_refund(refund, raw))
-            })
+            .map(|raw| to_provider_refund_raw(raw).map_err(|err| unreadable_success(200, &err)))
             .collect()
     }
-    fn check_reference(&self, _payment_reference: &str) -> Result<(), ProviderError> {
-        Ok(())
+
+    fn check_reference(&self, payment_reference: &str) -> Result<(), ProviderError> {
+        check_reference(payment_reference).map_err(|message| ProviderError::InvalidRequest {
+            message: format!("the sandbox cannot hold this payment: {message}"),
+        })
     }
 
-    async fn charge(
-        &self,
-        _payment_reference: &str,
-    ) -> Result<crate::ProviderCharge, ProviderError> {
-        Err(ProviderError::Unknown {
-            reason: "charge query not implemented yet".to_owned(),
-        })
+    #[instrument(skip_all, err(level = "debug"), fields(provider = "sandbox", payment = %payment_reference))]
+    async fn charge(&self, payment_reference: &str) -> Result<ProviderCharge, ProviderError> {
+        self.check_reference(payment_reference)?;
+        let response = self
+            .get(&["v1", "charges", payment_reference])
+            .send()
+            .await
+            .map_err(|err| transport_error(&err))?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let text = read_body(response).await?;
+        if status != StatusCode::OK {
+            return Err(query_error(status, &headers, &text));
+        }
+        parse_charge(&text)
     }
 }
 
@@ -175,7 +240,8 @@ struct RawList {
     data: Vec<serde_json::Value>,
 }
 
-async fn read_ok_json<T: DeserializeOwned>(
+/// A status query's JSON answer; any failure leaves the answer unknown.
+async fn read_query_json<T: DeserializeOwned>(
     response: Result<reqwest::Response, reqwest::Error>,
 ) -> Result<T, ProviderError> {
     let response = response.map_err(|err| transport_error(&err))?;
@@ -183,95 +249,21 @@ async fn read_ok_json<T: DeserializeOwned>(
     let headers = response.headers().clone();
     let text = read_body(response).await?;
     if status != StatusCode::OK {
-        return Err(error_for(status, &headers, &text));
+        return Err(query_error(status, &headers, &text));
     }
     serde_json::from_str(&text).map_err(|err| unreadable_success(status.as_u16(), &err.to_string()))
 }
 
-fn parse_refund(status: StatusCode, text: &str) -> Result<ProviderRefund, ProviderError> {
-    let raw: serde_json::Value = serde_json::from_str(text)
-        .map_err(|err| unreadable_success(status.as_u16(), &err.to_string()))?;
-    let refund: SandboxRefund = serde_json::from_value(raw.clone())
-        .map_err(|err| unreadable_success(status.as_u16(), &err.to_string()))?;
-    Ok(to_provider_refund(refund, raw))
-}
-
-fn to_provider_refund(refund: SandboxRefund, raw: serde_json::Value) -> ProviderRefund {
-    let status = match refund.status {
-        SandboxRefundStatus::Succeeded => ProviderRefundStatus::Succeeded,
-        SandboxRefundStatus::Pending => ProviderRefundStatus::Pending,
-        SandboxRefundStatus::Failed => ProviderRefundStatus::Failed {
-            reason: refund
-                .failure_reason
-                .unwrap_or_else(|| "unknown".to_owned()),
-        },
-    };
-    ProviderRefund {
-        provider_refund_id: refund.id,
-        idempotency_key: refund.idempotency_key,
-        payment_reference: refund.payment_reference,
-        amount_minor: refund.amount_minor,
-        currency: refund.currency,
-        status,
-        created_at: refund.created_at,
-        raw,
+/// The JSON answer to a request that changes something.
+async fn read_send_json<T: DeserializeOwned>(
+    response: Result<reqwest::Response, reqwest::Error>,
+) -> Result<T, ProviderError> {
+    let response = response.map_err(|err| transport_error(&err))?;
+    let status = response.status();
+    let headers = response.headers().clone();
+    let text = read_body(response).await?;
+    if status != StatusCode::OK {
+        return Err(send_error(status, &headers, &text));
     }
-}
-
-fn parse_error(text: &str) -> Option<ErrorBody> {
-    serde_json::from_str(text).ok()
-}
-
-fn error_code(text: &str) -> Option<String> {
-    parse_error(text).map(|body| body.error.code)
-}
-
-fn error_message(status: StatusCode, text: &str) -> String {
-    parse_error(text).map_or_else(
-        || {
-            format!(
-                "HTTP {status}: {}",
-                text.chars().take(200).collect::<String>()
-            )
-        },
-        |body| body.error.message,
-    )
-}
-
-fn declined(text: &str) -> RefundOutcome {
-    match parse_error(text) {
-        Some(body) => RefundOutcome::Declined {
-            code: body.error.code,
-            message: body.error.message,
-        },
-        None => RefundOutcome::Declined {
-            code: "declined".to_owned(),
-            message: text.chars().take(200).collect(),
-        },
-    }
-}
-
-fn error_for(
-    status: StatusCode,
-    headers: &reqwest::header::HeaderMap,
-    text: &str,
-) -> ProviderError {
-    match status.as_u16() {
-        409 => ProviderError::InFlight,
-        422 => ProviderError::KeyReusedWithDifferentParameters {
-            message: error_message(status, text),
-        },
-        429 => ProviderError::RateLimited {
-            retry_after: retry_after(headers),
-        },
-        400..=499 => ProviderError::Rejected {
-            status: status.as_u16(),
-            message: error_message(status, text),
-        },
-        // 5xx, and anything else we did not ask for (1xx, 2xx other than
-        // 200, 3xx): the request may have executed.
-        _ => ProviderError::Unknown {
-            reason: format!("HTTP {status}: {}", error_message(status, text)),
-        },
-    }
+    serde_json::from_str(&text).map_err(|err| unreadable_success(status.as_u16(), &err.to_string()))
 }

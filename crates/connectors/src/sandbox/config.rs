@@ -2,13 +2,14 @@
 
 use std::time::Duration;
 
+use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
 use super::faults::FaultPlan;
 
 /// Settings for one sandbox run. Faults, seed and durations can also be
 /// changed at runtime with `PUT /v1/faults`; retention cannot.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SandboxConfig {
     /// Faults injected into `POST /v1/refunds`. Default: none.
@@ -25,6 +26,26 @@ pub struct SandboxConfig {
     /// Delay added to every status query and listing. Default: none.
     #[serde(rename = "lookup_latency_ms", with = "crate::duration_serde::millis")]
     pub lookup_latency: Duration,
+    /// The key every request must present (`Authorization: Bearer <key>`).
+    /// `None`: a random `sk_sbx_…` key is generated; read it with
+    /// [`SandboxState::secret_key`](super::SandboxState::secret_key). Never
+    /// serialised.
+    #[serde(skip_serializing)]
+    pub secret_key: Option<SecretString>,
+}
+
+/// By hand because `SecretString` has no `PartialEq` (on purpose: secrets
+/// are compared in constant time where it matters, which is not here).
+impl PartialEq for SandboxConfig {
+    fn eq(&self, other: &Self) -> bool {
+        self.faults == other.faults
+            && self.seed == other.seed
+            && self.hang == other.hang
+            && self.retention == other.retention
+            && self.lookup_latency == other.lookup_latency
+            && self.secret_key.as_ref().map(ExposeSecret::expose_secret)
+                == other.secret_key.as_ref().map(ExposeSecret::expose_secret)
+    }
 }
 
 impl Default for SandboxConfig {
@@ -35,6 +56,7 @@ impl Default for SandboxConfig {
             hang: Duration::from_secs(15),
             retention: Duration::from_secs(24 * 60 * 60),
             lookup_latency: Duration::ZERO,
+            secret_key: None,
         }
     }
 }
@@ -61,6 +83,12 @@ impl SandboxConfig {
     #[must_use]
     pub fn with_retention(mut self, retention: Duration) -> Self {
         self.retention = retention;
+        self
+    }
+
+    #[must_use]
+    pub fn with_secret_key(mut self, secret_key: SecretString) -> Self {
+        self.secret_key = Some(secret_key);
         self
     }
 

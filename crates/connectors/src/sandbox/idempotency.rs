@@ -28,6 +28,10 @@ pub(crate) enum StoredOutcome {
     Refunded(SandboxRefund),
     /// HTTP 402 with the decline.
     Declined(ErrorBody),
+    /// HTTP 400: the charge cannot take the refund (already refunded, amount
+    /// too large, another currency). Stored like a decline because the
+    /// request began executing, as Stripe stores such results.
+    Refused(ErrorBody),
 }
 
 #[derive(Debug)]

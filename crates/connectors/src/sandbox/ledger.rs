@@ -12,12 +12,18 @@ pub(crate) struct Ledger {
     /// Positions in `refunds` per key, so lookups stay constant-time however
     /// long the sandbox has run.
     by_key: HashMap<String, Vec<usize>>,
+    /// Positions per payment reference, for a charge's refund list.
+    by_payment: HashMap<String, Vec<usize>>,
 }
 
 impl Ledger {
     pub(crate) fn record(&mut self, refund: SandboxRefund) {
         self.by_key
             .entry(refund.idempotency_key.clone())
+            .or_default()
+            .push(self.refunds.len());
+        self.by_payment
+            .entry(refund.payment_reference.clone())
             .or_default()
             .push(self.refunds.len());
         self.refunds.push(refund);
@@ -32,6 +38,14 @@ impl Ledger {
     pub(crate) fn for_key(&self, key: &str) -> Vec<SandboxRefund> {
         self.by_key
             .get(key)
+            .map(|positions| positions.iter().map(|&i| self.refunds[i].clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Refunds made on the payment `reference`, oldest first.
+    pub(crate) fn for_payment(&self, reference: &str) -> Vec<SandboxRefund> {
+        self.by_payment
+            .get(reference)
             .map(|positions| positions.iter().map(|&i| self.refunds[i].clone()).collect())
             .unwrap_or_default()
     }

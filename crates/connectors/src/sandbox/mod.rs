@@ -18,8 +18,12 @@
 //! # }
 //! ```
 
+mod answers;
+mod auth;
+mod charges;
 mod client;
 mod config;
+mod execution;
 mod faults;
 mod idempotency;
 mod ledger;
@@ -27,12 +31,17 @@ mod server;
 mod state;
 pub mod wire;
 
+pub use charges::{ChargeSeed, ChargeSource};
 pub use client::SandboxProvider;
 pub use config::SandboxConfig;
+pub use execution::{DECLINED_PREFIX, FAILED_PREFIX, PENDING_PREFIX};
 pub use faults::{FaultDecision, FaultMode, FaultPlan, FaultRule, InvalidFaultPlan};
-pub use server::{IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, router};
-pub use state::{DECLINED_PREFIX, FAILED_PREFIX, PENDING_PREFIX, SandboxState};
-pub use wire::{FaultStatus, FaultUpdate, LedgerEntry, LedgerView, SandboxRefund};
+pub use server::{Endpoint, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, endpoints, router};
+pub use state::SandboxState;
+pub use wire::{
+    CreateChargeBody, FaultStatus, FaultUpdate, LedgerEntry, LedgerView, SandboxCharge,
+    SandboxRefund,
+};
 
 /// Serve the sandbox API on `listener` (bind `127.0.0.1:0` in tests) until
 /// the task is dropped.

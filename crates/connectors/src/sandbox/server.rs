@@ -2,33 +2,98 @@
 
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
+use axum::handler::Handler;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{MethodFilter, MethodRouter, on};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use super::auth::require_secret_key;
+use super::execution::Executed;
 use super::faults::FaultMode;
 use super::idempotency::{RefundParams, StoredOutcome};
-use super::state::{Gate, SandboxState};
-use super::wire::{CreateRefundBody, ErrorBody, FaultUpdate, RefundList};
+use super::state::{ChargeCreation, Gate, SandboxState};
+use super::wire::{CreateChargeBody, CreateRefundBody, ErrorBody, FaultUpdate, RefundList};
 
 /// Header carrying the idempotency key.
 pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 /// Header set to `true` on a replayed answer.
 pub const IDEMPOTENT_REPLAYED: &str = "idempotent-replayed";
 const MAX_KEY_LEN: usize = 255;
+const MAX_REFERENCE_LEN: usize = 255;
+
+/// One route of the sandbox API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Endpoint {
+    /// `GET`, `POST` or `PUT`.
+    pub method: &'static str,
+    /// As routed, with `{name}` path parameters (`/v1/charges/{id}`).
+    pub path: &'static str,
+}
+
+type Route = (Endpoint, MethodRouter<SandboxState>);
+
+fn route<H, T>(method: &'static str, path: &'static str, handler: H) -> Route
+where
+    H: Handler<T, SandboxState>,
+    T: 'static,
+{
+    let filter = match method {
+        "POST" => MethodFilter::POST,
+        "PUT" => MethodFilter::PUT,
+        _ => MethodFilter::GET,
+    };
+    (Endpoint { method, path }, on(filter, handler))
+}
+
+/// The single table the router is built from, so [`endpoints`] lists every
+/// route and a test can prove each one demands the key.
+fn routes() -> Vec<Route> {
+    vec![
+        route("POST", "/v1/refunds", create_refund),
+        route("GET", "/v1/refunds", list_refunds),
+        route("GET", "/v1/refunds/by-key/{key}", refund_by_key),
+        route("POST", "/v1/charges", create_charge),
+        route("GET", "/v1/charges/{id}", get_charge),
+        route("GET", "/v1/ledger", ledger),
+        route("GET", "/v1/faults", faults),
+        route("PUT", "/v1/faults", replace_faults),
+    ]
+}
+
+/// Every route of [`router`].
+#[must_use]
+pub fn endpoints() -> Vec<Endpoint> {
+    routes().into_iter().map(|(endpoint, _)| endpoint).collect()
+}
 
 /// The sandbox API, ready to be nested (`Router::nest("/sandbox/payments",
-/// sandbox::router(state))`) or served alone.
+/// sandbox::router(state))`) or served alone. Every request must carry
+/// `Authorization: Bearer <SandboxState::secret_key>`.
 pub fn router(state: SandboxState) -> Router {
-    Router::new()
-        .route("/v1/refunds", get(list_refunds).post(create_refund))
-        .route("/v1/refunds/by-key/{key}", get(refund_by_key))
-        .route("/v1/ledger", get(ledger))
-        .route("/v1/faults", get(faults).put(replace_faults))
+    routes()
+        .into_iter()
+        .fold(Router::new(), |router, (endpoint, handler)| {
+            router.route(endpoint.path, handler)
+        })
+        // Before the layer, so an unrouted path also needs the key.
+        .fallback(unrouted)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            require_secret_key,
+        ))
         .with_state(state)
+}
+
+async fn unrouted(method: axum::http::Method, uri: axum::http::Uri) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        "invalid_request_error",
+        "resource_missing",
+        format!("Unrecognized request URL ({method}: {})", uri.path()),
+    )
 }
 
 fn error(status: StatusCode, kind: &str, code: &str, message: impl Into<String>) -> Response {
@@ -129,12 +194,21 @@ async fn process_refund(state: SandboxState, key: String, body: Bytes) -> Respon
     };
     // The key is marked in flight before any latency, so a concurrent resend
     // during the delay sees 409.
+    let params_reference = params.payment_reference.clone();
     let gate = state.admit(&key, params);
     if let Some(FaultMode::Latency { ms }) = fault {
         tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
     }
     let response = match gate {
-        Gate::Execute(ticket) => stored_response(ticket.execute(), false),
+        Gate::Execute(ticket) => {
+            // The key stays in flight while the charge source is asked, so
+            // a concurrent resend still sees 409.
+            state.ensure_charge(ticket.payment_reference()).await;
+            match ticket.execute() {
+                Executed::Stored(outcome) => stored_response(outcome, false),
+                Executed::NoSuchCharge => no_such_charge(&params_reference),
+            }
+        }
         Gate::Replay(outcome) => stored_response(outcome, true),
         Gate::InFlight => error(
             StatusCode::CONFLICT,
@@ -165,12 +239,7 @@ fn validate(body: CreateRefundBody) -> Result<RefundParams, String> {
             body.amount_minor
         ));
     }
-    if body.currency.len() != 3 || !body.currency.chars().all(|c| c.is_ascii_alphabetic()) {
-        return Err(format!(
-            "currency must be a three-letter ISO 4217 code, got {:?}",
-            body.currency
-        ));
-    }
+    check_currency(&body.currency)?;
     Ok(RefundParams {
         payment_reference: body.payment_reference,
         amount_minor: body.amount_minor,
@@ -179,10 +248,36 @@ fn validate(body: CreateRefundBody) -> Result<RefundParams, String> {
     })
 }
 
+fn check_currency(currency: &str) -> Result<(), String> {
+    if currency.len() != 3 || !currency.chars().all(|c| c.is_ascii_alphabetic()) {
+        return Err(format!(
+            "currency must be a three-letter ISO 4217 code, got {currency:?}"
+        ));
+    }
+    Ok(())
+}
+
+/// What the sandbox can hold as a payment reference: the rule
+/// `SandboxProvider::check_reference` applies before anything is sent.
+pub(crate) fn check_reference(reference: &str) -> Result<(), String> {
+    if reference.is_empty() || reference.len() > MAX_REFERENCE_LEN {
+        return Err(format!(
+            "payment reference {reference:?} must be 1 to {MAX_REFERENCE_LEN} characters"
+        ));
+    }
+    if !reference.chars().all(|c| c.is_ascii_graphic()) {
+        return Err(format!(
+            "payment reference {reference:?} must be printable ASCII without whitespace"
+        ));
+    }
+    Ok(())
+}
+
 fn stored_response(outcome: StoredOutcome, replayed: bool) -> Response {
     let mut response = match outcome {
         StoredOutcome::Refunded(refund) => (StatusCode::OK, Json(refund)).into_response(),
         StoredOutcome::Declined(body) => (StatusCode::PAYMENT_REQUIRED, Json(body)).into_response(),
+        StoredOutcome::Refused(body) => (StatusCode::BAD_REQUEST, Json(body)).into_response(),
     };
     if replayed {
         response
@@ -237,5 +332,57 @@ async fn replace_faults(State(state): State<SandboxState>, body: Bytes) -> Respo
     match state.set_faults(update) {
         Ok(status) => Json(status).into_response(),
         Err(err) => invalid(err.to_string()),
+    }
+}
+
+fn no_such_charge(id: &str) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        "invalid_request_error",
+        "resource_missing",
+        format!("No such charge: '{id}'"),
+    )
+}
+
+async fn create_charge(State(state): State<SandboxState>, body: Bytes) -> Response {
+    let body = match parse_json::<CreateChargeBody>(&body).and_then(validate_charge) {
+        Ok(body) => body,
+        Err(message) => return invalid(message),
+    };
+    let id = body
+        .id
+        .unwrap_or_else(|| format!("pay_sbx_{}", uuid::Uuid::new_v4().simple()));
+    match state.create_charge(&id, body.amount_minor, &body.currency) {
+        ChargeCreation::Created(charge) | ChargeCreation::Existing(charge) => {
+            Json(charge).into_response()
+        }
+        ChargeCreation::Conflict(message) => error(
+            StatusCode::CONFLICT,
+            "invalid_request_error",
+            "resource_already_exists",
+            message,
+        ),
+    }
+}
+
+fn validate_charge(body: CreateChargeBody) -> Result<CreateChargeBody, String> {
+    if let Some(id) = &body.id {
+        check_reference(id)?;
+    }
+    if body.amount_minor <= 0 {
+        return Err(format!(
+            "amount_minor must be greater than 0, got {}",
+            body.amount_minor
+        ));
+    }
+    check_currency(&body.currency)?;
+    Ok(body)
+}
+
+async fn get_charge(State(state): State<SandboxState>, Path(id): Path<String>) -> Response {
+    state.lookup_pause().await;
+    match state.charge(&id).await {
+        Some(charge) => Json(charge).into_response(),
+        None => no_such_charge(&id),
     }
 }

@@ -1,26 +1,22 @@
-//! The sandbox's in-memory world: idempotency keys, ledger, fault engine and
-//! a clock that tests can move forward.
+//! The sandbox's in-memory world: idempotency keys, ledger, charges, fault
+//! engine, its secret key and a clock that tests can move forward.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
+use rand::Rng;
+use rand::distributions::Alphanumeric;
+use secrecy::{ExposeSecret, SecretString};
 
+use super::charges::{Charge, ChargeSource, Charges, Registration};
 use super::config::SandboxConfig;
+use super::execution::ExecutionTicket;
 use super::faults::{FaultEngine, FaultMode, InvalidFaultPlan};
 use super::idempotency::{Admission, KeyStore, RefundParams, StoredOutcome};
 use super::ledger::Ledger;
-use super::wire::{
-    ErrorBody, FaultStatus, FaultUpdate, LedgerView, SandboxRefund, SandboxRefundStatus,
-};
-
-/// Payment references starting with this are declined with HTTP 402.
-pub const DECLINED_PREFIX: &str = "pay_declined";
-/// Payment references starting with this get a refund in status `pending`.
-pub const PENDING_PREFIX: &str = "pay_pending";
-/// Payment references starting with this get a refund in status `failed`.
-pub const FAILED_PREFIX: &str = "pay_failed";
+use super::wire::{FaultStatus, FaultUpdate, LedgerView, SandboxCharge, SandboxRefund};
 
 /// Shared state of one sandbox: cheap to clone, one world per `new`.
 #[derive(Debug, Clone)]
@@ -31,17 +27,27 @@ pub struct SandboxState {
 #[derive(Debug)]
 struct Inner {
     retention: Duration,
+    secret_key: SecretString,
     world: Mutex<World>,
     faults: Mutex<FaultEngine>,
     timing: Mutex<Timing>,
     clock_offset: Mutex<Duration>,
+    charge_source: Mutex<Option<Arc<dyn ChargeSource>>>,
 }
 
-/// Keys and ledger under one lock, so admission and execution are atomic.
+impl std::fmt::Debug for dyn ChargeSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ChargeSource")
+    }
+}
+
+/// Keys, ledger and charges under one lock, so admission and execution are
+/// atomic, and two refunds on one charge can never together exceed it.
 #[derive(Debug, Default)]
-struct World {
-    keys: KeyStore,
-    ledger: Ledger,
+pub(crate) struct World {
+    pub(crate) keys: KeyStore,
+    pub(crate) ledger: Ledger,
+    pub(crate) charges: Charges,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -58,15 +64,25 @@ pub(crate) enum Gate {
     Conflict { message: String },
 }
 
+/// What `POST /v1/charges` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ChargeCreation {
+    Created(SandboxCharge),
+    Existing(SandboxCharge),
+    Conflict(String),
+}
+
 impl SandboxState {
     /// # Errors
     ///
     /// When the configured fault plan is invalid.
     pub fn new(config: SandboxConfig) -> Result<Self, InvalidFaultPlan> {
         config.faults.validate()?;
+        let secret_key = config.secret_key.unwrap_or_else(generate_secret_key);
         Ok(Self {
             inner: Arc::new(Inner {
                 retention: config.retention,
+                secret_key,
                 world: Mutex::new(World::default()),
                 faults: Mutex::new(FaultEngine::new(config.faults, config.seed)),
                 timing: Mutex::new(Timing {
@@ -74,8 +90,90 @@ impl SandboxState {
                     lookup_latency: config.lookup_latency,
                 }),
                 clock_offset: Mutex::new(Duration::ZERO),
+                charge_source: Mutex::new(None),
             }),
         })
+    }
+
+    /// The key every request must present as `Authorization: Bearer <key>`:
+    /// the configured one, or the `sk_sbx_…` key generated at `new`. The
+    /// process that mounts or starts the sandbox hands it to its client.
+    #[must_use]
+    pub fn secret_key(&self) -> SecretString {
+        self.inner.secret_key.clone()
+    }
+
+    pub(crate) fn secret_key_bytes(&self) -> &[u8] {
+        self.inner.secret_key.expose_secret().as_bytes()
+    }
+
+    pub(crate) fn world(&self) -> MutexGuard<'_, World> {
+        self.inner.world.lock()
+    }
+
+    /// Register a charge (a customer's payment) that refunds can draw on, as
+    /// a test-mode payment would. Idempotent for the same amount and
+    /// currency.
+    ///
+    /// # Errors
+    ///
+    /// When `id` already names a charge with another amount or currency.
+    pub fn add_charge(
+        &self,
+        id: &str,
+        amount_minor: i64,
+        currency: &str,
+    ) -> Result<SandboxCharge, String> {
+        match self.create_charge(id, amount_minor, currency) {
+            ChargeCreation::Created(charge) | ChargeCreation::Existing(charge) => Ok(charge),
+            ChargeCreation::Conflict(message) => Err(message),
+        }
+    }
+
+    pub(crate) fn create_charge(
+        &self,
+        id: &str,
+        amount_minor: i64,
+        currency: &str,
+    ) -> ChargeCreation {
+        let mut world = self.world();
+        match world.charges.register(id, amount_minor, currency) {
+            Registration::Created(charge) => {
+                ChargeCreation::Created(view_of(&charge, &world.ledger))
+            }
+            Registration::Existing(charge) => {
+                ChargeCreation::Existing(view_of(&charge, &world.ledger))
+            }
+            Registration::Conflict(message) => ChargeCreation::Conflict(message),
+        }
+    }
+
+    /// Where to learn of charges the registry lacks (see [`ChargeSource`]).
+    pub fn set_charge_source(&self, source: Arc<dyn ChargeSource>) {
+        *self.inner.charge_source.lock() = Some(source);
+    }
+
+    /// The charge as `GET /v1/charges/{id}` shows it, asking the charge
+    /// source when the registry lacks it.
+    pub async fn charge(&self, id: &str) -> Option<SandboxCharge> {
+        self.ensure_charge(id).await;
+        view_charge(&self.world(), id)
+    }
+
+    /// Make sure the registry holds `id` if anyone knows it: ask the charge
+    /// source once, outside the lock (it may do I/O), and insert what it
+    /// says unless the charge appeared meanwhile.
+    pub(crate) async fn ensure_charge(&self, id: &str) {
+        if self.world().charges.contains(id) {
+            return;
+        }
+        let source = self.inner.charge_source.lock().clone();
+        let Some(source) = source else {
+            return;
+        };
+        if let Some(seed) = source.charge(id).await {
+            self.world().charges.insert_seed(id, seed);
+        }
     }
 
     /// The sandbox's notion of now: wall clock plus any advance.
@@ -95,13 +193,13 @@ impl SandboxState {
     /// Every refund grouped per key.
     #[must_use]
     pub fn ledger(&self) -> LedgerView {
-        self.inner.world.lock().ledger.view()
+        self.world().ledger.view()
     }
 
     /// Refunds made under `key`, or every refund when `None`; oldest first.
     #[must_use]
     pub fn refunds(&self, key: Option<&str>) -> Vec<SandboxRefund> {
-        let world = self.inner.world.lock();
+        let world = self.world();
         match key {
             Some(key) => world.ledger.for_key(key),
             None => world.ledger.all(),
@@ -111,7 +209,7 @@ impl SandboxState {
     /// The first refund made under `key`.
     #[must_use]
     pub fn refund_for_key(&self, key: &str) -> Option<SandboxRefund> {
-        self.inner.world.lock().ledger.first_for_key(key)
+        self.world().ledger.first_for_key(key)
     }
 
     /// Replace the fault plan for a new run (see [`FaultUpdate`]).
@@ -170,18 +268,11 @@ impl SandboxState {
     pub(crate) fn admit(&self, key: &str, params: RefundParams) -> Gate {
         let now = self.now();
         let admission = self
-            .inner
-            .world
-            .lock()
+            .world()
             .keys
             .admit(key, &params, now, self.inner.retention);
         match admission {
-            Admission::Execute => Gate::Execute(ExecutionTicket {
-                state: self.clone(),
-                key: key.to_owned(),
-                params,
-                completed: false,
-            }),
+            Admission::Execute => Gate::Execute(ExecutionTicket::new(self.clone(), key, params)),
             Admission::Replay(outcome) => Gate::Replay(outcome),
             Admission::InFlight => Gate::InFlight,
             Admission::Conflict { message } => Gate::Conflict { message },
@@ -189,70 +280,30 @@ impl SandboxState {
     }
 }
 
-/// The right to execute one admitted key. Dropping it unexecuted (a panic,
-/// a cancelled task) releases the key so a retry can execute.
-pub(crate) struct ExecutionTicket {
-    state: SandboxState,
-    key: String,
-    params: RefundParams,
-    completed: bool,
+fn view_charge(world: &World, id: &str) -> Option<SandboxCharge> {
+    world
+        .charges
+        .get(id)
+        .map(|charge| view_of(charge, &world.ledger))
 }
 
-impl ExecutionTicket {
-    /// Execute: record the refund (or the decline) and store the answer for
-    /// replay, under one lock.
-    pub(crate) fn execute(mut self) -> StoredOutcome {
-        let now = self.state.now();
-        let outcome = outcome_for(&self.key, &self.params, now);
-        let mut world = self.state.inner.world.lock();
-        if let StoredOutcome::Refunded(refund) = &outcome {
-            world.ledger.record(refund.clone());
-        }
-        world.keys.complete(&self.key, outcome.clone());
-        self.completed = true;
-        outcome
+fn view_of(charge: &Charge, ledger: &Ledger) -> SandboxCharge {
+    SandboxCharge {
+        id: charge.id.clone(),
+        amount_minor: charge.amount_minor,
+        currency: charge.currency.clone(),
+        amount_refunded_minor: charge.amount_refunded_minor,
+        refunded: charge.fully_refunded(),
+        refunds: ledger.for_payment(&charge.id),
     }
 }
 
-impl Drop for ExecutionTicket {
-    fn drop(&mut self) {
-        if !self.completed {
-            self.state.inner.world.lock().keys.abandon(&self.key);
-        }
-    }
-}
-
-fn outcome_for(key: &str, params: &RefundParams, now: DateTime<Utc>) -> StoredOutcome {
-    let reference = &params.payment_reference;
-    if reference.starts_with(DECLINED_PREFIX) {
-        return StoredOutcome::Declined(ErrorBody::new(
-            "card_error",
-            "charge_declined",
-            format!(
-                "Payment {reference} cannot be refunded: the sandbox declines payment references \
-                 starting with {DECLINED_PREFIX}."
-            ),
-        ));
-    }
-    let (status, failure_reason) = if reference.starts_with(PENDING_PREFIX) {
-        (SandboxRefundStatus::Pending, None)
-    } else if reference.starts_with(FAILED_PREFIX) {
-        (
-            SandboxRefundStatus::Failed,
-            Some("expired_or_canceled_card".to_owned()),
-        )
-    } else {
-        (SandboxRefundStatus::Succeeded, None)
-    };
-    StoredOutcome::Refunded(SandboxRefund {
-        id: format!("re_sbx_{}", uuid::Uuid::now_v7().simple()),
-        idempotency_key: key.to_owned(),
-        payment_reference: reference.clone(),
-        amount_minor: params.amount_minor,
-        currency: params.currency.clone(),
-        status,
-        failure_reason,
-        metadata: params.metadata.clone(),
-        created_at: now,
-    })
+/// `sk_sbx_` and 32 random letters and digits (about 190 bits).
+fn generate_secret_key() -> SecretString {
+    let random: String = rand::thread_rng()
+        .sample_iter(&Alphanumeric)
+        .take(32)
+        .map(char::from)
+        .collect();
+    SecretString::from(format!("sk_sbx_{random}"))
 }

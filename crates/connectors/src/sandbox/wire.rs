@@ -47,6 +47,35 @@ pub struct SandboxRefund {
     pub created_at: DateTime<Utc>,
 }
 
+/// Body of `POST /v1/charges`: a customer's payment, as a test-mode payment
+/// at Stripe stands for one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateChargeBody {
+    /// The payment reference; `pay_sbx_<random>` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub amount_minor: i64,
+    pub currency: String,
+}
+
+/// A charge as `GET /v1/charges/{id}` returns it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxCharge {
+    /// The payment reference refunds name.
+    pub id: String,
+    pub amount_minor: i64,
+    /// Upper case.
+    pub currency: String,
+    /// Succeeded and pending refunds, as Stripe counts `amount_refunded`; a
+    /// failed refund does not count.
+    pub amount_refunded_minor: i64,
+    /// Whether nothing is left to refund.
+    pub refunded: bool,
+    /// Every refund made on the charge here, oldest first (failed ones too).
+    pub refunds: Vec<SandboxRefund>,
+}
+
 /// `{"data": [...]}` from `GET /v1/refunds`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RefundList {

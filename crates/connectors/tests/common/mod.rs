@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use connectors::sandbox::{self, SandboxConfig, SandboxProvider, SandboxState};
 use connectors::{HttpTimeouts, RefundLookup, RefundRequest};
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use secrecy::ExposeSecret;
 use serde_json::{Value, json};
 
 /// Hang used by the timeout faults: well past `SHORT_TIMEOUTS.request`.
@@ -19,21 +21,70 @@ pub const SHORT_TIMEOUTS: HttpTimeouts = HttpTimeouts {
     request: Duration::from_millis(100),
 };
 
+/// The payments the tests that are not about charges refund: each a charge
+/// far larger than any test refunds from it, so those tests stay about what
+/// they test (idempotency, faults, requests).
+pub const ROOMY_CHARGES: &[&str] = &[
+    "pay_4821",
+    "pay_1",
+    "pay_declined_4821",
+    "pay_pending_1",
+    "pay_failed_1",
+];
+pub const ROOMY_AMOUNT: i64 = 100_000_000;
+
 pub struct Sandbox {
     /// e.g. `http://127.0.0.1:41234/sandbox/payments`
     pub base_url: String,
     pub state: SandboxState,
     pub provider: SandboxProvider,
+    /// Presents the sandbox's key on every request.
     pub http: reqwest::Client,
+    /// Presents no key.
+    pub anonymous: reqwest::Client,
+}
+
+fn keyed_client(state: &SandboxState) -> reqwest::Client {
+    let mut headers = HeaderMap::new();
+    let value = format!("Bearer {}", state.secret_key().expose_secret());
+    headers.insert(AUTHORIZATION, HeaderValue::from_str(&value).expect("key"));
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .expect("client")
+}
+
+fn seed_roomy_charges(state: &SandboxState) {
+    for id in ROOMY_CHARGES {
+        state.add_charge(id, ROOMY_AMOUNT, "EUR").expect("charge");
+    }
+}
+
+fn sandbox_at(base_url: String, state: SandboxState, timeouts: HttpTimeouts) -> Sandbox {
+    Sandbox {
+        provider: SandboxProvider::new(&base_url, state.secret_key(), timeouts).expect("client"),
+        http: keyed_client(&state),
+        anonymous: reqwest::Client::new(),
+        base_url,
+        state,
+    }
 }
 
 /// A sandbox mounted the way the main binary mounts it, under
-/// `/sandbox/payments`, with default client timeouts.
+/// `/sandbox/payments`, with default client timeouts and the
+/// [`ROOMY_CHARGES`].
 pub async fn spawn(config: SandboxConfig) -> Sandbox {
     spawn_with_timeouts(config, HttpTimeouts::default()).await
 }
 
 pub async fn spawn_with_timeouts(config: SandboxConfig, timeouts: HttpTimeouts) -> Sandbox {
+    let sandbox = spawn_without_charges(config, timeouts).await;
+    seed_roomy_charges(&sandbox.state);
+    sandbox
+}
+
+/// As [`spawn`], with no charge registered.
+pub async fn spawn_without_charges(config: SandboxConfig, timeouts: HttpTimeouts) -> Sandbox {
     let state = SandboxState::new(config).expect("valid sandbox config");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -41,13 +92,7 @@ pub async fn spawn_with_timeouts(config: SandboxConfig, timeouts: HttpTimeouts) 
     let addr = listener.local_addr().expect("local addr");
     let app = axum::Router::new().nest("/sandbox/payments", sandbox::router(state.clone()));
     tokio::spawn(async move { axum::serve(listener, app).await });
-    let base_url = format!("http://{addr}/sandbox/payments");
-    Sandbox {
-        provider: SandboxProvider::new(&base_url, timeouts).expect("client"),
-        base_url,
-        state,
-        http: reqwest::Client::new(),
-    }
+    sandbox_at(format!("http://{addr}/sandbox/payments"), state, timeouts)
 }
 
 /// The sandbox alone at the root, through `serve_standalone`.
@@ -58,13 +103,8 @@ pub async fn spawn_standalone(config: SandboxConfig) -> Sandbox {
         .expect("bind port 0");
     let addr = listener.local_addr().expect("local addr");
     tokio::spawn(sandbox::serve_standalone(listener, state.clone()));
-    let base_url = format!("http://{addr}");
-    Sandbox {
-        provider: SandboxProvider::new(&base_url, HttpTimeouts::default()).expect("client"),
-        base_url,
-        state,
-        http: reqwest::Client::new(),
-    }
+    seed_roomy_charges(&state);
+    sandbox_at(format!("http://{addr}"), state, HttpTimeouts::default())
 }
 
 /// Refund proposal `key` of 79.00 EUR for payment `pay_4821`.

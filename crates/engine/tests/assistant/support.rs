@@ -118,6 +118,7 @@ async fn engine_on(test_db: &TestDatabase) -> Engine {
     // The chat never pays anything; the provider is only needed to build an engine.
     let provider = SandboxProvider::new(
         "http://127.0.0.1:9",
+        "sk_sbx_unused".into(),
         HttpTimeouts {
             connect: Duration::from_millis(100),
             request: Duration::from_millis(100),
