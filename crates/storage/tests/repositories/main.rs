@@ -5,6 +5,7 @@
 mod migrations;
 mod orders;
 mod policies;
+mod shop_orders;
 mod throttle;
 mod tokens;
 mod transactions;
