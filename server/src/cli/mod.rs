@@ -1,6 +1,7 @@
-//! The command line: `countersign serve | migrate | user … | token … | widget … | seed-demo`.
+//! The command line: `countersign serve | migrate | user … | token … | orders … | widget … | seed-demo`.
 
 mod audit;
+mod orders;
 mod policy;
 mod sandbox;
 mod token;
@@ -40,6 +41,9 @@ enum Command {
     /// Manage API bearer tokens.
     #[command(subcommand)]
     Token(token::TokenCommand),
+    /// Import a shop's orders from a file.
+    #[command(subcommand)]
+    Orders(orders::OrdersCommand),
     /// Manage policy documents.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -88,6 +92,7 @@ pub fn main() -> anyhow::Result<()> {
             }
             Command::User(command) => user::run(command, &settings).await,
             Command::Token(command) => token::run(command, &settings).await,
+            Command::Orders(command) => orders::run(command, &settings).await,
             Command::Policy(command) => policy::run(command, &settings).await,
             Command::Audit(command) => audit::run(command, &settings).await,
             Command::Widget(command) => widget::run(command, &settings).await,

@@ -22,6 +22,9 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 }
 
 fn json_rejection(rejection: &JsonRejection) -> ApiError {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        return ApiError::payload_too_large(&rejection.body_text());
+    }
     let status = match rejection {
         JsonRejection::JsonDataError(_) => StatusCode::UNPROCESSABLE_ENTITY,
         JsonRejection::MissingJsonContentType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,

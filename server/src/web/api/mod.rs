@@ -5,14 +5,16 @@ mod conversations;
 mod extract;
 pub mod openapi;
 mod operations;
+mod orders;
 mod proposals;
 pub mod views;
 
 use super::api_error::ApiError;
 use crate::startup::AppState;
 use app::server::Identity;
+use axum::extract::DefaultBodyLimit;
 use axum::extract::rejection::ExtensionRejection;
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use axum::{Extension, Json, Router};
 use domain::UserSummary;
 
@@ -30,6 +32,16 @@ pub fn router() -> Router<AppState> {
         .route("/conversations/{id}/messages", post(conversations::message))
         .route("/conversations/{id}/stop", post(conversations::stop))
         .route("/conversations/{id}/events", get(conversations::events))
+        .route(
+            "/orders/{external_id}",
+            put(orders::upsert)
+                .get(orders::get_one)
+                .layer(DefaultBodyLimit::max(orders::ORDER_BODY_LIMIT)),
+        )
+        .route(
+            "/orders/{external_id}/refunds",
+            post(orders::record_refund).layer(DefaultBodyLimit::max(orders::ORDER_BODY_LIMIT)),
+        )
         .route("/sandbox/ledger", get(operations::ledger))
         .route("/audit/verify", get(operations::verify_journal))
         .route("/audit/events.csv", get(crate::web::audit_csv::export))

@@ -1,6 +1,6 @@
 //! The OpenAPI document, generated from the handlers, at `/api/openapi.json`.
 
-use super::{conversations, operations, proposals, views};
+use super::{conversations, operations, orders, proposals, views};
 use serde::Serialize;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi, ToSchema};
@@ -58,6 +58,9 @@ impl Modify for Security {
         proposals::reject,
         proposals::resolve,
         proposals::events,
+        orders::upsert,
+        orders::get_one,
+        orders::record_refund,
         operations::ledger,
         operations::verify_journal,
         conversations::create,
@@ -83,6 +86,14 @@ impl Modify for Security {
         proposals::ResolutionKind,
         proposals::ResolvedView,
         proposals::SubmitProposalSchema,
+        orders::OrderView,
+        orders::LineView,
+        orders::DeliveryEventView,
+        orders::RefundView,
+        orders::OrderUpsertSchema,
+        orders::LineSchema,
+        orders::DeliveryEventSchema,
+        orders::RecordRefundSchema,
         conversations::CreateConversationBody,
         conversations::MessageBody,
         conversations::ConversationView,
@@ -98,6 +109,7 @@ impl Modify for Security {
     security(("bearer" = []), ("session" = [])),
     tags(
         (name = "proposals", description = "Refund proposals and decisions"),
+        (name = "orders", description = "The order source: shops feed orders and record refunds made elsewhere"),
         (name = "operations", description = "Ledger and audit checks"),
         (name = "identity", description = "Who is calling"),
         (name = "chat", description = "Conversations with the coordinator and the refund specialist"),
