@@ -57,6 +57,12 @@ async fn check(
     if crate::middleware::identity::bearer_token(&request).is_some() && !has_cookie {
         return Ok(request);
     }
+    // An API client that sent no credentials at all forgot its bearer token;
+    // telling it so (401) is as much a refusal as the CSRF one, and names
+    // what is missing. Forms and server functions still get the CSRF check.
+    if !has_cookie && request.uri().path().starts_with("/api/") {
+        return Err(ApiError::unauthenticated("sign in or send a bearer token"));
+    }
     check_provenance(state, &request)?;
     let expected = session_token(session, false).await?;
     let (submitted, request) = submitted_token(request).await?;

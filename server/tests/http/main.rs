@@ -10,6 +10,8 @@ mod cli;
 mod csrf;
 mod live;
 mod money_edge;
+mod order_import;
+mod orders;
 mod queue;
 mod sessions;
 mod sign_in;
