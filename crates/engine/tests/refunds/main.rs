@@ -10,5 +10,6 @@ mod faults;
 mod journal;
 mod provider_view;
 mod resolution;
+mod stripe;
 mod submission;
 mod support;
