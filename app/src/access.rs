@@ -54,6 +54,14 @@ mod tests {
     }
 
     #[test]
+    fn a_shop_service_account_opens_no_staff_page() {
+        let shop = RoleSet::new([Role::Shop]);
+        for path in ["/queue", "/audit", "/admin"] {
+            assert!(!page_access(path).allows(Some(&shop)), "{path}");
+        }
+    }
+
+    #[test]
     fn the_login_page_is_open_to_everyone() {
         assert!(page_access("/login").allows(None));
     }
