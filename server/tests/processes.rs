@@ -42,6 +42,11 @@ impl Scenario {
                 .with_hang(Duration::from_secs(60)),
         )
         .unwrap();
+        // The shop's charges are known to the provider, as the demo's
+        // customers paid through it.
+        sandbox.set_charge_source(std::sync::Arc::new(
+            engine::execution::sandbox_charges::OrderStoreCharges::new(db.db.clone()),
+        ));
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let sandbox_url = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(connectors::sandbox::serve_standalone(
@@ -204,19 +209,38 @@ fn first_attempt(mode: FaultMode) -> FaultPlan {
 #[tokio::test]
 async fn killed_after_claim_before_the_call_reached_the_provider_the_restart_sends_once() {
     let s = Scenario::new(FaultPlan::default()).await;
-    // The first server's provider is a black hole: it accepts the connection
-    // and never answers, so the claim is committed but nothing reaches the
-    // real provider before the kill.
+    // The first server's provider answers what it is asked about the charge
+    // (passing the question to the real one) but is a black hole for the
+    // refund itself: it takes the call and never answers, so the claim is
+    // committed but nothing reaches the real provider before the kill.
     let hole = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let hole_url = format!("http://{}", hole.local_addr().unwrap());
-    let (accepted, mut accepted_rx) = tokio::sync::mpsc::channel(1);
-    tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((socket, _)) = hole.accept().await {
-            held.push(socket);
-            let _ = accepted.try_send(());
+    let (accepted, mut accepted_rx) = tokio::sync::mpsc::channel::<()>(1);
+    let real = s.sandbox_url.clone();
+    let forward_charge = move |axum::extract::Path(id): axum::extract::Path<String>,
+                               headers: axum::http::HeaderMap| {
+        let real = real.clone();
+        async move {
+            let mut request = reqwest::Client::new().get(format!("{real}/v1/charges/{id}"));
+            if let Some(auth) = headers.get("authorization") {
+                request = request.header("authorization", auth.as_bytes());
+            }
+            let answer = request.send().await.unwrap();
+            let status = axum::http::StatusCode::from_u16(answer.status().as_u16()).unwrap();
+            (status, answer.text().await.unwrap())
         }
-    });
+    };
+    let swallow_refund = move || {
+        let accepted = accepted.clone();
+        async move {
+            let _ = accepted.try_send(());
+            std::future::pending::<()>().await
+        }
+    };
+    let router = axum::Router::new()
+        .route("/v1/charges/{id}", axum::routing::get(forward_charge))
+        .route("/v1/refunds", axum::routing::post(swallow_refund));
+    tokio::spawn(async move { axum::serve(hole, router).await });
     let first = s.start_server(&hole_url);
     s.wait_ready().await;
     let id = s.propose_and_approve().await;
