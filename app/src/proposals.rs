@@ -124,7 +124,9 @@ mod backend {
             }
             let other_live = live
                 .iter()
-                .filter(|(order, id)| *order == stored.proposal.order_id && *id != stored.proposal.id)
+                .filter(|(order, id)| {
+                    *order == stored.proposal.order_id && *id != stored.proposal.id
+                })
                 .map(|(_, id)| id.clone())
                 .collect();
             cards.push(ProposalCard {
@@ -246,7 +248,8 @@ pub async fn proposal_page(id: String) -> Result<ProposalDetails, AppError> {
             payload: e.payload.clone(),
         })
         .collect();
-    let may_resolve = domain::proposal::may_resolve(&me.roles) && waits_for_a_person(&detail.stored.state);
+    let may_resolve =
+        domain::proposal::may_resolve(&me.roles) && waits_for_a_person(&detail.stored.state);
     Ok(ProposalDetails {
         card: backend::card(detail.stored).await?,
         decisions,

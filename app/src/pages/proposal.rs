@@ -3,9 +3,9 @@
 //! live as execution proceeds.
 
 use crate::components::proposal_card::ProposalSummary;
+use crate::csrf::csrf_token;
 use crate::format::{event_details, short_digest, utc, utc_seconds};
 use crate::live::use_proposal_changes;
-use crate::csrf::csrf_token;
 use crate::proposals::{ProposalDetails, ResolveChoice, proposal_page, resolve_proposal};
 use domain::proposal::{Decision, ProposalState, ProposalStatus};
 use leptos::prelude::*;
@@ -176,10 +176,18 @@ fn ResolvePanel(id: String, why: String) -> impl IntoView {
     let (choice, set_choice) = signal(ResolveChoice::RefundConfirmed);
     let (refund_id, set_refund_id) = signal(String::new());
     let (note, set_note) = signal(String::new());
-    let resolve = Action::new(move |(id, choice, refund_id, note): &(String, ResolveChoice, String, String)| {
-        let call = resolve_proposal(csrf_token(), id.clone(), *choice, refund_id.clone(), note.clone());
-        async move { call.await }
-    });
+    let resolve = Action::new(
+        move |(id, choice, refund_id, note): &(String, ResolveChoice, String, String)| {
+            let call = resolve_proposal(
+                csrf_token(),
+                id.clone(),
+                *choice,
+                refund_id.clone(),
+                note.clone(),
+            );
+            async move { call.await }
+        },
+    );
     let outcome = move || {
         resolve.value().get().map(|result| match result {
             Ok(done) => {

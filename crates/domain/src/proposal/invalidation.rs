@@ -300,7 +300,10 @@ mod tests {
         assert!(reason.to_string().contains("fully refunded"), "{reason}");
         let partly =
             revalidate_at_provider(&fixtures::proposal(), &charge(7900, 1000, "EUR")).unwrap_err();
-        assert!(partly.to_string().contains("only 69.00 EUR is left"), "{partly}");
+        assert!(
+            partly.to_string().contains("only 69.00 EUR is left"),
+            "{partly}"
+        );
     }
 
     #[test]

@@ -38,8 +38,6 @@ pub use content::{MAX_RECOMMENDATION_CHARS, ProposalDraft, ProposalError, Refund
 pub use effect::{Effect, Transition, event};
 pub use evidence::{Asker, Evidence, EvidenceKind, OpenQuestion, Provenance};
 pub use invalidation::{ChargeAtProvider, InvalidationReason, revalidate, revalidate_at_provider};
-pub use state::{
-    ApprovalRef, ChargeBooks, ProposalState, ProviderRefund, Receipt, Uncertainty,
-};
+pub use state::{ApprovalRef, ChargeBooks, ProposalState, ProviderRefund, Receipt, Uncertainty};
 pub use status::{ProposalStatus, UnknownStatus};
 pub use transition::{TransitionError, apply};

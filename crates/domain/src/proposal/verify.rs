@@ -136,7 +136,9 @@ pub(super) fn resolve(
                 Some(id) => format!(
                     "No refund exists at the payment provider ({note}); {by} asked for a new send, which waits for a fresh approval as proposal {id}."
                 ),
-                None => format!("No refund exists at the payment provider ({note}); confirmed by {by}."),
+                None => {
+                    format!("No refund exists at the payment provider ({note}); confirmed by {by}.")
+                }
             };
             Ok(Transition::new(
                 ProposalState::Failed {
@@ -249,14 +251,26 @@ mod tests {
         assert!(reason.contains("158.00"), "{reason}");
         assert!(reason.contains("79.00"), "{reason}");
         assert!(reason.contains("pay_4821"), "{reason}");
-        assert_eq!(verify_with_books(7900, 15800, 0).status(), ProposalStatus::NeedsAttention);
+        assert_eq!(
+            verify_with_books(7900, 15800, 0).status(),
+            ProposalStatus::NeedsAttention
+        );
     }
 
     #[test]
     fn books_that_match_the_provider_or_wait_for_a_refund_on_its_way_verify() {
-        assert_eq!(verify_with_books(7900, 7900, 0).status(), ProposalStatus::Verified);
-        assert_eq!(verify_with_books(12900, 7900, 5000).status(), ProposalStatus::Verified);
-        assert_eq!(verify_with_books(7900, 7900, 5000).status(), ProposalStatus::Verified);
+        assert_eq!(
+            verify_with_books(7900, 7900, 0).status(),
+            ProposalStatus::Verified
+        );
+        assert_eq!(
+            verify_with_books(12900, 7900, 5000).status(),
+            ProposalStatus::Verified
+        );
+        assert_eq!(
+            verify_with_books(7900, 7900, 5000).status(),
+            ProposalStatus::Verified
+        );
     }
 
     #[test]

@@ -292,7 +292,10 @@ impl Engine {
                 let charge = match &plan.charge {
                     Some(ChargeCheck::Read(charge)) => charge,
                     Some(ChargeCheck::Unavailable(reason)) => {
-                        answers.push((index, Err(DecisionError::ProviderUnavailable(reason.clone()))));
+                        answers.push((
+                            index,
+                            Err(DecisionError::ProviderUnavailable(reason.clone())),
+                        ));
                         continue;
                     }
                     None => {

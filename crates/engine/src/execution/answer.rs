@@ -11,7 +11,9 @@ use super::charge::ChargeCheck;
 use super::record::AnswerAsk;
 use super::step::{ConflictAware, SaveError, Step};
 use crate::core::Engine;
-use connectors::{ProviderCharge, ProviderError, ProviderRefund as WireRefund, ProviderRefundStatus};
+use connectors::{
+    ProviderCharge, ProviderError, ProviderRefund as WireRefund, ProviderRefundStatus,
+};
 use domain::proposal::{
     ChargeBooks, Command, Effect, ProposalState, ProviderRefund, Receipt, TransitionError,
 };
@@ -50,9 +52,9 @@ impl Answer {
     /// guess about money.
     pub fn from_send_error(error: ProviderError) -> Answer {
         match error {
-            ProviderError::Unknown { .. } | ProviderError::InFlight | ProviderError::RateLimited { .. } => {
-                Answer::from_query_error(error)
-            }
+            ProviderError::Unknown { .. }
+            | ProviderError::InFlight
+            | ProviderError::RateLimited { .. } => Answer::from_query_error(error),
             ProviderError::KeyReusedWithDifferentParameters { message } => Answer::Escalate {
                 reason: format!(
                     "The provider says this proposal's idempotency key was used with different parameters ({message}); a person must check the payment."
@@ -179,8 +181,13 @@ impl Engine {
                                 provider_refund_id,
                             } = effect
                             {
-                                writes.booking =
-                                    Some(booking_for(id, order_id, *amount, provider_refund_id, now));
+                                writes.booking = Some(booking_for(
+                                    id,
+                                    order_id,
+                                    *amount,
+                                    provider_refund_id,
+                                    now,
+                                ));
                             }
                         }
                         // Without the listing the success stays unverified
@@ -310,11 +317,15 @@ impl Engine {
     ) -> Result<bool, RecordError> {
         if let ChargeCheck::Unavailable(reason) = charge {
             let checks = match step.state() {
-                ProposalState::Executing { unknown, .. } => unknown.as_ref().map_or(0, |u| u.checks),
+                ProposalState::Executing { unknown, .. } => {
+                    unknown.as_ref().map_or(0, |u| u.checks)
+                }
                 _ => 0,
             };
             let retry_at = self.settings.next_check(checks, now);
-            let reason = format!("nothing was sent: the provider could not be asked what is left on the charge before sending ({reason})");
+            let reason = format!(
+                "nothing was sent: the provider could not be asked what is left on the charge before sending ({reason})"
+            );
             step.apply(
                 Command::RecordUnknown {
                     reason: reason.clone(),

@@ -186,7 +186,10 @@ impl Engine {
             Resolution::NoRefund {
                 retry_as: Some(new_id),
                 ..
-            } => Some(self.propose_again(&tx, &step.stored, new_id, actor, now).await?),
+            } => Some(
+                self.propose_again(&tx, &step.stored, new_id, actor, now)
+                    .await?,
+            ),
             _ => None,
         };
         let proposal = self.commit_step(tx, step, now).await?;
@@ -304,11 +307,22 @@ impl Engine {
     ) -> Result<StoredProposal, ResolveError> {
         let proposal = old
             .proposal
-            .supersede_with(old.proposal.to_draft(), new_id, now, self.settings.proposal_ttl)
+            .supersede_with(
+                old.proposal.to_draft(),
+                new_id,
+                now,
+                self.settings.proposal_ttl,
+            )
             .map_err(|e| ResolveError::Invalid(e.to_string()))?;
         let state = ProposalState::initial(&proposal);
-        storage::proposals::insert(&**tx, &proposal, &state, super::step::due_at(&state, now), now)
-            .await?;
+        storage::proposals::insert(
+            &**tx,
+            &proposal,
+            &state,
+            super::step::due_at(&state, now),
+            now,
+        )
+        .await?;
         let mut created = Step::new(StoredProposal {
             proposal,
             state,
@@ -358,7 +372,13 @@ fn listing(charge: &ProviderCharge) -> String {
     charge
         .refunds
         .iter()
-        .map(|r| format!("{} {}", r.provider_refund_id, super::answer::status_name(&r.status)))
+        .map(|r| {
+            format!(
+                "{} {}",
+                r.provider_refund_id,
+                super::answer::status_name(&r.status)
+            )
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -3,7 +3,9 @@
 
 use super::answer::{AfterAnswer, Answer};
 use crate::core::Engine;
-use connectors::{ProviderCharge, ProviderRefundStatus, RefundLookup, RefundOutcome, RefundRequest};
+use connectors::{
+    ProviderCharge, ProviderRefundStatus, RefundLookup, RefundOutcome, RefundRequest,
+};
 use domain::proposal::RefundProposal;
 
 impl Engine {

@@ -64,7 +64,9 @@ pub enum SubmitError {
     },
     /// The configured payment provider cannot refund this payment at all:
     /// found now rather than after someone approved it.
-    #[error("order {order_id}'s payment reference cannot be refunded through this payment provider: {message}")]
+    #[error(
+        "order {order_id}'s payment reference cannot be refunded through this payment provider: {message}"
+    )]
     UnrefundableReference { order_id: String, message: String },
     #[error("order {0} has nothing left to refund")]
     NothingToRefund(String),

@@ -22,7 +22,10 @@ async fn refund_elsewhere(h: &Harness, payment_reference: &str, amount_minor: i6
         })
         .await
         .unwrap();
-    assert!(matches!(outcome, RefundOutcome::Succeeded(_)), "{outcome:?}");
+    assert!(
+        matches!(outcome, RefundOutcome::Succeeded(_)),
+        "{outcome:?}"
+    );
 }
 
 fn refunds_on(h: &Harness, payment_reference: &str) -> usize {
@@ -59,7 +62,11 @@ async fn a_refund_made_at_the_provider_between_proposal_and_approval_stops_the_s
         }
         other => panic!("expected invalidated by the provider's figures, got {other:?}"),
     }
-    assert_eq!(refunds_on(&h, &reference), 1, "one refund at the provider, not two");
+    assert_eq!(
+        refunds_on(&h, &reference),
+        1,
+        "one refund at the provider, not two"
+    );
     assert_eq!(h.ledger().count_for(&stored.proposal.id), 0);
     let events = h.events(&stored.proposal.id).await;
     let invalidated = events.iter().find(|e| e.kind == "invalidated").unwrap();
@@ -88,7 +95,10 @@ async fn a_partial_refund_at_the_provider_leaves_too_little_and_says_how_much_is
     let ProposalState::Invalidated { reason } = &approved.state else {
         panic!("expected invalidated, got {:?}", approved.state);
     };
-    assert!(reason.to_string().contains("only 69.00 EUR is left"), "{reason}");
+    assert!(
+        reason.to_string().contains("only 69.00 EUR is left"),
+        "{reason}"
+    );
 }
 
 #[tokio::test]
@@ -99,7 +109,10 @@ async fn an_approval_whose_charge_the_provider_cannot_show_records_nothing_and_a
     // Another process whose provider does not answer (nothing listens on
     // the discard port).
     let offline = h
-        .engine_with_provider_at("http://127.0.0.1:9", crate::support::fast_settings("executor-offline"))
+        .engine_with_provider_at(
+            "http://127.0.0.1:9",
+            crate::support::fast_settings("executor-offline"),
+        )
         .await;
     let error = offline
         .approve(
@@ -110,10 +123,16 @@ async fn an_approval_whose_charge_the_provider_cannot_show_records_nothing_and_a
         .await
         .unwrap_err();
     assert!(
-        matches!(error, engine::approvals::DecisionError::ProviderUnavailable(_)),
+        matches!(
+            error,
+            engine::approvals::DecisionError::ProviderUnavailable(_)
+        ),
         "{error:?}"
     );
-    assert_eq!(h.status(&stored.proposal.id).await, ProposalStatus::AwaitingApproval);
+    assert_eq!(
+        h.status(&stored.proposal.id).await,
+        ProposalStatus::AwaitingApproval
+    );
     let approvals = storage::approvals::for_proposal(h.engine.db.conn(), &stored.proposal.id)
         .await
         .unwrap();
@@ -139,7 +158,8 @@ async fn an_empty_action_digest_is_a_validation_error_not_a_changed_proposal() {
 }
 
 #[tokio::test]
-async fn money_refunded_at_the_provider_that_nobody_recorded_is_raised_to_a_person_at_verification() {
+async fn money_refunded_at_the_provider_that_nobody_recorded_is_raised_to_a_person_at_verification()
+{
     let h = Harness::start().await;
     let customer = h.actor("customer").await;
     // 4821 is 79.00 EUR; a proposal for 50.00 of it.
@@ -149,7 +169,13 @@ async fn money_refunded_at_the_provider_that_nobody_recorded_is_raised_to_a_pers
     // 10.00 EUR refunded at the provider through another channel that
     // nobody recorded: 69.00 is left there, enough for 50.00, so the
     // refund goes out; but the books cannot explain the provider's total.
-    refund_elsewhere(&h, &stored.proposal.payment_reference, 1000, "desk-unrecorded").await;
+    refund_elsewhere(
+        &h,
+        &stored.proposal.payment_reference,
+        1000,
+        "desk-unrecorded",
+    )
+    .await;
     h.engine
         .approve(
             &h.actor("approver").await,
@@ -173,6 +199,9 @@ async fn money_refunded_at_the_provider_that_nobody_recorded_is_raised_to_a_pers
     let ProposalState::NeedsAttention { reason, .. } = &stored.state else {
         panic!("{:?}", stored.state);
     };
-    assert!(reason.contains("60.00") && reason.contains("50.00"), "{reason}");
+    assert!(
+        reason.contains("60.00") && reason.contains("50.00"),
+        "{reason}"
+    );
     assert_eq!(h.ledger().count_for(&stored.proposal.id), 1, "paid once");
 }

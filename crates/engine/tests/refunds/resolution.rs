@@ -24,7 +24,11 @@ async fn stranded_refund() -> (Harness, String) {
     let customer = h.actor("customer").await;
     let id = h.approved_refund(&customer, "4821").await;
     let status = h
-        .settle(&id, &[ProposalStatus::NeedsAttention], Duration::from_secs(20))
+        .settle(
+            &id,
+            &[ProposalStatus::NeedsAttention],
+            Duration::from_secs(20),
+        )
         .await;
     assert_eq!(status, ProposalStatus::NeedsAttention);
     (h, id)
@@ -36,7 +40,12 @@ async fn no_refund_at_the_provider_with_a_new_send_needs_a_fresh_approval_and_pa
     let approver = h.actor("approver2").await;
     let resolved = h
         .engine
-        .resolve(&approver, &id, ResolveAs::NoRefund { retry: true }, "provider dashboard shows no refund on pay_4821")
+        .resolve(
+            &approver,
+            &id,
+            ResolveAs::NoRefund { retry: true },
+            "provider dashboard shows no refund on pay_4821",
+        )
         .await
         .unwrap();
     assert_eq!(resolved.proposal.status(), ProposalStatus::Failed);
@@ -46,13 +55,23 @@ async fn no_refund_at_the_provider_with_a_new_send_needs_a_fresh_approval_and_pa
     assert_eq!(retry.proposal.amount, resolved.proposal.proposal.amount);
 
     // The provider is healthy again for the new send.
-    h.sandbox.set_faults(connectors::sandbox::FaultUpdate::default()).unwrap();
+    h.sandbox
+        .set_faults(connectors::sandbox::FaultUpdate::default())
+        .unwrap();
     h.engine
-        .approve(&h.actor("approver").await, &retry.proposal.id, &retry.proposal.action_digest)
+        .approve(
+            &h.actor("approver").await,
+            &retry.proposal.id,
+            &retry.proposal.action_digest,
+        )
         .await
         .unwrap();
-    h.settle(&retry.proposal.id, &[ProposalStatus::Verified], Duration::from_secs(20))
-        .await;
+    h.settle(
+        &retry.proposal.id,
+        &[ProposalStatus::Verified],
+        Duration::from_secs(20),
+    )
+    .await;
     let ledger = h.ledger();
     assert_eq!(ledger.count_for(&id), 0);
     assert_eq!(ledger.count_for(&retry.proposal.id), 1);
@@ -62,8 +81,16 @@ async fn no_refund_at_the_provider_with_a_new_send_needs_a_fresh_approval_and_pa
         .into_iter()
         .find(|e| e.kind == "resolved")
         .expect("journaled");
-    assert!(resolved_event.payload.contains("no_refund"), "{}", resolved_event.payload);
-    assert!(resolved_event.payload.contains(&retry.proposal.id), "{}", resolved_event.payload);
+    assert!(
+        resolved_event.payload.contains("no_refund"),
+        "{}",
+        resolved_event.payload
+    );
+    assert!(
+        resolved_event.payload.contains(&retry.proposal.id),
+        "{}",
+        resolved_event.payload
+    );
 }
 
 #[tokio::test]
@@ -71,7 +98,12 @@ async fn closing_without_a_refund_is_journaled_with_the_reason_and_sends_nothing
     let (h, id) = stranded_refund().await;
     let resolved = h
         .engine
-        .resolve(&h.actor("manager").await, &id, ResolveAs::Closed, "customer took store credit instead")
+        .resolve(
+            &h.actor("manager").await,
+            &id,
+            ResolveAs::Closed,
+            "customer took store credit instead",
+        )
         .await
         .unwrap();
     let ProposalState::Failed { reason, .. } = &resolved.proposal.state else {
@@ -87,7 +119,9 @@ async fn customers_and_agents_cannot_resolve_and_a_note_is_required() {
     let (h, id) = stranded_refund().await;
     let customer = h.actor("customer").await;
     assert!(matches!(
-        h.engine.resolve(&customer, &id, ResolveAs::Closed, "mine").await,
+        h.engine
+            .resolve(&customer, &id, ResolveAs::Closed, "mine")
+            .await,
         Err(ResolveError::Forbidden)
     ));
     let agent = h.staff("outside-agent", &[Role::Agent]).await;
@@ -96,7 +130,9 @@ async fn customers_and_agents_cannot_resolve_and_a_note_is_required() {
         Err(ResolveError::Forbidden)
     ));
     assert!(matches!(
-        h.engine.resolve(&h.actor("approver").await, &id, ResolveAs::Closed, "  ").await,
+        h.engine
+            .resolve(&h.actor("approver").await, &id, ResolveAs::Closed, "  ")
+            .await,
         Err(ResolveError::Invalid(_))
     ));
     assert_eq!(h.status(&id).await, ProposalStatus::NeedsAttention);
@@ -108,10 +144,18 @@ async fn a_proposal_that_does_not_wait_for_a_person_cannot_be_resolved() {
     let stored = h.propose(&h.actor("customer").await, "4821").await;
     let error = h
         .engine
-        .resolve(&h.actor("approver").await, &stored.proposal.id, ResolveAs::Closed, "nope")
+        .resolve(
+            &h.actor("approver").await,
+            &stored.proposal.id,
+            ResolveAs::Closed,
+            "nope",
+        )
         .await
         .unwrap_err();
-    assert!(matches!(error, ResolveError::NotResolvable { .. }), "{error:?}");
+    assert!(
+        matches!(error, ResolveError::NotResolvable { .. }),
+        "{error:?}"
+    );
 }
 
 /// A refund verified at the provider, but with 10.00 EUR refunded there
@@ -136,11 +180,19 @@ async fn unexplained_total() -> (Harness, String) {
         .unwrap();
     assert!(matches!(outcome, RefundOutcome::Succeeded(_)));
     h.engine
-        .approve(&h.actor("approver").await, &stored.proposal.id, &stored.proposal.action_digest)
+        .approve(
+            &h.actor("approver").await,
+            &stored.proposal.id,
+            &stored.proposal.action_digest,
+        )
         .await
         .unwrap();
-    h.settle(&stored.proposal.id, &[ProposalStatus::NeedsAttention], Duration::from_secs(20))
-        .await;
+    h.settle(
+        &stored.proposal.id,
+        &[ProposalStatus::NeedsAttention],
+        Duration::from_secs(20),
+    )
+    .await;
     (h, stored.proposal.id)
 }
 
@@ -153,32 +205,73 @@ async fn a_person_confirms_the_refund_the_provider_holds_and_it_is_booked_once()
     // A refund id the provider does not list is refused, naming what it lists.
     let wrong = h
         .engine
-        .resolve(&approver, &id, ResolveAs::RefundConfirmed { provider_refund_id: "re_typo".into() }, "checked")
+        .resolve(
+            &approver,
+            &id,
+            ResolveAs::RefundConfirmed {
+                provider_refund_id: "re_typo".into(),
+            },
+            "checked",
+        )
         .await
         .unwrap_err();
-    assert!(matches!(&wrong, ResolveError::ProviderDisagrees(m) if m.contains(&refund.id)), "{wrong:?}");
+    assert!(
+        matches!(&wrong, ResolveError::ProviderDisagrees(m) if m.contains(&refund.id)),
+        "{wrong:?}"
+    );
 
     // The other channel's refund is not this proposal's.
     let desk = h.sandbox.refund_for_key("desk-unrecorded").unwrap();
     let other = h
         .engine
-        .resolve(&approver, &id, ResolveAs::RefundConfirmed { provider_refund_id: desk.id.clone() }, "checked")
+        .resolve(
+            &approver,
+            &id,
+            ResolveAs::RefundConfirmed {
+                provider_refund_id: desk.id.clone(),
+            },
+            "checked",
+        )
         .await
         .unwrap_err();
-    assert!(matches!(other, ResolveError::ProviderDisagrees(_)), "{other:?}");
+    assert!(
+        matches!(other, ResolveError::ProviderDisagrees(_)),
+        "{other:?}"
+    );
 
     // Closing or saying "no refund" while money moved under the key is refused.
-    let closing = h.engine.resolve(&approver, &id, ResolveAs::Closed, "x").await.unwrap_err();
-    assert!(matches!(closing, ResolveError::ProviderDisagrees(_)), "{closing:?}");
+    let closing = h
+        .engine
+        .resolve(&approver, &id, ResolveAs::Closed, "x")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(closing, ResolveError::ProviderDisagrees(_)),
+        "{closing:?}"
+    );
 
     let resolved = h
         .engine
-        .resolve(&approver, &id, ResolveAs::RefundConfirmed { provider_refund_id: refund.id.clone() }, "10.00 EUR was a goodwill refund by the desk")
+        .resolve(
+            &approver,
+            &id,
+            ResolveAs::RefundConfirmed {
+                provider_refund_id: refund.id.clone(),
+            },
+            "10.00 EUR was a goodwill refund by the desk",
+        )
         .await
         .unwrap();
     assert_eq!(resolved.proposal.status(), ProposalStatus::Verified);
-    let order = storage::orders::get(h.engine.db.conn(), "4821").await.unwrap().unwrap();
-    let ours: Vec<_> = order.refunds.iter().filter(|r| r.id == format!("ref_{id}")).collect();
+    let order = storage::orders::get(h.engine.db.conn(), "4821")
+        .await
+        .unwrap()
+        .unwrap();
+    let ours: Vec<_> = order
+        .refunds
+        .iter()
+        .filter(|r| r.id == format!("ref_{id}"))
+        .collect();
     assert_eq!(ours.len(), 1, "booked once: {:?}", order.refunds);
     assert_eq!(h.ledger().count_for(&id), 1);
 }
