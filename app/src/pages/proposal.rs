@@ -178,14 +178,13 @@ fn ResolvePanel(id: String, why: String) -> impl IntoView {
     let (note, set_note) = signal(String::new());
     let resolve = Action::new(
         move |(id, choice, refund_id, note): &(String, ResolveChoice, String, String)| {
-            let call = resolve_proposal(
+            resolve_proposal(
                 csrf_token(),
                 id.clone(),
                 *choice,
                 refund_id.clone(),
                 note.clone(),
-            );
-            async move { call.await }
+            )
         },
     );
     let outcome = move || {
