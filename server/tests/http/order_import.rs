@@ -38,7 +38,7 @@ fn stdout(output: &Output) -> String {
 }
 
 /// The report line for a file line, e.g. `line 3: order 9002: refused: …`.
-fn report_line<'a>(report: &'a str, line: usize) -> &'a str {
+fn report_line(report: &str, line: usize) -> &str {
     let prefix = format!("line {line}: ");
     report
         .lines()
