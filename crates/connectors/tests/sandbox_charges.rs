@@ -66,6 +66,15 @@ async fn a_customer_payment_created_over_http_is_read_back_with_what_is_refunded
         .await
         .unwrap();
     assert_eq!(conflict.status(), 409);
+    let err = sandbox
+        .provider
+        .create_charge(Some("pay_4821"), 100, "EUR")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ProviderError::Rejected { status: 409, ref message } if message.contains("7900")),
+        "{err:?}"
+    );
 
     sandbox
         .provider

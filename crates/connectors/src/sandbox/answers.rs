@@ -85,7 +85,7 @@ pub(crate) fn error_code(text: &str) -> Option<String> {
     parse_error(text).map(|body| body.error.code)
 }
 
-fn error_message(status: StatusCode, text: &str) -> String {
+pub(crate) fn error_message(status: StatusCode, text: &str) -> String {
     parse_error(text).map_or_else(
         || {
             format!(

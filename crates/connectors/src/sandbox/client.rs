@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use tracing::instrument;
 
 use super::answers::{
-    decline, error_code, parse_charge, parse_refund, query_error, send_error,
+    decline, error_code, error_message, parse_charge, parse_refund, query_error, send_error,
     to_provider_refund_raw,
 };
 use super::server::{IDEMPOTENCY_KEY, check_reference};
@@ -103,8 +103,17 @@ impl SandboxProvider {
             .bearer_auth(self.secret_key.expose_secret())
             .json(&body)
             .send()
-            .await;
-        read_send_json(response).await
+            .await
+            .map_err(|err| transport_error(&err))?;
+        // Here a 409 is an id taken by another charge, not a request in flight.
+        if response.status() == StatusCode::CONFLICT {
+            let text = read_body(response).await?;
+            return Err(ProviderError::Rejected {
+                status: 409,
+                message: error_message(StatusCode::CONFLICT, &text),
+            });
+        }
+        read_send_json(Ok(response)).await
     }
 
     /// `PUT /v1/faults`: start a new fault run.
