@@ -11,8 +11,10 @@ use serde::{Deserialize, Serialize};
 /// |---|---|---|
 /// | `Unknown` | yes | query [`lookup`](crate::PaymentProvider::lookup), tell the user "unknown" |
 /// | `InFlight` | yes, soon | wait, then query or resend with the same key |
+/// | `ReplayedError` | yes (the stored 500 may have executed) | a person must look; resending only replays it |
 /// | `RateLimited` | no | wait `retry_after`, resend with the same key |
 /// | `KeyReusedWithDifferentParameters` | not *this* refund | bug: stop, alert |
+/// | `Configuration` | no | a person must fix the key or the payment reference |
 /// | `Rejected` / `InvalidRequest` | no | bug or configuration: stop, alert |
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -103,7 +105,7 @@ mod tests {
     }
 
     #[test]
-    fn only_unknown_and_in_flight_may_have_executed() {
+    fn unknown_in_flight_and_replayed_errors_may_have_executed_and_configuration_not() {
         assert!(ProviderError::InFlight.may_have_executed());
         assert!(
             ProviderError::Unknown {
@@ -112,5 +114,20 @@ mod tests {
             .may_have_executed()
         );
         assert!(!ProviderError::RateLimited { retry_after: None }.may_have_executed());
+        assert!(
+            ProviderError::ReplayedError {
+                status: 500,
+                message: String::new()
+            }
+            .may_have_executed(),
+            "the stored 500 stands for a request that may have executed"
+        );
+        assert!(
+            !ProviderError::Configuration {
+                status: 401,
+                message: String::new()
+            }
+            .may_have_executed()
+        );
     }
 }
