@@ -488,7 +488,7 @@ async fn chat_requests_are_validated_and_scoped() {
         .await
         .unwrap();
     assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
-    // Without credentials a write does not even pass the CSRF check.
+    // Without credentials a write is refused before anything else, and told why.
     let anonymous = app
         .client
         .post(format!("{}{path}", app.address))
@@ -496,7 +496,7 @@ async fn chat_requests_are_validated_and_scoped() {
         .send()
         .await
         .unwrap();
-    assert_eq!(anonymous.status(), StatusCode::FORBIDDEN);
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
 
     let other = app.token("customer2").await;
     let hidden = app.post(&other, &path, &json!({ "text": "hi" })).await;
