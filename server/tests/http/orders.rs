@@ -454,3 +454,48 @@ async fn a_shop_lowering_an_orders_total_under_a_waiting_proposal_stops_the_old_
     assert!(!status.is_success(), "{status}: {answer}");
     assert_eq!(proposal_status(&app, &proposal).await, "invalidated");
 }
+
+#[tokio::test]
+async fn the_openapi_document_tells_a_shop_developer_each_order_operation_and_its_id_parameter() {
+    let app = TestApp::spawn().await;
+    let document = json(app.get("/api/openapi.json").await).await;
+    let operations = [
+        (
+            "/api/v1/orders/{external_id}",
+            "put",
+            Some("OrderUpsertSchema"),
+        ),
+        ("/api/v1/orders/{external_id}", "get", None),
+        (
+            "/api/v1/orders/{external_id}/refunds",
+            "post",
+            Some("RecordRefundSchema"),
+        ),
+    ];
+    for (path, method, body) in operations {
+        let operation = &document["paths"][path][method];
+        assert_eq!(operation["tags"][0], "orders", "{method} {path}");
+        let parameter = &operation["parameters"][0];
+        assert_eq!(parameter["name"], "external_id", "{method} {path}");
+        assert_eq!(parameter["in"], "path");
+        assert_eq!(parameter["required"], true);
+        if let Some(schema) = body {
+            let reference =
+                operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+                    .as_str()
+                    .unwrap();
+            assert!(reference.ends_with(schema), "{reference}");
+            assert!(document["components"]["schemas"][schema].is_object());
+        }
+        for status in ["401", "403"] {
+            assert!(
+                operation["responses"][status].is_object(),
+                "{method} {path} {status}"
+            );
+        }
+    }
+    let upsert = &document["paths"]["/api/v1/orders/{external_id}"]["put"]["responses"];
+    for status in ["200", "201", "400", "409", "413", "422"] {
+        assert!(upsert[status].is_object(), "PUT {status}");
+    }
+}
