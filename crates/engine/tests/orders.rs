@@ -146,6 +146,32 @@ fn tent(source_version: i64) -> OrderUpsert {
 }
 
 #[test]
+fn demo_orders_are_paid_with_references_the_configured_provider_can_refund() {
+    use connectors::PaymentProvider;
+    use connectors::stripe::{StripeConfig, StripeProvider};
+    use engine::demo::{ReferenceStyle, demo_orders};
+    let stripe = StripeProvider::new(StripeConfig {
+        base_url: "http://127.0.0.1:9".into(),
+        secret_key: "sk_test_demo".to_owned().into(),
+        timeouts: HttpTimeouts::default(),
+    })
+    .unwrap();
+    let now = engine::now();
+    for order in demo_orders("c1", "c2", "c3", ReferenceStyle::Stripe, now) {
+        assert!(order.payment_reference.starts_with("pi_"));
+        stripe.check_reference(&order.payment_reference).unwrap();
+    }
+    let sandbox_paid = demo_orders("c1", "c2", "c3", ReferenceStyle::Sandbox, now);
+    assert_eq!(sandbox_paid[0].payment_reference, "pay_4821");
+    // Which is why the style follows the provider: Stripe cannot refund these.
+    assert!(
+        stripe
+            .check_reference(&sandbox_paid[0].payment_reference)
+            .is_err()
+    );
+}
+
+#[test]
 fn only_shop_and_admin_accounts_may_feed_orders() {
     for role in Role::ALL {
         let allowed = Feeder::from_actor(&actor("someone", &[role])).is_ok();
