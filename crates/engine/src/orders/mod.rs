@@ -122,14 +122,15 @@ impl OrderError {
     }
 }
 
-/// The order with its customer's name, as a read outside any transaction.
+/// The order with its customer's name, read outside any transaction. Only
+/// a [`Feeder`] (a shop, an admin) may read orders this way.
 ///
 /// # Errors
-/// [`OrderError::NotAllowed`] comes from the [`Feeder`] check; here
-/// [`OrderError::OrderNotFound`] and storage failures.
+/// [`OrderError::InvalidExternalId`], [`OrderError::OrderNotFound`],
+/// storage failures.
 pub async fn get_order(
     db: &storage::Database,
-    _feeder: &Feeder,
+    _permission: &Feeder,
     external_id: &str,
 ) -> Result<OrderRecord, OrderError> {
     let external_id = check_external_id(external_id)?;

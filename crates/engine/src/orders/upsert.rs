@@ -7,6 +7,7 @@ use super::{Feeder, OrderError, OrderRecord, OrderUpsert};
 use connectors::{PaymentProvider, ProviderError};
 use domain::{OrderSnapshot, Role, Timestamp};
 use serde_json::json;
+use std::cmp::Ordering;
 use storage::journal::NewEvent;
 use storage::shop_orders::{SourceStamp, SourcedOrder};
 use storage::{ConnectionTrait, Database};
@@ -28,15 +29,16 @@ pub struct UpsertOutcome {
     pub order: OrderRecord,
 }
 
-/// What to do with an incoming order, given the stored one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What to do with an incoming order, given the stored one (carried along).
+#[derive(Debug)]
 enum Decision {
     Create,
     /// A higher version with other content.
-    Replace,
+    Replace(SourcedOrder),
     /// A higher version with the content already stored.
-    AdvanceVersion,
-    Unchanged,
+    AdvanceVersion(SourcedOrder),
+    /// The stored version with the stored content.
+    Unchanged(SourcedOrder),
 }
 
 /// Stores the shop's order `external_id` unless a version at least as new
@@ -77,24 +79,35 @@ async fn attempt(
     let hash = incoming.content_hash();
     let tx = db.begin_write().await?;
     let stored = storage::shop_orders::lock_and_get(&*tx, &incoming.external_id).await?;
-    let decision = decide(stored.as_ref(), incoming, &hash)?;
-    if let (Decision::Unchanged, Some(stored)) = (decision, stored.as_ref()) {
-        tx.rollback().await?;
-        return Ok(UpsertOutcome {
-            change: Change::Unchanged,
-            order: OrderRecord {
-                customer_name: incoming.customer.clone(),
-                sourced: stored.clone(),
-            },
-        });
-    }
-    let customer_id = customer_id(&*tx, &incoming.customer).await?;
     let stamp = SourceStamp {
         version: incoming.source_version,
-        hash,
+        hash: hash.clone(),
     };
-    let (change, sourced) = match (decision, stored) {
-        (Decision::AdvanceVersion, Some(mut stored)) => {
+    let (change, content_changed, sourced) = match decide(stored, incoming, &hash)? {
+        Decision::Unchanged(stored) => {
+            tx.rollback().await?;
+            return Ok(UpsertOutcome {
+                change: Change::Unchanged,
+                order: OrderRecord {
+                    customer_name: incoming.customer.clone(),
+                    sourced: stored,
+                },
+            });
+        }
+        Decision::Create => {
+            let customer_id = customer_id(&*tx, &incoming.customer).await?;
+            let created = sourced(incoming, customer_id, 1, Vec::new(), stamp);
+            storage::shop_orders::create(&*tx, &created, now).await?;
+            (Change::Created, true, created)
+        }
+        Decision::Replace(stored) => {
+            let customer_id = customer_id(&*tx, &incoming.customer).await?;
+            let replaced = replacement(&stored, incoming, customer_id, stamp)?;
+            storage::shop_orders::replace(&*tx, &replaced, stored.order.version, now).await?;
+            (Change::Updated, true, replaced)
+        }
+        // The same content, so the same customer: only the version moves.
+        Decision::AdvanceVersion(mut stored) => {
             storage::shop_orders::advance_source_version(
                 &*tx,
                 &incoming.external_id,
@@ -102,27 +115,17 @@ async fn attempt(
             )
             .await?;
             stored.source = Some(stamp);
-            (Change::Updated, stored)
-        }
-        (Decision::Replace, Some(stored)) => {
-            let replaced = replacement(&stored, incoming, customer_id, stamp)?;
-            storage::shop_orders::replace(&*tx, &replaced, stored.order.version, now).await?;
-            (Change::Updated, replaced)
-        }
-        _ => {
-            let created = sourced(incoming, customer_id, 1, Vec::new(), stamp);
-            storage::shop_orders::create(&*tx, &created, now).await?;
-            (Change::Created, created)
+            (Change::Updated, false, stored)
         }
     };
     let kind = match change {
         Change::Created => "order.created",
-        _ => "order.updated",
+        Change::Updated | Change::Unchanged => "order.updated",
     };
     storage::journal::append_to_stream(
         &*tx,
         &storage::journal::order_stream(&incoming.external_id),
-        vec![journal_event(feeder, kind, &sourced, decision, now)],
+        vec![journal_event(feeder, kind, &sourced, content_changed, now)],
     )
     .await?;
     tx.commit().await?;
@@ -139,7 +142,7 @@ async fn attempt(
 /// the stored content, lower is stale. An order no shop sent yet (no
 /// source version) takes any version.
 fn decide(
-    stored: Option<&SourcedOrder>,
+    stored: Option<SourcedOrder>,
     incoming: &ValidOrder,
     hash: &str,
 ) -> Result<Decision, OrderError> {
@@ -147,21 +150,21 @@ fn decide(
         return Ok(Decision::Create);
     };
     let Some(source) = &stored.source else {
-        return Ok(Decision::Replace);
+        return Ok(Decision::Replace(stored));
     };
+    let (stored_version, same_content) = (source.version, source.hash == hash);
     let given = incoming.source_version;
-    let same_content = source.hash == hash;
-    match given.cmp(&source.version) {
-        std::cmp::Ordering::Greater if same_content => Ok(Decision::AdvanceVersion),
-        std::cmp::Ordering::Greater => Ok(Decision::Replace),
-        std::cmp::Ordering::Equal if same_content => Ok(Decision::Unchanged),
-        std::cmp::Ordering::Equal => Err(OrderError::ConflictingContent {
+    match given.cmp(&stored_version) {
+        Ordering::Greater if same_content => Ok(Decision::AdvanceVersion(stored)),
+        Ordering::Greater => Ok(Decision::Replace(stored)),
+        Ordering::Equal if same_content => Ok(Decision::Unchanged(stored)),
+        Ordering::Equal => Err(OrderError::ConflictingContent {
             order_id: incoming.external_id.clone(),
-            stored: source.version,
+            stored: stored_version,
         }),
-        std::cmp::Ordering::Less => Err(OrderError::StaleVersion {
+        Ordering::Less => Err(OrderError::StaleVersion {
             order_id: incoming.external_id.clone(),
-            stored: source.version,
+            stored: stored_version,
             given,
         }),
     }
@@ -252,7 +255,7 @@ fn journal_event(
     feeder: &Feeder,
     kind: &str,
     sourced: &SourcedOrder,
-    decision: Decision,
+    content_changed: bool,
     now: Timestamp,
 ) -> NewEvent {
     let order = &sourced.order;
@@ -266,7 +269,7 @@ fn journal_event(
         payload: json!({
             "source_version": sourced.source.as_ref().map(|s| s.version),
             "content_hash": sourced.source.as_ref().map(|s| s.hash.clone()),
-            "content_changed": decision != Decision::AdvanceVersion,
+            "content_changed": content_changed,
             "order_version": order.version,
             "status": order.status,
             "amount": order.total.display(),
