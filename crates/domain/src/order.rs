@@ -49,6 +49,7 @@ impl DeliveryKind {
 
 /// One delivery event: what happened and when (UTC).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DeliveryEvent {
     pub kind: DeliveryKind,
     pub at: Timestamp,
