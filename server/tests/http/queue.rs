@@ -49,3 +49,68 @@ async fn a_queue_longer_than_a_page_shows_the_soonest_to_expire_and_says_more_wa
         "soonest expiry first"
     );
 }
+
+#[tokio::test]
+async fn two_live_proposals_for_one_order_are_marked_on_both_queue_cards() {
+    let app = TestApp::spawn().await;
+    let agent = storage::users::find_by_name(app.db().conn(), "agent")
+        .await
+        .unwrap()
+        .unwrap();
+    let actor = Actor {
+        user_id: agent.id,
+        name: agent.name,
+        roles: agent.roles,
+    };
+    let request = |order: &str| -> SubmitProposal {
+        serde_json::from_value(value!({
+            "order_id": order,
+            "evidence": [{"reference": format!("order:{order}")}, {"reference": "returns-policy:section-3"}],
+            "recommendation": "Unopened, within 30 days.",
+            "agent": "external:queue-test"
+        }))
+        .unwrap()
+    };
+    let first = app
+        .engine
+        .submit_proposal(&actor, request("4821"))
+        .await
+        .unwrap();
+    let second = app
+        .engine
+        .submit_proposal(&actor, request("4821"))
+        .await
+        .unwrap();
+    let alone = app
+        .engine
+        .submit_proposal(&actor, request("4830"))
+        .await
+        .unwrap();
+
+    app.login_ok("approver").await;
+    let queue = json(app.get("/fn/review_queue").await).await;
+    let other_live = |id: &str| -> Vec<String> {
+        queue["cards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["proposal"]["id"] == id)
+            .map(|c| serde_json::from_value(c["other_live"].clone()).unwrap())
+            .unwrap()
+    };
+    assert_eq!(
+        other_live(&first.proposal.id),
+        vec![second.proposal.id.clone()]
+    );
+    assert_eq!(
+        other_live(&second.proposal.id),
+        vec![first.proposal.id.clone()]
+    );
+    assert!(other_live(&alone.proposal.id).is_empty());
+    let (_, page) = app.get_page("/queue").await;
+    assert_eq!(
+        page.matches("data-testid=\"other-live\"").count(),
+        2,
+        "both cards warn"
+    );
+}

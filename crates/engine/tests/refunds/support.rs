@@ -55,6 +55,21 @@ impl Harness {
         sandbox.set_charge_source(Arc::new(
             engine::execution::sandbox_charges::OrderStoreCharges::new(test_db.db.clone()),
         ));
+        // The demo's customers paid before the tests begin: the provider
+        // knows their charges up front, so no test's first look at a charge
+        // races the order store under load.
+        for customer in ["customer", "customer2", "customer3"] {
+            let user = storage::users::find_by_name(test_db.db.conn(), customer)
+                .await
+                .unwrap()
+                .unwrap();
+            for order in storage::orders::list_for_customer(test_db.db.conn(), &user.id)
+                .await
+                .unwrap()
+            {
+                assert!(sandbox.charge(&order.payment_reference).await.is_some());
+            }
+        }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let sandbox_url = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(connectors::sandbox::serve_standalone(
@@ -137,6 +152,14 @@ impl Harness {
                 engine::demo::delivered_cap_order(&n.to_string(), &customer.user_id, now);
             order.payment_reference = format!("{reference_prefix}{n}");
             storage::orders::insert(&*tx, &order).await.unwrap();
+            // The customer paid through the provider first.
+            self.sandbox
+                .add_charge(
+                    &order.payment_reference,
+                    order.total.amount_minor,
+                    order.total.currency.code(),
+                )
+                .unwrap();
             ids.push(order.id);
         }
         tx.commit().await.unwrap();
