@@ -38,16 +38,17 @@ test("a refund that needs a person is resolved from its page: no refund at the p
   await panel.getByLabel("What you checked (kept in the journal)").fill("Provider dashboard: no refund on pay_4831; the key was reused for another payment.");
   await panel.getByTestId("resolve-submit").click();
 
-  const result = approver.getByTestId("resolve-result");
-  await expect(result).toContainText("Resolved. The proposal is now: ");
-  const retryLink = approver.getByTestId("retry-link");
-  const retryId = (await retryLink.textContent()) ?? "";
-  expect(retryId).toMatch(/^prp_/);
-  expect(retryId).not.toBe(proposal.id);
+  // The page follows the change live: the proposal failed (no money moved),
+  // and its timeline names the resolution and the new proposal.
   await expect(approver.getByTestId("status")).toHaveAttribute("data-status", "failed");
-  await expect(approver.locator('[data-testid="timeline"] tr[data-kind="resolved"]')).toContainText("no_refund");
+  const resolved = approver.locator('[data-testid="timeline"] tr[data-kind="resolved"]');
+  await expect(resolved).toContainText("resolution: no_refund");
+  await expect(resolved).toContainText("new proposal: prp_");
+  const retryId = /new proposal: (prp_[0-9a-f]+)/.exec((await resolved.textContent()) ?? "")?.[1] ?? "";
+  expect(retryId).not.toBe("");
+  expect(retryId).not.toBe(proposal.id);
 
-  await retryLink.click();
+  await approver.goto(`/proposals/${retryId}`);
   await waitForHydration(approver);
   await expect(approver.getByTestId("status")).toHaveAttribute("data-status", "awaiting_approval");
 
