@@ -175,12 +175,17 @@ async fn main() {
             created_at: now - chrono::Duration::days(1),
         });
         storage::orders::insert(&*tx, &earlier).await.unwrap();
-        storage::orders::insert(
-            &*tx,
-            &engine::demo::delivered_cap_order(&format!("b{n}"), &customer.user_id, now),
-        )
-        .await
-        .unwrap();
+        let order = engine::demo::delivered_cap_order(&format!("b{n}"), &customer.user_id, now);
+        // The customer paid through the provider, which therefore knows the
+        // charge that revalidation and verification read.
+        sandbox
+            .add_charge(
+                &order.payment_reference,
+                order.total.amount_minor,
+                order.total.currency.code(),
+            )
+            .unwrap();
+        storage::orders::insert(&*tx, &order).await.unwrap();
     }
     tx.commit().await.unwrap();
     if db.backend() == storage::Backend::Postgres {

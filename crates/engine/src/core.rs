@@ -92,6 +92,8 @@ pub struct Engine {
     pub assistant: crate::assistant::Assistant,
     /// Concurrent approvals and provider answers, combined into batches.
     pub(crate) batches: Batches,
+    /// Which payment each proposal refunds (content never changes).
+    pub(crate) payment_refs: Arc<crate::execution::payment_refs::PaymentRefs>,
 }
 
 /// The queues that combine concurrent writes of one kind into batches (see
@@ -155,6 +157,7 @@ impl Engine {
             live,
             assistant: crate::assistant::Assistant::offline(),
             batches: Batches::new(),
+            payment_refs: Arc::default(),
         }
     }
 

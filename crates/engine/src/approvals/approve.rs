@@ -80,11 +80,20 @@ impl Engine {
                 "action_digest is required: send the digest of the action you were shown".into(),
             ));
         }
-        let charge = match storage::proposals::get(self.db.conn(), proposal_id).await? {
-            Some(stored) if stored.status() == ProposalStatus::AwaitingApproval => {
-                Some(self.check_charge(&stored.proposal.payment_reference).await)
-            }
-            _ => None,
+        let reference = match self.payment_refs.get(proposal_id) {
+            Some(reference) => Some(reference),
+            None => storage::proposals::get(self.db.conn(), proposal_id)
+                .await?
+                .filter(|stored| stored.status() == ProposalStatus::AwaitingApproval)
+                .map(|stored| {
+                    let reference = stored.proposal.payment_reference;
+                    self.payment_refs.remember(proposal_id, &reference);
+                    reference
+                }),
+        };
+        let charge = match reference {
+            Some(reference) => Some(self.check_charge(&reference).await),
+            None => None,
         };
         let engine = self.clone();
         let ask = ApproveAsk {

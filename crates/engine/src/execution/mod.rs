@@ -4,6 +4,7 @@
 
 pub mod answer;
 pub mod charge;
+pub mod payment_refs;
 pub mod reconcile;
 pub mod record;
 pub mod resolve;

@@ -217,6 +217,8 @@ impl Engine {
         }
         let (stored, _) = created.save(&*tx, now).await?;
         tx.commit().await?;
+        self.payment_refs
+            .remember(&stored.proposal.id, &stored.proposal.payment_reference);
         changes.push(crate::live::ProposalChanged {
             proposal_id: stored.proposal.id.clone(),
             order_id: stored.proposal.order_id.clone(),
