@@ -763,3 +763,92 @@ async fn a_rolled_stripe_key_sends_the_refund_to_a_person_instead_of_failing_it_
     assert_eq!(h.account.refunds_made(), 0);
     h.assert_api_version_pinned().await;
 }
+
+#[tokio::test]
+async fn a_refund_made_in_the_stripe_dashboard_before_approval_invalidates_the_proposal_and_stripe_pays_once()
+ {
+    let h = StripeHarness::start(fast_settings("executor-stripe-dashboard")).await;
+    h.refunds_made_after(Duration::ZERO).await;
+    let customer = h.actor("customer").await;
+    let stored = h
+        .engine
+        .submit_proposal(&customer, refund_request(ORDER))
+        .await
+        .unwrap();
+    // Someone refunds the whole payment in Stripe's dashboard: no key of ours,
+    // nothing Countersign was told.
+    h.account.ledger().refunds.push(json!({
+        "id": "re_3QdashboardRefund", "object": "refund", "amount": TOTAL_MINOR,
+        "charge": CHARGE, "created": chrono::Utc::now().timestamp(), "currency": "eur",
+        "metadata": {}, "payment_intent": PAYMENT_INTENT, "status": "succeeded"
+    }));
+
+    let approved = h
+        .engine
+        .approve(
+            &h.actor("approver").await,
+            &stored.proposal.id,
+            &stored.proposal.action_digest,
+        )
+        .await
+        .unwrap();
+
+    let ProposalState::Invalidated { reason } = &approved.state else {
+        panic!("expected invalidated, got {:?}", approved.state);
+    };
+    assert!(reason.to_string().contains("fully refunded"), "{reason}");
+    assert!(
+        h.refund_posts().await.is_empty(),
+        "nothing was sent to Stripe"
+    );
+    assert_eq!(
+        h.account.refunds_made(),
+        1,
+        "only the dashboard's refund exists"
+    );
+    h.assert_api_version_pinned().await;
+}
+
+#[tokio::test]
+async fn an_order_whose_payment_stripe_cannot_address_is_refused_at_proposal_time_not_after_approval()
+ {
+    let h = StripeHarness::start(fast_settings("executor-stripe-reference")).await;
+    let customer = h.actor("customer").await;
+    // An order stored before the provider was switched to Stripe keeps its
+    // sandbox-style reference.
+    let mut legacy =
+        engine::demo::delivered_cap_order("legacy-1", &customer.user_id, engine::now());
+    legacy.payment_reference = "pay_legacy_1".into();
+    let tx = h.engine.db.begin_write().await.unwrap();
+    storage::orders::insert(&*tx, &legacy).await.unwrap();
+    tx.commit().await.unwrap();
+
+    let error = h
+        .engine
+        .submit_proposal(&customer, refund_request("legacy-1"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            engine::proposals::SubmitError::UnrefundableReference { .. }
+        ),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains("pay_legacy_1") || error.to_string().contains("pi_"),
+        "{error}"
+    );
+    let waiting = storage::proposals::list(
+        h.engine.db.conn(),
+        &storage::proposals::ProposalFilter::default(),
+        10,
+        0,
+    )
+    .await
+    .unwrap();
+    assert!(
+        waiting.iter().all(|p| p.proposal.order_id != "legacy-1"),
+        "nothing stored"
+    );
+}
