@@ -7,18 +7,23 @@ use engine::proposals::SubmitProposal;
 use reqwest::StatusCode;
 use serde_json::json as value;
 
-#[tokio::test]
-async fn a_queue_longer_than_a_page_shows_the_soonest_to_expire_and_says_more_wait() {
-    let app = TestApp::spawn().await;
+/// The demo's outside agent, as the engine sees it.
+async fn agent(app: &TestApp) -> Actor {
     let agent = storage::users::find_by_name(app.db().conn(), "agent")
         .await
         .unwrap()
         .unwrap();
-    let actor = Actor {
+    Actor {
         user_id: agent.id,
         name: agent.name,
         roles: agent.roles,
-    };
+    }
+}
+
+#[tokio::test]
+async fn a_queue_longer_than_a_page_shows_the_soonest_to_expire_and_says_more_wait() {
+    let app = TestApp::spawn().await;
+    let actor = agent(&app).await;
     let request: SubmitProposal = serde_json::from_value(value!({
         "order_id": "4821",
         "evidence": [{"reference": "order:4821"}, {"reference": "returns-policy:section-3"}],
@@ -53,15 +58,7 @@ async fn a_queue_longer_than_a_page_shows_the_soonest_to_expire_and_says_more_wa
 #[tokio::test]
 async fn two_live_proposals_for_one_order_are_marked_on_both_queue_cards() {
     let app = TestApp::spawn().await;
-    let agent = storage::users::find_by_name(app.db().conn(), "agent")
-        .await
-        .unwrap()
-        .unwrap();
-    let actor = Actor {
-        user_id: agent.id,
-        name: agent.name,
-        roles: agent.roles,
-    };
+    let actor = agent(&app).await;
     let request = |order: &str| -> SubmitProposal {
         serde_json::from_value(value!({
             "order_id": order,

@@ -234,20 +234,7 @@ impl Engine {
                 )?;
             }
             Answer::Unknown { reason, wait } => {
-                let mut retry_at = self.settings.next_check(checks, now);
-                if let Some(wait) = wait {
-                    retry_at = retry_at.max(now + *wait);
-                }
-                step.apply(
-                    Command::RecordUnknown {
-                        reason: reason.clone(),
-                        retry_at,
-                        max_checks: self.settings.max_unknown_checks,
-                    },
-                    actor,
-                    json!({ "reason": reason, "next_check_at": retry_at }),
-                    now,
-                )?;
+                self.record_unknown(step, reason.clone(), *wait, actor, now)?;
             }
             Answer::Escalate { reason } => {
                 step.apply(
@@ -302,6 +289,37 @@ impl Engine {
         Ok((after, writes))
     }
 
+    /// The outcome stays unknown: checked again after the backoff for the
+    /// checks so far (or the provider's own wait, if longer).
+    fn record_unknown(
+        &self,
+        step: &mut Step,
+        reason: String,
+        wait: Option<chrono::Duration>,
+        actor: &str,
+        now: Timestamp,
+    ) -> Result<(), TransitionError> {
+        let checks = match step.state() {
+            ProposalState::Executing { unknown, .. } => unknown.as_ref().map_or(0, |u| u.checks),
+            _ => 0,
+        };
+        let mut retry_at = self.settings.next_check(checks, now);
+        if let Some(wait) = wait {
+            retry_at = retry_at.max(now + wait);
+        }
+        step.apply(
+            Command::RecordUnknown {
+                reason: reason.clone(),
+                retry_at,
+                max_checks: self.settings.max_unknown_checks,
+            },
+            actor,
+            json!({ "reason": reason, "next_check_at": retry_at }),
+            now,
+        )?;
+        Ok(())
+    }
+
     /// Nothing was sent yet (the first send never went out): revalidate as
     /// a first send would, against the order and the charge at the
     /// provider. When the provider did not say what is left on the charge,
@@ -316,26 +334,10 @@ impl Engine {
         now: Timestamp,
     ) -> Result<bool, RecordError> {
         if let ChargeCheck::Unavailable(reason) = charge {
-            let checks = match step.state() {
-                ProposalState::Executing { unknown, .. } => {
-                    unknown.as_ref().map_or(0, |u| u.checks)
-                }
-                _ => 0,
-            };
-            let retry_at = self.settings.next_check(checks, now);
             let reason = format!(
                 "nothing was sent: the provider could not be asked what is left on the charge before sending ({reason})"
             );
-            step.apply(
-                Command::RecordUnknown {
-                    reason: reason.clone(),
-                    retry_at,
-                    max_checks: self.settings.max_unknown_checks,
-                },
-                actor,
-                json!({ "reason": reason, "next_check_at": retry_at }),
-                now,
-            )?;
+            self.record_unknown(step, reason, None, actor, now)?;
             return Ok(false);
         }
         let approvals = storage::approvals::for_proposal(&**tx, &step.stored.proposal.id).await?;

@@ -314,35 +314,14 @@ impl Engine {
                 self.settings.proposal_ttl,
             )
             .map_err(|e| ResolveError::Invalid(e.to_string()))?;
-        let state = ProposalState::initial(&proposal);
-        storage::proposals::insert(
+        let created = crate::proposals::created::insert_proposed(
             &**tx,
-            &proposal,
-            &state,
-            super::step::due_at(&state, now),
+            proposal,
+            &actor.journal_name(),
+            json!({ "retry_of": old.proposal.id }),
             now,
         )
         .await?;
-        let mut created = Step::new(StoredProposal {
-            proposal,
-            state,
-            state_version: 1,
-            updated_at: now,
-        });
-        created.record(
-            domain::proposal::event::PROPOSED,
-            &actor.journal_name(),
-            None,
-            Some(ProposalStatus::AwaitingApproval),
-            json!({
-                "agent": created.stored.proposal.provenance.agent,
-                "amount": created.stored.proposal.amount.display(),
-                "action_digest": created.stored.proposal.action_digest,
-                "retry_of": old.proposal.id,
-                "supersedes": created.stored.proposal.supersedes,
-            }),
-            now,
-        );
         let (stored, _) = created.save(&**tx, now).await?;
         Ok(stored)
     }

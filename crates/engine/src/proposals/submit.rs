@@ -4,11 +4,10 @@
 //! immutable proposal whose digest binds any later approval.
 
 use crate::core::{Actor, Engine};
-use crate::execution::step::{SaveError, Step, due_at};
+use crate::execution::step::{SaveError, Step};
 use crate::policies::sections::split_sections;
 use domain::proposal::{
-    Command, Evidence, OpenQuestion, ProposalDraft, ProposalError, ProposalState, ProposalStatus,
-    Provenance, RefundProposal,
+    Command, Evidence, OpenQuestion, ProposalDraft, ProposalError, Provenance, RefundProposal,
 };
 use domain::{Currency, Money, OrderSnapshot, Role};
 use serde::{Deserialize, Serialize};
@@ -187,29 +186,9 @@ impl Engine {
                 successor
             }
         };
-        let state = ProposalState::initial(&proposal);
-        storage::proposals::insert(&*tx, &proposal, &state, due_at(&state, now), now).await?;
-        let stored = StoredProposal {
-            proposal,
-            state,
-            state_version: 1,
-            updated_at: now,
-        };
-        let mut created = Step::new(stored);
-        created.record(
-            domain::proposal::event::PROPOSED,
-            &actor.journal_name(),
-            None,
-            Some(ProposalStatus::AwaitingApproval),
-            json!({
-                "agent": created.stored.proposal.provenance.agent,
-                "amount": created.stored.proposal.amount.display(),
-                "action_digest": created.stored.proposal.action_digest,
-                "evidence": created.stored.proposal.evidence.iter().map(|e| &e.reference).collect::<Vec<_>>(),
-                "supersedes": created.stored.proposal.supersedes,
-            }),
-            now,
-        );
+        let created =
+            super::created::insert_proposed(&*tx, proposal, &actor.journal_name(), json!({}), now)
+                .await?;
         let mut changes = Vec::new();
         if let Some(step) = replaced {
             let (_, change) = step.save(&*tx, now).await?;

@@ -3,30 +3,8 @@
 //! verification compares the provider's refunded total with the books.
 
 use crate::support::Harness;
-use connectors::{RefundOutcome, RefundRequest};
 use domain::proposal::{InvalidationReason, ProposalState, ProposalStatus};
 use std::time::Duration;
-
-/// Someone refunds the charge directly at the provider, with another key,
-/// as a support desk with its own dashboard access would.
-async fn refund_elsewhere(h: &Harness, payment_reference: &str, amount_minor: i64, key: &str) {
-    let outcome = h
-        .engine
-        .provider
-        .refund(&RefundRequest {
-            idempotency_key: key.to_owned(),
-            payment_reference: payment_reference.to_owned(),
-            amount_minor,
-            currency: "EUR".into(),
-            proposal_id: key.to_owned(),
-        })
-        .await
-        .unwrap();
-    assert!(
-        matches!(outcome, RefundOutcome::Succeeded(_)),
-        "{outcome:?}"
-    );
-}
 
 fn refunds_on(h: &Harness, payment_reference: &str) -> usize {
     h.sandbox
@@ -42,7 +20,7 @@ async fn a_refund_made_at_the_provider_between_proposal_and_approval_stops_the_s
     let customer = h.actor("customer").await;
     let stored = h.propose(&customer, "4821").await;
     let reference = stored.proposal.payment_reference.clone();
-    refund_elsewhere(&h, &reference, 7900, "support-desk-1").await;
+    h.refund_elsewhere(&reference, 7900, "support-desk-1").await;
 
     let approved = h
         .engine
@@ -82,7 +60,8 @@ async fn a_partial_refund_at_the_provider_leaves_too_little_and_says_how_much_is
     let h = Harness::start().await;
     let customer = h.actor("customer").await;
     let stored = h.propose(&customer, "4821").await;
-    refund_elsewhere(&h, &stored.proposal.payment_reference, 1000, "desk-partial").await;
+    h.refund_elsewhere(&stored.proposal.payment_reference, 1000, "desk-partial")
+        .await;
     let approved = h
         .engine
         .approve(
@@ -169,13 +148,8 @@ async fn money_refunded_at_the_provider_that_nobody_recorded_is_raised_to_a_pers
     // 10.00 EUR refunded at the provider through another channel that
     // nobody recorded: 69.00 is left there, enough for 50.00, so the
     // refund goes out; but the books cannot explain the provider's total.
-    refund_elsewhere(
-        &h,
-        &stored.proposal.payment_reference,
-        1000,
-        "desk-unrecorded",
-    )
-    .await;
+    h.refund_elsewhere(&stored.proposal.payment_reference, 1000, "desk-unrecorded")
+        .await;
     h.engine
         .approve(
             &h.actor("approver").await,

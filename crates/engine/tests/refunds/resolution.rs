@@ -3,7 +3,6 @@
 
 use crate::support::{Harness, fast_settings, refund_request};
 use connectors::sandbox::{FaultMode, FaultPlan, FaultRule, SandboxConfig};
-use connectors::{RefundOutcome, RefundRequest};
 use domain::Role;
 use domain::proposal::{ProposalState, ProposalStatus};
 use engine::execution::resolve::{ResolveAs, ResolveError};
@@ -166,19 +165,8 @@ async fn unexplained_total() -> (Harness, String) {
     let mut request = refund_request("4821");
     request.amount_minor = Some(5000);
     let stored = h.engine.submit_proposal(&customer, request).await.unwrap();
-    let outcome = h
-        .engine
-        .provider
-        .refund(&RefundRequest {
-            idempotency_key: "desk-unrecorded".into(),
-            payment_reference: stored.proposal.payment_reference.clone(),
-            amount_minor: 1000,
-            currency: "EUR".into(),
-            proposal_id: "desk".into(),
-        })
-        .await
-        .unwrap();
-    assert!(matches!(outcome, RefundOutcome::Succeeded(_)));
+    h.refund_elsewhere(&stored.proposal.payment_reference, 1000, "desk-unrecorded")
+        .await;
     h.engine
         .approve(
             &h.actor("approver").await,

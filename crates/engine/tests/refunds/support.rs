@@ -85,6 +85,27 @@ impl Harness {
         }
     }
 
+    /// Someone refunds the charge directly at the provider, under another
+    /// key, as a support desk with its own dashboard access would.
+    pub async fn refund_elsewhere(&self, payment_reference: &str, amount_minor: i64, key: &str) {
+        let outcome = self
+            .engine
+            .provider
+            .refund(&connectors::RefundRequest {
+                idempotency_key: key.to_owned(),
+                payment_reference: payment_reference.to_owned(),
+                amount_minor,
+                currency: "EUR".into(),
+                proposal_id: key.to_owned(),
+            })
+            .await
+            .unwrap();
+        assert!(
+            matches!(outcome, connectors::RefundOutcome::Succeeded(_)),
+            "{outcome:?}"
+        );
+    }
+
     /// Another process on the same database whose provider is at `url`.
     pub async fn engine_with_provider_at(&self, url: &str, settings: EngineSettings) -> Engine {
         engine_for(&self.test_db, url, settings).await
