@@ -3,6 +3,7 @@
 //! and a person resolving what only a person can.
 
 use crate::support::{TestApp, json};
+use engine::live::LiveEvent;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -181,6 +182,7 @@ async fn needing_attention(app: &TestApp) -> Value {
     )
     .await;
     assert_eq!(reused.status(), StatusCode::OK);
+    let mut changes = app.engine.live.subscribe();
     let approver = token(app, "approver").await;
     let approved = post(
         app,
@@ -190,19 +192,25 @@ async fn needing_attention(app: &TestApp) -> Value {
     )
     .await;
     assert_eq!(approved.status(), StatusCode::OK);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    loop {
-        let now = app.engine.proposal(id).await.unwrap().unwrap();
-        if now.stored.status().as_str() == "needs_attention" {
-            return proposal;
+    // The send's answer is recorded in the background: wait for the change
+    // to be announced, as the pages do.
+    let needs_attention = async {
+        loop {
+            match changes.recv().await {
+                Ok(LiveEvent::Changed(change))
+                    if change.proposal_id == id && change.status == "needs_attention" =>
+                {
+                    return;
+                }
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(closed) => panic!("the live channel closed: {closed}"),
+            }
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "stayed {:?}",
-            now.stored.state
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    };
+    tokio::time::timeout(Duration::from_secs(15), needs_attention)
+        .await
+        .unwrap_or_else(|_| panic!("proposal {id} never needed attention"));
+    proposal
 }
 
 #[tokio::test]
