@@ -127,7 +127,9 @@ pub async fn build_router(
             },
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .layer(axum::middleware::from_fn(web::server_fns::limit_body))
         .layer(axum::middleware::from_fn(middleware::page_guard::guard))
+        .layer(axum::middleware::from_fn(middleware::headers::no_store))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             middleware::csrf::protect,
@@ -137,6 +139,7 @@ pub async fn build_router(
             middleware::identity::identify,
         ))
         .layer(sessions)
+        .layer(axum::middleware::from_fn(middleware::paths::plain_only))
         // The widget authenticates with signed tokens and bearer sessions,
         // never cookies: it sits outside the session, identity and CSRF layers.
         .merge(web::widget::router());
@@ -161,6 +164,13 @@ pub async fn build_router(
         .layer(SetResponseHeaderLayer::if_not_present(
             http::header::CONTENT_SECURITY_POLICY,
             http::HeaderValue::from_static("frame-ancestors 'self'"),
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            settings
+                .public_url
+                .as_deref()
+                .is_some_and(|url| url.starts_with("https://")),
+            middleware::headers::transport_security,
         ))
         .layer(TraceLayer::new_for_http())
         .with_state(state);

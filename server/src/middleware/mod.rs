@@ -1,8 +1,11 @@
-//! Request middleware, outermost first: sessions → identity → CSRF → page guard.
+//! Request middleware, outermost first: plain paths → sessions → identity →
+//! CSRF → page guard; no-store and HSTS on the way out.
 
 pub mod csrf;
+pub mod headers;
 pub mod identity;
 pub mod page_guard;
+pub mod paths;
 
 /// Paths that are not pages: assets, APIs, server functions, probes.
 pub fn is_page_path(path: &str) -> bool {

@@ -1,0 +1,122 @@
+//! Response headers and paths: nothing personal is cached, TLS is insisted
+//! on when the public URL is https, and a path with dot segments cannot
+//! slip past the page guard.
+
+use crate::support::TestApp;
+use reqwest::StatusCode;
+
+fn cache_control(response: &reqwest::Response) -> Option<String> {
+    response
+        .headers()
+        .get("cache-control")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+#[tokio::test]
+async fn what_a_signed_in_manager_sees_is_never_kept_by_a_browser_or_proxy_cache() {
+    for (user, paths) in [
+        (
+            "manager",
+            &[
+                "/audit",
+                "/api/v1/me",
+                "/api/v1/proposals",
+                "/api/v1/audit/events.csv",
+            ][..],
+        ),
+        ("approver", &["/queue", "/fn/review_queue"][..]),
+    ] {
+        let app = TestApp::spawn().await;
+        app.login_ok(user).await;
+        for path in paths {
+            let response = app.get(path).await;
+            assert!(
+                response.status().is_success(),
+                "{path}: {}",
+                response.status()
+            );
+            assert_eq!(
+                cache_control(&response).as_deref(),
+                Some("no-store"),
+                "{path}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn with_an_https_public_url_every_answer_tells_the_browser_to_insist_on_tls() {
+    let app = TestApp::spawn_with(|settings| {
+        settings.public_url = Some("https://countersign.example".into());
+    })
+    .await;
+    for path in ["/login", "/api/v1/me", "/healthz"] {
+        let response = app.get(path).await;
+        let hsts = response
+            .headers()
+            .get("strict-transport-security")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        assert!(hsts.starts_with("max-age=31536000"), "{path}: {hsts:?}");
+    }
+
+    let plain = TestApp::spawn().await;
+    let response = plain.get("/login").await;
+    assert!(
+        response
+            .headers()
+            .get("strict-transport-security")
+            .is_none(),
+        "no HSTS over plain HTTP"
+    );
+}
+
+/// Sends `method path` exactly as written (HTTP clients resolve dot
+/// segments before sending; an attacker's need not) with the session
+/// cookie; returns the status code and the Location header.
+async fn raw(app: &TestApp, method: &str, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let address = app.address.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let cookie = app.session_cookie().unwrap_or_default();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nCookie: countersign_session={cookie}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    let status = answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let location = answer
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("location")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_default();
+    (status, location)
+}
+
+#[tokio::test]
+async fn a_path_with_dot_segments_is_normalised_before_the_page_guard_decides() {
+    let app = TestApp::spawn().await;
+    app.login_ok("customer").await;
+    for sneaky in ["/./admin", "/queue/../admin", "//admin", "/admin/."] {
+        assert_eq!(
+            raw(&app, "GET", sneaky).await,
+            (308, "/admin".to_owned()),
+            "{sneaky}"
+        );
+    }
+    // The plain path is then refused to a customer, as always.
+    assert_eq!(raw(&app, "GET", "/admin").await.0, 403);
+    // A path that climbs above the root, or a write to a dotted path, is refused.
+    assert_eq!(raw(&app, "GET", "/../admin").await.0, 400);
+    assert_eq!(raw(&app, "POST", "/./fn/reject_proposal").await.0, 400);
+}
