@@ -3,7 +3,6 @@
 //! slip past the page guard.
 
 use crate::support::TestApp;
-use reqwest::StatusCode;
 
 fn cache_control(response: &reqwest::Response) -> Option<String> {
     response
