@@ -53,6 +53,11 @@ mod backend {
         domain::Currency::parse(code.trim()).map_err(invalid)
     }
 
+    /// A currency money can be paid in: what limits and thresholds are set for.
+    pub fn money_currency(code: &str) -> Result<domain::Currency, AppError> {
+        domain::Currency::parse_money(code.trim()).map_err(invalid)
+    }
+
     /// A comma-separated list of roles, e.g. `approver, manager`.
     pub fn roles(list: &str) -> Result<domain::RoleSet, AppError> {
         let roles = list
@@ -229,7 +234,7 @@ pub async fn admin_set_limit(
     use crate::server;
     server::check_csrf(&csrf_token)?;
     let (ctx, _) = server::require_admin()?;
-    let currency = backend::currency(&currency)?;
+    let currency = backend::money_currency(&currency)?;
     let limit = domain::Money::parse_decimal(&amount, currency).map_err(backend::invalid)?;
     let user = storage::users::find_by_id(ctx.db.conn(), user_id.trim())
         .await
@@ -267,7 +272,7 @@ pub async fn admin_set_threshold(
     use crate::server;
     server::check_csrf(&csrf_token)?;
     let (ctx, _) = server::require_admin()?;
-    let currency = backend::currency(&currency)?;
+    let currency = backend::money_currency(&currency)?;
     let threshold = domain::Money::parse_decimal(&amount, currency).map_err(backend::invalid)?;
     let tx = ctx
         .db

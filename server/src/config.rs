@@ -6,6 +6,7 @@ use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
+use std::fmt;
 use std::net::SocketAddr;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -16,7 +17,8 @@ pub enum LogFormat {
     Json,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Debug output is safe to log: URLs lose their passwords, secrets are redacted.
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Settings {
     /// Address to listen on (`COUNTERSIGN_LISTEN`).
@@ -93,6 +95,69 @@ pub struct Settings {
     pub model_name: Option<String>,
     /// Limit for one model call attempt (transient failures are retried twice).
     pub model_timeout_seconds: u64,
+}
+
+impl fmt::Debug for Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Settings")
+            .field("listen", &self.listen)
+            .field("database_url", &redact_url(&self.database_url))
+            .field("public_url", &self.public_url.as_deref().map(redact_url))
+            .field("site_root", &self.site_root)
+            .field("log_format", &self.log_format)
+            .field("demo_password", &self.demo_password)
+            .field("seed_demo", &self.seed_demo)
+            .field("session_idle_minutes", &self.session_idle_minutes)
+            .field("session_absolute_hours", &self.session_absolute_hours)
+            .field(
+                "login_max_failures_per_account",
+                &self.login_max_failures_per_account,
+            )
+            .field(
+                "login_max_failures_per_address",
+                &self.login_max_failures_per_address,
+            )
+            .field("login_window_minutes", &self.login_window_minutes)
+            .field("trust_forwarded_for", &self.trust_forwarded_for)
+            .field("payment_provider", &self.payment_provider)
+            .field(
+                "payment_base_url",
+                &self.payment_base_url.as_deref().map(redact_url),
+            )
+            .field("stripe_secret_key", &self.stripe_secret_key)
+            .field(
+                "payment_connect_timeout_ms",
+                &self.payment_connect_timeout_ms,
+            )
+            .field("payment_timeout_ms", &self.payment_timeout_ms)
+            .field("sandbox_path", &self.sandbox_path)
+            .field("sandbox_faults", &self.sandbox_faults)
+            .field("sandbox_secret_key", &self.sandbox_secret_key)
+            .field("proposal_ttl_hours", &self.proposal_ttl_hours)
+            .field("approval_ttl_hours", &self.approval_ttl_hours)
+            .field("four_eyes_threshold_minor", &self.four_eyes_threshold_minor)
+            .field(
+                "default_approval_limit_minor",
+                &self.default_approval_limit_minor,
+            )
+            .field("execution_lease_seconds", &self.execution_lease_seconds)
+            .field("key_retention_hours", &self.key_retention_hours)
+            .field("max_unknown_checks", &self.max_unknown_checks)
+            .field(
+                "reconcile_interval_seconds",
+                &self.reconcile_interval_seconds,
+            )
+            .field("executor_name", &self.executor_name)
+            .field("model_backend", &self.model_backend)
+            .field(
+                "model_base_url",
+                &self.model_base_url.as_deref().map(redact_url),
+            )
+            .field("model_api_key", &self.model_api_key)
+            .field("model_name", &self.model_name)
+            .field("model_timeout_seconds", &self.model_timeout_seconds)
+            .finish()
+    }
 }
 
 /// Which chat model drives the agents.
@@ -317,15 +382,39 @@ impl Settings {
     }
 }
 
+/// `url` with the password in its authority (`user:***@`) and any
+/// `password=` query parameter (libpq style) replaced by `***`.
 fn redact_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme_end), Some(at)) if at > scheme_end => {
-            let credentials = &url[scheme_end + 3..at];
-            let user = credentials.split(':').next().unwrap_or_default();
-            format!("{}://{}:***@{}", &url[..scheme_end], user, &url[at + 1..])
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
+    };
+    let mut redacted = match base.find("://") {
+        Some(scheme_end) => {
+            let rest = &base[scheme_end + 3..];
+            let authority_end = rest.find('/').unwrap_or(rest.len());
+            match rest[..authority_end].rfind('@') {
+                Some(at) => {
+                    let user = rest[..at].split(':').next().unwrap_or_default();
+                    format!("{}://{user}:***@{}", &base[..scheme_end], &rest[at + 1..])
+                }
+                None => base.to_owned(),
+            }
         }
-        _ => url.to_owned(),
+        None => base.to_owned(),
+    };
+    if let Some(query) = query {
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+                _ => pair.to_owned(),
+            })
+            .collect();
+        redacted.push('?');
+        redacted.push_str(&pairs.join("&"));
     }
+    redacted
 }
 
 #[cfg(test)]
@@ -343,6 +432,28 @@ mod tests {
             "postgres://cs:***@localhost:5432/cs"
         );
         assert_eq!(redact_url("sqlite://data/x.db"), "sqlite://data/x.db");
+    }
+
+    #[test]
+    fn debugging_the_settings_never_prints_the_database_password() {
+        let settings = Settings {
+            database_url: "postgres://u:pw-s3cr3t@h/db".to_owned(),
+            payment_base_url: Some("https://k:hunter2@pay.example/v1".to_owned()),
+            ..Settings::default()
+        };
+        for shown in [format!("{settings:?}"), format!("{settings:#?}")] {
+            assert!(!shown.contains("pw-s3cr3t"), "{shown}");
+            assert!(!shown.contains("hunter2"), "{shown}");
+            assert!(shown.contains("postgres://u:***@h/db"), "{shown}");
+            assert!(shown.contains("session_idle_minutes"), "{shown}");
+        }
+        let in_query = Settings {
+            database_url: "postgres://h/db?user=u&password=pw-s3cr3t&sslmode=require".to_owned(),
+            ..Settings::default()
+        };
+        let shown = format!("{in_query:?}");
+        assert!(!shown.contains("pw-s3cr3t"), "{shown}");
+        assert!(shown.contains("sslmode=require"), "{shown}");
     }
 
     #[test]

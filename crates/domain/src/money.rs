@@ -13,6 +13,8 @@ pub struct Currency([u8; 3]);
 pub enum MoneyError {
     #[error("currency must be a three-letter ISO 4217 code, got {0:?}")]
     InvalidCurrency(String),
+    #[error("{code} is not a currency money can be paid in: {why}")]
+    NotMoney { code: String, why: &'static str },
     #[error("amount must be positive, got {0}")]
     NotPositive(i64),
     #[error("currencies differ: {0} and {1}")]
@@ -43,6 +45,39 @@ impl Currency {
         ]))
     }
 
+    /// Parses an ISO 4217 code of a currency that can carry money: one in
+    /// circulation, not `XXX` (no currency), `XTS` (testing), a precious metal
+    /// (`XAU`, `XAG`, `XPT`, `XPD`), a bond-market or accounting unit (`XBA`…
+    /// `XBD`, `XDR`, `XSU`, `XUA`) or a fund code (`CHE`, `USN`…).
+    ///
+    /// # Errors
+    /// [`MoneyError::InvalidCurrency`] for anything but three letters,
+    /// [`MoneyError::NotMoney`] saying what the code is instead.
+    pub fn parse_money(code: &str) -> Result<Self, MoneyError> {
+        let currency = Self::parse(code)?;
+        let why = match currency.code() {
+            "XXX" => Some("ISO 4217 reserves XXX for transactions without a currency"),
+            "XTS" => Some("ISO 4217 reserves XTS for testing"),
+            "XAU" | "XAG" | "XPT" | "XPD" => Some("it is a precious metal, not a currency"),
+            "XBA" | "XBB" | "XBC" | "XBD" => Some("it is a bond-market unit, not a currency"),
+            "XDR" | "XSU" | "XUA" => Some("it is a unit of account, not a currency"),
+            "BOV" | "CHE" | "CHW" | "CLF" | "COU" | "MXV" | "USN" | "UYI" | "UYW" => {
+                Some("it is an ISO 4217 fund code, not a currency")
+            }
+            code if !CIRCULATING.contains(&code) => {
+                Some("it is not an ISO 4217 code of a currency in circulation")
+            }
+            _ => None,
+        };
+        match why {
+            Some(why) => Err(MoneyError::NotMoney {
+                code: currency.code().to_owned(),
+                why,
+            }),
+            None => Ok(currency),
+        }
+    }
+
     pub fn code(&self) -> &str {
         // Constructed only from ASCII letters.
         std::str::from_utf8(&self.0).unwrap_or("XXX")
@@ -57,6 +92,24 @@ impl Currency {
         }
     }
 }
+
+/// ISO 4217 codes of currencies in circulation (list one, 2025), including
+/// ones being replaced that may still be paid in.
+const CIRCULATING: &[&str] = &[
+    "AED", "AFN", "ALL", "AMD", "ANG", "AOA", "ARS", "AUD", "AWG", "AZN", "BAM", "BBD", "BDT",
+    "BGN", "BHD", "BIF", "BMD", "BND", "BOB", "BRL", "BSD", "BTN", "BWP", "BYN", "BZD", "CAD",
+    "CDF", "CHF", "CLP", "CNY", "COP", "CRC", "CUC", "CUP", "CVE", "CZK", "DJF", "DKK", "DOP",
+    "DZD", "EGP", "ERN", "ETB", "EUR", "FJD", "FKP", "GBP", "GEL", "GHS", "GIP", "GMD", "GNF",
+    "GTQ", "GYD", "HKD", "HNL", "HTG", "HUF", "IDR", "ILS", "INR", "IQD", "IRR", "ISK", "JMD",
+    "JOD", "JPY", "KES", "KGS", "KHR", "KMF", "KPW", "KRW", "KWD", "KYD", "KZT", "LAK", "LBP",
+    "LKR", "LRD", "LSL", "LYD", "MAD", "MDL", "MGA", "MKD", "MMK", "MNT", "MOP", "MRU", "MUR",
+    "MVR", "MWK", "MXN", "MYR", "MZN", "NAD", "NGN", "NIO", "NOK", "NPR", "NZD", "OMR", "PAB",
+    "PEN", "PGK", "PHP", "PKR", "PLN", "PYG", "QAR", "RON", "RSD", "RUB", "RWF", "SAR", "SBD",
+    "SCR", "SDG", "SEK", "SGD", "SHP", "SLE", "SLL", "SOS", "SRD", "SSP", "STN", "SVC", "SYP",
+    "SZL", "THB", "TJS", "TMT", "TND", "TOP", "TRY", "TTD", "TWD", "TZS", "UAH", "UGX", "USD",
+    "UYU", "UZS", "VED", "VES", "VND", "VUV", "WST", "XAF", "XCD", "XCG", "XOF", "XPF", "YER",
+    "ZAR", "ZMW", "ZWG", "ZWL",
+];
 
 impl TryFrom<String> for Currency {
     type Error = MoneyError;
@@ -190,6 +243,21 @@ mod tests {
         for bad in ["", "EU", "EURO", "E1R", "€UR"] {
             assert!(Currency::parse(bad).is_err(), "{bad:?} accepted");
         }
+    }
+
+    #[test]
+    fn only_currencies_that_carry_money_parse_as_money() {
+        assert_eq!(Currency::parse_money("eur").unwrap(), Currency::EUR);
+        assert!(Currency::parse_money("JPY").is_ok());
+        for code in ["XXX", "XTS", "XAU", "XAG", "XDR", "XBA", "CHE", "QQQ"] {
+            let error = Currency::parse_money(code).unwrap_err();
+            assert!(matches!(error, MoneyError::NotMoney { .. }), "{code}");
+            assert!(error.to_string().starts_with(code), "{error}");
+        }
+        assert!(matches!(
+            Currency::parse_money("E1R"),
+            Err(MoneyError::InvalidCurrency(_))
+        ));
     }
 
     #[test]

@@ -360,3 +360,99 @@ async fn only_admins_register_sites_and_each_origin_once() {
     assert_eq!(sites[0].keys.len(), 1);
     assert_eq!(sites[0].keys[0].public_key, w.site.public_key);
 }
+
+#[tokio::test]
+async fn a_site_origin_that_could_smuggle_a_directive_into_the_frame_policy_is_refused() {
+    let w = world().await;
+    let now = engine::now();
+    for bad in [
+        "*",
+        "https://*",
+        "https://*.example",
+        "https://a.example;script-src",
+        "https://a.example;script-src 'unsafe-inline'",
+        "https://a.example script-src",
+        "https://a.exa\tmple",
+        "https://a.exa\nmple",
+        "https://a%2eexample",
+        "https://a.example,https://b.example",
+        "https://a.example'",
+        "https://a.example/path",
+        "https://a.example/?q=1",
+        "https://a.example/#top",
+        "https://user@a.example",
+        "https://user:pw@a.example",
+        "http://shop.example",
+        "http://10.0.0.1",
+        "https://a.example.",
+        "https://a..example",
+        "data:text/html,x",
+        "blob:https://a.example/x",
+    ] {
+        let result = register_site(&w.test.db, &w.admin, "Bad", bad, now).await;
+        assert!(
+            matches!(result, Err(SiteAdminError::InvalidOrigin(ref why)) if !why.is_empty()),
+            "{bad:?} was not refused as an origin: {result:?}"
+        );
+    }
+    for (good, stored) in [
+        ("https://Shop2.Example:8443/", "https://shop2.example:8443"),
+        ("http://localhost:3211", "http://localhost:3211"),
+        ("http://127.0.0.1:3212", "http://127.0.0.1:3212"),
+        ("https://[::1]:8443", "https://[::1]:8443"),
+    ] {
+        register_site(&w.test.db, &w.admin, "Good", good, now)
+            .await
+            .unwrap_or_else(|error| panic!("{good} refused: {error}"));
+        let sites = list_sites(&w.test.db).await.unwrap();
+        assert!(
+            sites.iter().any(|s| s.origin == stored),
+            "{stored} not stored"
+        );
+    }
+    assert_eq!(list_sites(&w.test.db).await.unwrap().len(), 5);
+}
+
+#[tokio::test]
+async fn a_token_whose_crit_header_demands_an_extension_we_do_not_understand_is_refused() {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let w = world().await;
+    let now = engine::now();
+    let claims = claims(&w.site.site_id, &w.customer, now);
+    let key = jsonwebtoken::EncodingKey::from_ed_pem(w.site.private_key_pem.as_bytes()).unwrap();
+    for crit in [
+        serde_json::json!(["exp"]),
+        serde_json::json!(["b64"]),
+        serde_json::json!([]),
+        serde_json::json!("exp"),
+    ] {
+        let header = serde_json::json!({
+            "alg": "EdDSA",
+            "typ": "JWT",
+            "kid": w.site.key_id,
+            "crit": crit,
+            "exp": now.timestamp(),
+            "b64": true,
+        });
+        let signing_input = format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(header.to_string()),
+            URL_SAFE_NO_PAD.encode(serde_json::to_string(&claims).unwrap())
+        );
+        let signature = jsonwebtoken::crypto::sign(
+            signing_input.as_bytes(),
+            &key,
+            jsonwebtoken::Algorithm::EdDSA,
+        )
+        .unwrap();
+        let token = format!("{signing_input}.{signature}");
+        let result = open_session(&w.test.db, &w.site.site_id, &token, now).await;
+        assert!(
+            matches!(result, Err(ref e) if e.to_string().contains("crit")),
+            "crit {crit}: {result:?}"
+        );
+    }
+    // The same claims without `crit` still open a session.
+    open_as(&w, &w.site, &w.customer, now).await.unwrap();
+}

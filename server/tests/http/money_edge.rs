@@ -276,3 +276,73 @@ async fn a_person_resolves_needs_attention_through_the_api_and_only_approvers_or
         "a resolved proposal is not resolved again"
     );
 }
+
+#[tokio::test]
+async fn an_admin_cannot_set_a_threshold_or_limit_in_a_code_that_is_not_money() {
+    let app = TestApp::spawn().await;
+    app.login_ok("admin").await;
+    let csrf = app.csrf_token().await;
+    let approver = storage::users::find_by_name(app.db().conn(), "approver")
+        .await
+        .unwrap()
+        .unwrap();
+    for code in ["XXX", "xts", "XAU", "XDR", "QQQ"] {
+        let threshold = app
+            .post_form(
+                "/fn/admin_set_threshold",
+                &[
+                    ("csrf_token", &csrf),
+                    ("currency", code),
+                    ("amount", "100.00"),
+                ],
+            )
+            .await;
+        assert_eq!(
+            threshold.status(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{code}"
+        );
+        let body = threshold.text().await.unwrap();
+        assert!(body.contains(&code.to_ascii_uppercase()), "{code}: {body}");
+        let limit = app
+            .post_form(
+                "/fn/admin_set_limit",
+                &[
+                    ("csrf_token", &csrf),
+                    ("user_id", &approver.id),
+                    ("currency", code),
+                    ("amount", "100.00"),
+                ],
+            )
+            .await;
+        assert_eq!(limit.status(), StatusCode::UNPROCESSABLE_ENTITY, "{code}");
+    }
+    let conn = app.db().conn();
+    assert!(
+        storage::limits::four_eyes_thresholds(conn)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        storage::limits::approval_limits(conn, &approver.id)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let real = app
+        .post_form(
+            "/fn/admin_set_threshold",
+            &[
+                ("csrf_token", &csrf),
+                ("currency", "chf"),
+                ("amount", "100.00"),
+            ],
+        )
+        .await;
+    assert_eq!(real.status(), StatusCode::OK);
+    assert_eq!(
+        storage::limits::four_eyes_thresholds(conn).await.unwrap(),
+        vec![("CHF".to_owned(), 10000)]
+    );
+}

@@ -18,8 +18,8 @@ pub use sessions::{
     WidgetTokenError, authenticate_session, open_session,
 };
 pub use sites::{
-    KeyView, SiteAdminError, SiteView, add_key, frame_site, list_sites, normalize_origin,
-    register_site, revoke_key, set_site_enabled,
+    KeyView, SiteAdminError, SiteView, add_key, frame_site, is_strict_origin, list_sites,
+    normalize_origin, register_site, revoke_key, set_site_enabled,
 };
 
 /// Prefix of widget session secrets (API tokens use `cst_`).

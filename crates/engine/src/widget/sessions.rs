@@ -30,6 +30,11 @@ pub enum WidgetTokenError {
     Malformed,
     #[error("the sign-in token must be signed with EdDSA (Ed25519)")]
     WrongAlgorithm,
+    #[error(
+        "the sign-in token's header lists critical extensions (crit) this server does not \
+         understand; sign it without crit"
+    )]
+    CriticalExtension,
     #[error("the sign-in token does not name its signing key (kid)")]
     MissingKeyId,
     #[error("this widget site is not registered or is disabled")]
@@ -91,6 +96,7 @@ pub async fn open_session(
     if token.is_empty() || token.len() > MAX_TOKEN_BYTES {
         return Err(WidgetTokenError::Malformed);
     }
+    refuse_critical_extensions(token)?;
     let header = jsonwebtoken::decode_header(token).map_err(|_| WidgetTokenError::Malformed)?;
     if header.alg != Algorithm::EdDSA {
         return Err(WidgetTokenError::WrongAlgorithm);
@@ -168,6 +174,23 @@ pub async fn authenticate_session(
         site_id: session.site_id,
         customer,
     }))
+}
+
+/// RFC 7515 §4.1.11: a token whose protected header has `crit` must be
+/// refused unless every extension it lists is understood, and we understand
+/// none. `jsonwebtoken` does not read `crit`, so the header is read here.
+fn refuse_critical_extensions(token: &str) -> Result<(), WidgetTokenError> {
+    use base64::Engine as _;
+    let segment = token.split('.').next().unwrap_or_default();
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(segment)
+        .map_err(|_| WidgetTokenError::Malformed)?;
+    let header: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&bytes).map_err(|_| WidgetTokenError::Malformed)?;
+    if header.contains_key("crit") {
+        return Err(WidgetTokenError::CriticalExtension);
+    }
+    Ok(())
 }
 
 fn verified_claims(

@@ -45,19 +45,34 @@ pub struct SiteView {
 }
 
 /// The origin a browser sends for pages of `input`: `scheme://host[:port]`,
-/// lower-case, default port dropped. Paths, queries, fragments and
-/// credentials are refused rather than silently dropped.
+/// lower-case, default port dropped. Only a strict web origin is accepted:
+/// `https` (plain `http` only for a loopback host such as `localhost` or
+/// `127.0.0.1`), a host of letters, digits, hyphens and dots (or an IP
+/// address), an optional port, at most a trailing `/`. Wildcards, `;`,
+/// whitespace, percent-escapes, paths, queries, fragments and credentials are
+/// refused rather than silently dropped, so what is stored can only ever be
+/// one origin in the frame's `frame-ancestors`.
 ///
 /// # Errors
 /// [`SiteAdminError::InvalidOrigin`] saying what is wrong.
 pub fn normalize_origin(input: &str) -> Result<String, SiteAdminError> {
     let invalid = |why: &str| SiteAdminError::InvalidOrigin(format!("origin {input:?}: {why}"));
-    let url = url::Url::parse(input.trim()).map_err(|e| invalid(&e.to_string()))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(invalid("the scheme must be https (or http)"));
+    let trimmed = input.trim();
+    if trimmed.is_empty() {
+        return Err(invalid("an origin is required, e.g. https://shop.example"));
     }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err(invalid("a host is required"));
+    // The URL parser silently drops tabs and newlines inside its input.
+    if let Some(c) = trimmed
+        .chars()
+        .find(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err(invalid(&format!(
+            "whitespace or control characters ({c:?}) are not allowed"
+        )));
+    }
+    let url = url::Url::parse(trimmed).map_err(|e| invalid(&e.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(invalid("the scheme must be https (or http for localhost)"));
     }
     if !url.username().is_empty() || url.password().is_some() {
         return Err(invalid("credentials are not part of an origin"));
@@ -67,7 +82,62 @@ pub fn normalize_origin(input: &str) -> Result<String, SiteAdminError> {
             "give only scheme, host and port, e.g. https://shop.example",
         ));
     }
-    Ok(url.origin().ascii_serialization())
+    if let Some(c) = trimmed.chars().find(|c| !is_origin_char(*c)) {
+        return Err(invalid(&format!(
+            "{c:?} is not allowed; give only scheme, host and port, e.g. https://shop.example"
+        )));
+    }
+    let loopback = match url.host() {
+        Some(url::Host::Domain(domain)) => {
+            let labels_ok = domain.split('.').all(|label| {
+                !label.is_empty()
+                    && label.len() <= 63
+                    && !label.starts_with('-')
+                    && !label.ends_with('-')
+                    && label
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            });
+            if !labels_ok || domain.len() > 253 {
+                return Err(invalid(
+                    "the host must be a domain name: letters, digits and hyphens separated by dots",
+                ));
+            }
+            domain == "localhost"
+        }
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => return Err(invalid("a host is required")),
+    };
+    if url.scheme() == "http" && !loopback {
+        return Err(invalid(
+            "the scheme must be https; plain http is allowed only for localhost or 127.0.0.1",
+        ));
+    }
+    let origin = url.origin();
+    let serialized = origin.ascii_serialization();
+    // What is stored must parse back to exactly this origin.
+    let round_trips = origin.is_tuple()
+        && url::Url::parse(&serialized).is_ok_and(|again| {
+            again.as_str() == url.as_str() && again.origin().ascii_serialization() == serialized
+        });
+    if !round_trips {
+        return Err(invalid("not a single web origin"));
+    }
+    Ok(serialized)
+}
+
+/// Characters a written origin may contain (IPv6 brackets, IDN letters).
+fn is_origin_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '.' | '-' | ':' | '/' | '[' | ']')
+}
+
+/// Whether `origin` is exactly what [`normalize_origin`] stores. Whoever
+/// writes an origin into a header checks this first, so an origin stored
+/// before the rules were strict cannot add anything to that header.
+#[must_use]
+pub fn is_strict_origin(origin: &str) -> bool {
+    normalize_origin(origin).is_ok_and(|normalized| normalized == origin)
 }
 
 fn require_admin(actor: &Actor) -> Result<(), SiteAdminError> {

@@ -21,6 +21,16 @@ fn policy(frame_ancestors: &str) -> String {
     )
 }
 
+/// The frame's policy for a site, or `None` when its stored origin is not
+/// exactly one strict web origin (so nothing stored can add a directive or
+/// another ancestor to the header).
+fn site_policy(origin: &str) -> Option<HeaderValue> {
+    if !engine::widget::is_strict_origin(origin) {
+        return None;
+    }
+    HeaderValue::from_str(&policy(origin)).ok()
+}
+
 pub async fn page(State(state): State<AppState>, Query(query): Query<FrameQuery>) -> Response {
     let site_id = query.site.unwrap_or_default();
     let valid_id = !site_id.is_empty()
@@ -50,10 +60,12 @@ pub async fn page(State(state): State<AppState>, Query(query): Query<FrameQuery>
             );
         }
     };
-    let Ok(csp) = HeaderValue::from_str(&policy(&site.origin)) else {
+    let Some(csp) = site_policy(&site.origin) else {
+        tracing::error!(site.id = %site.id, origin = ?site.origin,
+            "widget frame: the site's stored origin is not a strict web origin; refusing to frame");
         return refusal(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "The site's origin is invalid.",
+            "This site's registered origin is not a valid web origin; an admin must register the site again.",
         );
     };
     let body = FRAME_TEMPLATE
@@ -134,5 +146,31 @@ mod tests {
         assert!(csp.ends_with("frame-ancestors https://shop.example"));
         assert!(csp.contains("script-src 'self'"));
         assert!(!csp.contains("unsafe-inline"));
+    }
+
+    #[test]
+    fn an_origin_stored_before_origins_were_strict_cannot_inject_into_the_frame_policy() {
+        for stored in [
+            "https://a.example;script-src",
+            "https://a.example; script-src 'unsafe-inline'",
+            "*",
+            "https://*.example",
+            "https://a.example https://evil.example",
+            "https://a.example/path",
+            "http://shop.example",
+            "https://Shop.example",
+            "",
+        ] {
+            assert!(
+                super::site_policy(stored).is_none(),
+                "{stored:?} reached the header"
+            );
+        }
+        let csp = super::site_policy("https://shop.example:8443").expect("a strict origin");
+        assert!(
+            csp.to_str()
+                .expect("ascii")
+                .ends_with("frame-ancestors https://shop.example:8443")
+        );
     }
 }
