@@ -30,6 +30,10 @@ pub struct AuditQuery {
 
 pub const PER_PAGE: u64 = 50;
 
+/// The last page number the journal can be asked for: its first event's
+/// position must fit the database's signed 64-bit integers.
+pub const MAX_PAGE: u64 = (i64::MAX as u64) / PER_PAGE;
+
 /// The journal's actor for what was typed in the "Who" filter: a user name
 /// stands for that user; anything with a `kind:` prefix is taken as written.
 pub fn actor_of(who: &str) -> String {
@@ -122,11 +126,19 @@ pub mod backend {
 pub async fn audit_events(query: AuditQuery, page: u64) -> Result<AuditPage, AppError> {
     use crate::server;
     server::require_role(crate::access::AUDIT_ROLES)?;
+    if page > MAX_PAGE {
+        return Err(server::fail(AppError::Invalid(format!(
+            "page must be at most {MAX_PAGE}"
+        ))));
+    }
     let filter = backend::journal_filter(&query).map_err(|m| server::fail(AppError::Invalid(m)))?;
     let ctx = server::context()?;
     let (events, total) = storage::journal::list(ctx.db.conn(), &filter, page, PER_PAGE)
         .await
-        .map_err(|e| server::internal(&e))?;
+        .map_err(|e| match e {
+            storage::StorageError::OutOfRange(message) => server::fail(AppError::Invalid(message)),
+            other => server::internal(&other),
+        })?;
     Ok(AuditPage {
         rows: events
             .into_iter()

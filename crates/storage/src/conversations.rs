@@ -150,7 +150,7 @@ pub async fn list_for_user(
                 .or(conversation::Column::CustomerId.eq(user_id)),
         )
         .order_by_desc(conversation::Column::UpdatedAt)
-        .limit(limit)
+        .limit(crate::error::bindable(limit, "limit")?)
         .all(db)
         .await?
         .into_iter()

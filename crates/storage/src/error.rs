@@ -12,6 +12,10 @@ pub enum StorageError {
     Unavailable(String),
     #[error("stored data is invalid: {0}")]
     Corrupt(String),
+    /// A number the database cannot take (limits and offsets above
+    /// `i64::MAX`): refused before any query is built.
+    #[error("{0}")]
+    OutOfRange(String),
     #[error("database error: {0}")]
     Other(DbErr),
 }
@@ -54,8 +58,41 @@ fn is_transient(error: &sqlx::Error) -> bool {
     }
 }
 
+/// The largest limit, offset or row count the database binds (its integers
+/// are signed 64-bit).
+pub const MAX_BINDABLE: u64 = i64::MAX as u64;
+
+/// `value` if the database can bind it, else [`StorageError::OutOfRange`]
+/// naming it.
+///
+/// # Errors
+/// `value` is above [`MAX_BINDABLE`].
+pub fn bindable(value: u64, name: &str) -> Result<u64, StorageError> {
+    if value > MAX_BINDABLE {
+        return Err(StorageError::OutOfRange(format!(
+            "{name} must be at most {MAX_BINDABLE}"
+        )));
+    }
+    Ok(value)
+}
+
 impl StorageError {
     pub fn is_conflict(&self) -> bool {
         matches!(self, StorageError::Conflict { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MAX_BINDABLE, StorageError, bindable};
+
+    #[test]
+    fn numbers_above_the_database_s_largest_integer_are_refused_by_name() {
+        assert_eq!(bindable(MAX_BINDABLE, "offset").unwrap(), MAX_BINDABLE);
+        let refused = bindable(MAX_BINDABLE + 1, "offset").unwrap_err();
+        assert!(
+            matches!(&refused, StorageError::OutOfRange(m) if m == "offset must be at most 9223372036854775807"),
+            "{refused:?}"
+        );
     }
 }

@@ -227,8 +227,8 @@ pub async fn list(
     };
     query
         .order_by_asc(proposal::Column::Id)
-        .limit(limit)
-        .offset(offset)
+        .limit(crate::error::bindable(limit, "limit")?)
+        .offset(crate::error::bindable(offset, "offset")?)
         .all(db)
         .await?
         .into_iter()
@@ -261,7 +261,7 @@ pub async fn due(
         .filter(proposal::Column::Status.is_in(statuses.iter().map(|s| s.as_str())))
         .filter(proposal::Column::DueAt.lte(now))
         .order_by_asc(proposal::Column::DueAt)
-        .limit(limit)
+        .limit(crate::error::bindable(limit, "limit")?)
         .into_tuple::<String>()
         .all(db)
         .await?)

@@ -112,9 +112,19 @@ pub async fn list(
     page: u64,
     per_page: u64,
 ) -> Result<(Vec<JournalEvent>, u64), StorageError> {
+    let per_page = crate::error::bindable(per_page.max(1), "per_page")?;
+    // The page's first row must be bindable as an offset.
+    page.checked_mul(per_page)
+        .filter(|offset| *offset <= crate::error::MAX_BINDABLE)
+        .ok_or_else(|| {
+            StorageError::OutOfRange(format!(
+                "page must be at most {}",
+                crate::error::MAX_BINDABLE / per_page
+            ))
+        })?;
     let pages = filtered(filter)
         .order_by_asc(journal_event::Column::Seq)
-        .paginate(db, per_page.max(1));
+        .paginate(db, per_page);
     let total = pages.num_items().await?;
     let events = pages.fetch_page(page).await?;
     Ok((events, total))
@@ -135,7 +145,7 @@ pub async fn list_after(
     Ok(filtered(filter)
         .filter(journal_event::Column::Seq.gt(after_seq))
         .order_by_asc(journal_event::Column::Seq)
-        .limit(limit)
+        .limit(crate::error::bindable(limit, "limit")?)
         .all(db)
         .await?)
 }

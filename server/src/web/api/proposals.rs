@@ -28,8 +28,32 @@ pub struct ListQuery {
     pub status: Option<String>,
     pub order_id: Option<String>,
     /// At most 500; default 50.
+    #[param(maximum = 500)]
     pub limit: Option<u64>,
+    /// Proposals to skip; at most 9223372036854775807 (the database's
+    /// largest integer).
     pub offset: Option<u64>,
+}
+
+/// The most proposals one page lists.
+pub const MAX_LIMIT: u64 = 500;
+
+impl ListQuery {
+    /// The page asked for, `(limit, offset)`, or a 400 naming the parameter
+    /// out of bounds.
+    fn page(&self) -> Result<(u64, u64), ApiError> {
+        let limit = self.limit.unwrap_or(50);
+        if limit > MAX_LIMIT {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid",
+                format!("limit must be at most {MAX_LIMIT}"),
+            ));
+        }
+        let offset = storage::error::bindable(self.offset.unwrap_or(0), "offset")
+            .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid", e.to_string()))?;
+        Ok((limit, offset))
+    }
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -126,6 +150,7 @@ pub async fn list(
 ) -> Result<Json<Vec<ProposalView>>, ApiError> {
     let mut filter = visibility(&identity)
         .ok_or_else(|| ApiError::forbidden("forbidden", "this account cannot see proposals"))?;
+    let (limit, offset) = query.page()?;
     if let Some(status) = &query.status {
         let status: ProposalStatus =
             status
@@ -138,13 +163,14 @@ pub async fn list(
     filter.order_id = query.order_id;
     let proposals = state
         .engine
-        .proposals(
-            &filter,
-            query.limit.unwrap_or(50),
-            query.offset.unwrap_or(0),
-        )
+        .proposals(&filter, limit, offset)
         .await
-        .map_err(|e| ApiError::internal(&e))?;
+        .map_err(|e| match e {
+            storage::StorageError::OutOfRange(message) => {
+                ApiError::new(StatusCode::BAD_REQUEST, "invalid", message)
+            }
+            other => ApiError::internal(&other),
+        })?;
     Ok(Json(proposals.iter().map(ProposalView::from).collect()))
 }
 

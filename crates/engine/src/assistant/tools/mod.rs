@@ -92,6 +92,7 @@ fn error_kind(error: &storage::StorageError) -> &'static str {
         storage::StorageError::Corrupt(_) => "the stored record is unreadable",
         storage::StorageError::NotFound { .. }
         | storage::StorageError::Conflict { .. }
+        | storage::StorageError::OutOfRange(_)
         | storage::StorageError::Other(_) => "a database error",
     }
 }
