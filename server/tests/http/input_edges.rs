@@ -186,3 +186,39 @@ async fn post_chunked(
         .unwrap_or_else(|| panic!("no status line in {answer:?}"));
     (status, answer)
 }
+
+#[tokio::test]
+async fn a_misspelt_field_in_a_proposal_is_refused_instead_of_becoming_a_full_refund() {
+    let app = TestApp::spawn().await;
+    let agent = engine::accounts::tokens::create_token(app.db(), "agent", "tests", engine::now())
+        .await
+        .unwrap()
+        .secret;
+    let response = app
+        .bare_client()
+        .post(app.url("/api/v1/proposals"))
+        .bearer_auth(&agent)
+        .json(&serde_json::json!({
+            "order_id": "4821",
+            "ammount_minor": 100,
+            "evidence": [{"reference": "order:4821"}, {"reference": "returns-policy:section-3"}],
+            "recommendation": "Refund one euro.",
+            "agent": "external:tests"
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_client_error(), "{}", response.status());
+    let body = json(response).await;
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("ammount_minor"), "{body}");
+    let stored = storage::proposals::list(
+        app.db().conn(),
+        &storage::proposals::ProposalFilter::default(),
+        10,
+        0,
+    )
+    .await
+    .unwrap();
+    assert!(stored.is_empty(), "nothing was stored: {stored:?}");
+}

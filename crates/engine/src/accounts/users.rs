@@ -17,7 +17,9 @@ pub enum AccountError {
     NoSuchUser(String),
     #[error("a user needs at least one role")]
     NoRoles,
-    #[error("display name must be 1 to 200 characters")]
+    #[error(
+        "display name must be 1 to 200 characters, without control characters or text-direction overrides"
+    )]
     InvalidDisplayName,
     #[error(transparent)]
     Storage(StorageError),
@@ -37,6 +39,16 @@ pub struct CreateUser<'a> {
 }
 
 /// # Errors
+/// A name people read beside money decisions ("approved by …"): 1 to 200
+/// characters, none of them a control character (NUL, newlines, which
+/// forge lines in logs and CSV exports) or a bidirectional formatting
+/// character (which can make "Anna" display as someone else's name).
+fn is_plain_display_name(name: &str) -> bool {
+    let bidi = |c: char| matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
+    let count = name.chars().count();
+    (1..=200).contains(&count) && !name.chars().any(|c| c.is_control() || bidi(c))
+}
+
 /// [`AccountError`] for invalid input or a taken name.
 pub async fn create_user(
     db: &Database,
@@ -48,7 +60,7 @@ pub async fn create_user(
         return Err(AccountError::NoRoles);
     }
     let display_name = input.display_name.unwrap_or(name.as_str()).trim();
-    if display_name.is_empty() || display_name.chars().count() > 200 {
+    if !is_plain_display_name(display_name) {
         return Err(AccountError::InvalidDisplayName);
     }
     let password_hash = hash_password(input.password)?;
@@ -125,4 +137,27 @@ async fn find(db: &Database, name: &str) -> Result<storage::users::UserRecord, A
     storage::users::find_by_name(db.conn(), name.as_str())
         .await?
         .ok_or_else(|| AccountError::NoSuchUser(name.to_string()))
+}
+
+#[cfg(test)]
+mod display_name_tests {
+    use super::is_plain_display_name;
+
+    #[test]
+    fn a_display_name_cannot_forge_log_lines_or_reverse_what_an_approver_reads() {
+        assert!(is_plain_display_name("Anna Berg"));
+        assert!(is_plain_display_name("Zoë Ångström-Łukasz 陈"));
+        for forged in [
+            "Anna\u{0}",
+            "Anna\nsystem: approved",
+            "Anna\r",
+            "\u{202E}anna",
+            "Anna\u{2066}",
+            "\u{200F}Anna",
+            "",
+        ] {
+            assert!(!is_plain_display_name(forged), "{forged:?}");
+        }
+        assert!(!is_plain_display_name(&"a".repeat(201)));
+    }
 }

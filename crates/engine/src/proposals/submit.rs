@@ -20,6 +20,7 @@ use storage::{ConnectionTrait, StorageError};
 /// `returns-policy:section-3`, optionally pinned to a version and with the
 /// quoted passage (which must appear in the cited text).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct EvidenceRef {
     pub reference: String,
     #[serde(default)]
@@ -28,7 +29,11 @@ pub struct EvidenceRef {
     pub quote: Option<String>,
 }
 
+/// A submission as an agent sends it. Unknown fields are refused, so a
+/// misspelt field (`ammount_minor`) is an error rather than a silent
+/// full refund.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SubmitProposal {
     pub order_id: String,
     /// None: refund everything still refundable. A given amount is checked.
