@@ -140,33 +140,16 @@ async fn an_empty_action_digest_is_a_validation_error_not_a_changed_proposal() {
 async fn money_refunded_at_the_provider_that_nobody_recorded_is_raised_to_a_person_at_verification()
 {
     let h = Harness::start().await;
-    let customer = h.actor("customer").await;
-    // 4821 is 79.00 EUR; a proposal for 50.00 of it.
-    let mut request = crate::support::refund_request("4821");
-    request.amount_minor = Some(5000);
-    let stored = h.engine.submit_proposal(&customer, request).await.unwrap();
-    // 10.00 EUR refunded at the provider through another channel that
-    // nobody recorded: 69.00 is left there, enough for 50.00, so the
-    // refund goes out; but the books cannot explain the provider's total.
-    h.refund_elsewhere(&stored.proposal.payment_reference, 1000, "desk-unrecorded")
-        .await;
-    h.engine
-        .approve(
-            &h.actor("approver").await,
-            &stored.proposal.id,
-            &stored.proposal.action_digest,
-        )
-        .await
-        .unwrap();
+    let id = h.approved_with_money_refunded_elsewhere().await;
     let status = h
         .settle(
-            &stored.proposal.id,
+            &id,
             &[ProposalStatus::Verified, ProposalStatus::NeedsAttention],
             Duration::from_secs(20),
         )
         .await;
     assert_eq!(status, ProposalStatus::NeedsAttention);
-    let stored = storage::proposals::get(h.engine.db.conn(), &stored.proposal.id)
+    let stored = storage::proposals::get(h.engine.db.conn(), &id)
         .await
         .unwrap()
         .unwrap();

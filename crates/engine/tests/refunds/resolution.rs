@@ -1,7 +1,7 @@
 //! A person resolves what only a person can: every claim about money is
 //! checked with the provider first, and every resolution is journaled.
 
-use crate::support::{Harness, fast_settings, refund_request};
+use crate::support::{Harness, fast_settings};
 use connectors::sandbox::{FaultMode, FaultPlan, FaultRule, SandboxConfig};
 use domain::Role;
 use domain::proposal::{ProposalState, ProposalStatus};
@@ -161,27 +161,14 @@ async fn a_proposal_that_does_not_wait_for_a_person_cannot_be_resolved() {
 /// through another channel that nobody recorded: it needs a person.
 async fn unexplained_total() -> (Harness, String) {
     let h = Harness::start().await;
-    let customer = h.actor("customer").await;
-    let mut request = refund_request("4821");
-    request.amount_minor = Some(5000);
-    let stored = h.engine.submit_proposal(&customer, request).await.unwrap();
-    h.refund_elsewhere(&stored.proposal.payment_reference, 1000, "desk-unrecorded")
-        .await;
-    h.engine
-        .approve(
-            &h.actor("approver").await,
-            &stored.proposal.id,
-            &stored.proposal.action_digest,
-        )
-        .await
-        .unwrap();
+    let id = h.approved_with_money_refunded_elsewhere().await;
     h.settle(
-        &stored.proposal.id,
+        &id,
         &[ProposalStatus::NeedsAttention],
         Duration::from_secs(20),
     )
     .await;
-    (h, stored.proposal.id)
+    (h, id)
 }
 
 #[tokio::test]

@@ -368,20 +368,26 @@ impl StripeHarness {
     }
 
     /// Waits while the send is in flight (no reconciliation); returns the
-    /// state the send left.
+    /// state the send left. Woken by the engine's announcement of each
+    /// committed change, subscribed to before the state is first read so
+    /// none is missed.
     async fn after_send(&self, id: &str) -> ProposalState {
-        let deadline = tokio::time::Instant::now() + LIMIT;
-        loop {
-            let state = self.state(id).await;
-            if state.status() != ProposalStatus::Executing {
-                return state;
+        let mut changes = self.engine.live.subscribe();
+        let waiting = async {
+            loop {
+                let state = self.state(id).await;
+                if state.status() != ProposalStatus::Executing {
+                    return state;
+                }
+                match changes.recv().await {
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(closed) => panic!("the live channel closed: {closed}"),
+                }
             }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "proposal {id} stayed executing"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        };
+        tokio::time::timeout(LIMIT, waiting)
+            .await
+            .unwrap_or_else(|_| panic!("proposal {id} stayed executing"))
     }
 
     /// Runs reconciliation passes until the proposal's state is `wanted`;
@@ -406,6 +412,8 @@ impl StripeHarness {
                 "proposal {id} stayed {state:?}"
             );
             self.engine.reconcile_once().await.unwrap();
+            // Not synchronisation: the next status check falls due on the
+            // engine's clock (`first_check_after`, tens of milliseconds).
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }

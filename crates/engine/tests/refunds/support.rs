@@ -106,6 +106,33 @@ impl Harness {
         );
     }
 
+    /// A 50.00 EUR refund of order 4821 (79.00), approved after 10.00 EUR of
+    /// the same charge was refunded at the provider through another channel
+    /// that nobody recorded: 69.00 is left there, enough for 50.00, so the
+    /// refund goes out, but the books cannot explain the provider's total.
+    /// Returns the proposal id.
+    pub async fn approved_with_money_refunded_elsewhere(&self) -> String {
+        let customer = self.actor("customer").await;
+        let mut request = refund_request("4821");
+        request.amount_minor = Some(5000);
+        let stored = self
+            .engine
+            .submit_proposal(&customer, request)
+            .await
+            .unwrap();
+        self.refund_elsewhere(&stored.proposal.payment_reference, 1000, "desk-unrecorded")
+            .await;
+        self.engine
+            .approve(
+                &self.actor("approver").await,
+                &stored.proposal.id,
+                &stored.proposal.action_digest,
+            )
+            .await
+            .unwrap();
+        stored.proposal.id
+    }
+
     /// Another process on the same database whose provider is at `url`.
     pub async fn engine_with_provider_at(&self, url: &str, settings: EngineSettings) -> Engine {
         engine_for(&self.test_db, url, settings).await
