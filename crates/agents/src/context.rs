@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::transcript::ToolCall;
+
 /// The authenticated caller of a turn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Principal {
@@ -39,6 +41,8 @@ pub struct ToolContext {
     extensions: Extensions,
     agent: Option<String>,
     call_id: Option<String>,
+    /// Every call of the model response this call came in, this one too.
+    batch: Arc<[ToolCall]>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -48,6 +52,7 @@ impl fmt::Debug for ToolContext {
             .field("extensions", &self.extensions)
             .field("agent", &self.agent)
             .field("call_id", &self.call_id)
+            .field("batch", &self.batch.len())
             .finish()
     }
 }
@@ -61,6 +66,7 @@ impl ToolContext {
             extensions: Extensions::default(),
             agent: None,
             call_id: None,
+            batch: Arc::new([]),
         }
     }
 
@@ -97,13 +103,23 @@ impl ToolContext {
         self.call_id.as_deref()
     }
 
-    /// The same context for one specific call.
-    pub(crate) fn for_call(&self, agent: &str, call_id: &str) -> Self {
+    /// The calls the model made in the same response as this one, in its
+    /// order, this one included (set by the runtime). They run concurrently,
+    /// so a tool whose rule depends on another call (do not propose while a
+    /// question is being asked) must look here, not at what has finished.
+    #[must_use]
+    pub fn batch(&self) -> &[ToolCall] {
+        &self.batch
+    }
+
+    /// The same context for one specific call of `batch`.
+    pub(crate) fn for_call(&self, agent: &str, call_id: &str, batch: &Arc<[ToolCall]>) -> Self {
         Self {
             principal: Arc::clone(&self.principal),
             extensions: self.extensions.clone(),
             agent: Some(agent.to_owned()),
             call_id: Some(call_id.to_owned()),
+            batch: Arc::clone(batch),
         }
     }
 }
@@ -156,9 +172,15 @@ mod tests {
         assert_eq!(ctx.extension::<ConversationId>(), Some(&ConversationId(7)));
         assert_eq!(ctx.extension::<String>(), None);
         assert!(ctx.principal().has_role("customer"));
-        let call = ctx.for_call("coordinator", "call_1");
+        let batch: Arc<[ToolCall]> = vec![
+            ToolCall::new("call_1", "get_order", serde_json::json!({})),
+            ToolCall::new("call_2", "search_policy", serde_json::json!({})),
+        ]
+        .into();
+        let call = ctx.for_call("coordinator", "call_1", &batch);
         assert_eq!(call.agent(), Some("coordinator"));
         assert_eq!(call.call_id(), Some("call_1"));
+        assert_eq!(call.batch().len(), 2);
         assert_eq!(call.extension::<ConversationId>(), Some(&ConversationId(7)));
     }
 }

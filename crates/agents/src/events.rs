@@ -9,6 +9,7 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::control::StopPoint;
+use crate::model::Usage;
 use crate::outcome::OutcomeKind;
 
 /// One thing that happened in a turn.
@@ -31,9 +32,13 @@ pub enum EventKind {
         max_steps: u32,
     },
     /// Tool calls left without a result by an earlier, interrupted turn were
-    /// closed as cancelled before this turn began.
+    /// closed as cancelled before this turn began, and a customer message
+    /// left without a reply (by a version that did not record failures) was
+    /// given the failure note, so two user messages never follow each other.
     TranscriptRepaired {
         cancelled_calls: usize,
+        #[serde(default)]
+        unanswered_message_closed: bool,
     },
     ModelCallStarted {
         step: u32,
@@ -45,6 +50,10 @@ pub enum EventKind {
         latency_ms: u64,
         tool_calls: usize,
         finish_reason: String,
+        /// Token counts as the server reported them; `null` when it did
+        /// not (unknown, not zero).
+        #[serde(default)]
+        usage: Option<Usage>,
     },
     ModelCallFailed {
         step: u32,

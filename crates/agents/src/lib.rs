@@ -45,10 +45,10 @@ pub use events::{Event, EventKind, EventSink, MemorySink, NoopSink};
 pub use handoff::HANDOFF_TOOL;
 pub use model::{
     Backoff, ChatModel, FinishReason, ModelError, ModelRequest, ModelResponse, OpenAiCompatible,
-    OpenAiConfig, OpenAiConfigError, ScriptedModel,
+    OpenAiConfig, OpenAiConfigError, OutputCapField, ScriptedModel, Usage,
 };
 pub use outcome::{OutcomeKind, Provenance, ToolOutcome};
-pub use runner::{RunError, Runner, RunnerConfig, TurnOutcome};
+pub use runner::{FAILED_NOTE, RunError, Runner, RunnerConfig, TurnOutcome};
 pub use state::{ConversationState, TranscriptError};
 pub use tool::{Tool, ToolSpec, parse_arguments};
 pub use transcript::{MalformedArguments, Message, Role, ToolCall};

@@ -59,8 +59,25 @@ impl ToolCall {
             malformed_arguments: Some(MalformedArguments {
                 raw: raw.into(),
                 error: error.into(),
+                written_as_text: false,
             }),
         }
+    }
+
+    /// A call the model wrote into its reply's text instead of making it;
+    /// `raw` is the whole text, which nobody is shown.
+    #[must_use]
+    pub fn written_as_text(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        raw: impl Into<String>,
+        error: impl Into<String>,
+    ) -> Self {
+        let mut call = Self::malformed(id, name, raw, error);
+        if let Some(malformed) = &mut call.malformed_arguments {
+            malformed.written_as_text = true;
+        }
+        call
     }
 }
 
@@ -71,6 +88,9 @@ pub struct MalformedArguments {
     pub raw: String,
     /// Why it was rejected.
     pub error: String,
+    /// The call was tool-call markup in the reply's text, not a call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub written_as_text: bool,
 }
 
 /// One message of the transcript.
@@ -155,6 +175,41 @@ impl Message {
         (self.role == Role::Tool)
             .then(|| serde_json::from_str(&self.content).ok())
             .flatten()
+    }
+
+    /// The message as a model reads it. A found result's `provenance`
+    /// (titles, full versions and quotes: the audit record the application
+    /// replays from the transcript) becomes the list of its `sources`; the
+    /// result's value already carries what the model needs, so nothing is
+    /// sent twice. Every other message is sent as stored.
+    #[must_use]
+    pub fn for_model(&self) -> Message {
+        let compacted = (self.outcome == Some(OutcomeKind::Found))
+            .then(|| self.result_json())
+            .flatten()
+            .and_then(|mut result| {
+                let provenance = result.as_object_mut()?.remove("provenance")?;
+                let sources: Vec<Value> = provenance
+                    .as_array()
+                    .map(|items| {
+                        items
+                            .iter()
+                            .filter_map(|item| item.get("source").cloned())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if !sources.is_empty() {
+                    result["sources"] = Value::Array(sources);
+                }
+                Some(result.to_string())
+            });
+        match compacted {
+            Some(content) => Message {
+                content,
+                ..self.clone()
+            },
+            None => self.clone(),
+        }
     }
 
     fn plain(role: Role, agent: Option<String>, content: String) -> Self {

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agents::{
-    EventKind, ModelResponse, OutcomeKind, Provenance, Runner, RunnerConfig, ScriptedModel,
-    ToolCall, ToolOutcome, Workflow,
+    EventKind, Message, ModelResponse, OutcomeKind, Provenance, Runner, RunnerConfig,
+    ScriptedModel, ToolCall, ToolOutcome, Workflow,
 };
 use common::{FakeTool, agent, finished_calls, outcomes, results_shown, run_turn, tool_results};
 use serde_json::json;
@@ -59,7 +59,10 @@ async fn found_not_found_and_unknown_are_visible_to_the_model_in_the_transcript_
     let shown = results_shown(&model.requests()[1]);
     assert_eq!(outcomes(&shown), ["found", "not_found", "unknown"]);
     assert_eq!(shown[0]["value"]["delivered_days_ago"], 12);
-    assert_eq!(shown[0]["provenance"][0]["source"], "order:4821");
+    // The model is shown which sources a result came from; the full
+    // provenance (titles, versions, quotes) stays in the stored record.
+    assert_eq!(shown[0]["sources"], json!(["order:4821"]));
+    assert!(shown[0].get("provenance").is_none(), "{}", shown[0]);
     assert_eq!(shown[2]["reason"], "carrier API timed out");
     assert!(
         shown[2]["meaning"]
@@ -91,6 +94,11 @@ async fn found_not_found_and_unknown_are_visible_to_the_model_in_the_transcript_
         .filter_map(|m| m["outcome"].as_str())
         .collect();
     assert_eq!(stored_outcomes, ["found", "not_found", "unknown"]);
+    let found = ran.state.messages().iter().find_map(Message::result_json);
+    assert_eq!(
+        found.map(|result| result["provenance"][0]["source"].clone()),
+        Some(json!("order:4821"))
+    );
 
     // The event log.
     let events = ran.sink.kinds();

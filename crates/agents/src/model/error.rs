@@ -24,6 +24,13 @@ pub enum ModelError {
     /// The answer could not be understood.
     #[error("the model's response was malformed: {message}")]
     Malformed { message: String },
+    /// The answer stopped at the output-token limit (`finish_reason:
+    /// "length"`): a cut-off text or cut-off tool calls, never used as an
+    /// answer.
+    #[error(
+        "the model's reply was cut off at its output-token limit (finish_reason \"length\"); raise the output cap or shorten the conversation"
+    )]
+    Truncated,
     /// The provider or model refused to answer (content policy, a refusal).
     #[error("the model refused: {message}")]
     Refused { message: String },
@@ -47,6 +54,7 @@ impl ModelError {
             Self::Server { .. } => "server_error",
             Self::Unavailable { .. } => "unavailable",
             Self::Malformed { .. } => "malformed_response",
+            Self::Truncated => "truncated",
             Self::Refused { .. } => "refused",
             Self::Rejected { .. } => "rejected",
         }

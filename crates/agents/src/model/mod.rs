@@ -12,7 +12,10 @@ use crate::tool::ToolSpec;
 use crate::transcript::{Message, ToolCall};
 
 pub use error::ModelError;
-pub use openai::{Backoff, OpenAiCompatible, OpenAiConfig, OpenAiConfigError};
+pub use openai::{
+    Backoff, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TEMPERATURE, OpenAiCompatible, OpenAiConfig,
+    OpenAiConfigError, OutputCapField,
+};
 pub use scripted::ScriptedModel;
 
 /// A chat model with tool calling.
@@ -51,6 +54,10 @@ pub struct ModelResponse {
     pub content: Option<String>,
     pub tool_calls: Vec<ToolCall>,
     pub finish_reason: FinishReason,
+    /// The tokens the call cost, as the server reported them; `None` when
+    /// it reported nothing (unknown, which is not zero).
+    #[serde(default)]
+    pub usage: Option<Usage>,
 }
 
 impl ModelResponse {
@@ -61,6 +68,7 @@ impl ModelResponse {
             content: Some(content.into()),
             tool_calls: Vec::new(),
             finish_reason: FinishReason::Stop,
+            usage: None,
         }
     }
 
@@ -71,8 +79,25 @@ impl ModelResponse {
             content: None,
             tool_calls,
             finish_reason: FinishReason::ToolCalls,
+            usage: None,
         }
     }
+
+    /// The same response with the server's token counts.
+    #[must_use]
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+}
+
+/// Token counts of one model call. A count the server left out stays
+/// `None`: budgets must be able to tell "not reported" from "free".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: Option<u64>,
+    pub completion_tokens: Option<u64>,
+    pub total_tokens: Option<u64>,
 }
 
 /// Why the model stopped generating.

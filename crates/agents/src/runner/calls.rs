@@ -37,6 +37,7 @@ impl Turn<'_> {
     pub(super) async fn run_calls(&mut self, calls: &[ToolCall]) -> Batch {
         let agent = self.agent;
         let started = Instant::now();
+        let batch: Arc<[ToolCall]> = calls.into();
         let mut results: Vec<Option<Message>> = vec![None; calls.len()];
         let mut handoff_to: Option<String> = None;
         let mut pending = FuturesUnordered::new();
@@ -56,11 +57,17 @@ impl Turn<'_> {
                 continue;
             }
             let checked = match agent.tool(&call.name) {
-                None => Err(ToolOutcome::refused(format!(
-                    "agent {} has no tool called {:?}",
-                    agent.name(),
-                    call.name
-                ))),
+                // Markup written as text names no tool the agent has, or a
+                // made-up one: what the model must hear is how to call it.
+                None => Err(malformed_answer(call)
+                    .filter(|_| is_written_as_text(call))
+                    .unwrap_or_else(|| {
+                        ToolOutcome::refused(format!(
+                            "agent {} has no tool called {:?}",
+                            agent.name(),
+                            call.name
+                        ))
+                    })),
                 Some(tool) => arguments(call).map(|args| (tool, args)),
             };
             match checked {
@@ -76,7 +83,7 @@ impl Turn<'_> {
                         tool: call.name.clone(),
                     })
                     .await;
-                    let ctx = self.ctx.for_call(agent.name(), &call.id);
+                    let ctx = self.ctx.for_call(agent.name(), &call.id, &batch);
                     pending.push(invoke(index, tool, ctx, args, self.config.tool_timeout));
                 }
             }
@@ -176,14 +183,32 @@ impl Turn<'_> {
     }
 }
 
+fn is_written_as_text(call: &ToolCall) -> bool {
+    call.malformed_arguments
+        .as_ref()
+        .is_some_and(|malformed| malformed.written_as_text)
+}
+
+/// The `invalid_arguments` answer for a call whose arguments were unusable.
+fn malformed_answer(call: &ToolCall) -> Option<ToolOutcome> {
+    let malformed = call.malformed_arguments.as_ref()?;
+    let raw: String = malformed.raw.chars().take(MAX_ECHOED_ARGUMENTS).collect();
+    Some(ToolOutcome::invalid_arguments(
+        if malformed.written_as_text {
+            format!("{}; what you wrote: {raw}", malformed.error)
+        } else {
+            format!(
+                "the arguments were not a JSON object ({}); received: {raw}",
+                malformed.error
+            )
+        },
+    ))
+}
+
 /// The arguments object, or the `invalid_arguments` answer for it.
 fn arguments(call: &ToolCall) -> Result<Value, ToolOutcome> {
-    if let Some(malformed) = &call.malformed_arguments {
-        let raw: String = malformed.raw.chars().take(MAX_ECHOED_ARGUMENTS).collect();
-        return Err(ToolOutcome::invalid_arguments(format!(
-            "the arguments were not a JSON object ({}); received: {raw}",
-            malformed.error
-        )));
+    if let Some(answer) = malformed_answer(call) {
+        return Err(answer);
     }
     if !call.arguments.is_object() {
         return Err(ToolOutcome::invalid_arguments(

@@ -2,7 +2,10 @@
 //! without tool calls, a step bound is reached, or Stop lands.
 
 mod calls;
+mod markup;
 mod turn;
+
+pub use turn::FAILED_NOTE;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -98,8 +101,10 @@ impl Runner {
     ///
     /// [`RunError::UnknownActiveAgent`] when the state names an agent the
     /// workflow lacks (nothing is changed), and [`RunError::Model`] when the
-    /// model failed after its backend's retries (the user message and any
-    /// completed steps stay in the transcript).
+    /// model failed after its backend's retries, cut its reply off at the
+    /// output cap, or kept writing tool calls as text (the user message and
+    /// any completed steps stay in the transcript, followed by
+    /// [`FAILED_NOTE`]).
     #[tracing::instrument(skip_all, fields(turn = state.turns() + 1))]
     pub async fn run_turn(
         &self,
@@ -130,6 +135,7 @@ impl Runner {
             number,
             agent,
             step: 0,
+            text_calls: 0,
         }
         .run(user_message.into())
         .await

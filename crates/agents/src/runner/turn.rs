@@ -5,15 +5,16 @@ use std::collections::HashSet;
 use chrono::Utc;
 use tokio::time::Instant;
 
+use super::markup;
 use super::{RunError, RunnerConfig, TurnOutcome};
 use crate::agent::Agent;
 use crate::context::ToolContext;
 use crate::control::{StopPoint, TurnControl};
 use crate::events::{Event, EventKind, EventSink};
 use crate::handoff;
-use crate::model::{ChatModel, ModelRequest};
+use crate::model::{ChatModel, FinishReason, ModelError, ModelRequest};
 use crate::state::ConversationState;
-use crate::transcript::{Message, ToolCall};
+use crate::transcript::{Message, Role, ToolCall};
 use crate::workflow::Workflow;
 
 /// Result text for calls an earlier turn left without one.
@@ -22,6 +23,17 @@ const INTERRUPTED: &str = "interrupted before a result was recorded";
 /// The note that ends a stopped turn, so the transcript never ends on a
 /// dangling user or tool message.
 pub(crate) const STOPPED_NOTE: &str = "Stopped before finishing.";
+
+/// The note that ends a failed turn. It answers the customer's message in
+/// the transcript, so the next request never holds two user messages in a
+/// row (the chat templates of Mistral and Gemma refuse that), and it is
+/// what the customer reads; the reason is in the turn's events.
+pub const FAILED_NOTE: &str =
+    "Sorry, I could not finish this reply. Please send your message again.";
+
+/// Tool calls written as text that the model is told about in one turn;
+/// the next one fails the turn (the server is not parsing tool calls).
+const TEXT_CALL_CORRECTIONS: u32 = 1;
 
 pub(super) struct Turn<'a> {
     pub(super) model: &'a dyn ChatModel,
@@ -34,6 +46,8 @@ pub(super) struct Turn<'a> {
     pub(super) number: u64,
     pub(super) agent: &'a Agent,
     pub(super) step: u32,
+    /// Tool calls written as text so far in this turn.
+    pub(super) text_calls: u32,
 }
 
 impl<'a> Turn<'a> {
@@ -43,9 +57,11 @@ impl<'a> Turn<'a> {
         })
         .await;
         let repaired = self.state.close_dangling(INTERRUPTED);
-        if repaired > 0 {
+        let unanswered = self.close_unanswered();
+        if repaired > 0 || unanswered {
             self.emit(EventKind::TranscriptRepaired {
                 cancelled_calls: repaired,
+                unanswered_message_closed: unanswered,
             })
             .await;
         }
@@ -60,10 +76,11 @@ impl<'a> Turn<'a> {
             }
             self.step += 1;
             let request = self.request();
+            let offered: Vec<String> = request.tools.iter().map(|tool| tool.name.clone()).collect();
             self.emit(EventKind::ModelCallStarted {
                 step: self.step,
                 model: self.model.name().to_owned(),
-                tools: request.tools.iter().map(|tool| tool.name.clone()).collect(),
+                tools: offered.clone(),
             })
             .await;
             let started = Instant::now();
@@ -85,16 +102,7 @@ impl<'a> Turn<'a> {
                         error: source.to_string(),
                     })
                     .await;
-                    let error = RunError::Model {
-                        agent: self.agent.name().to_owned(),
-                        step: self.step,
-                        source,
-                    };
-                    self.emit(EventKind::TurnFailed {
-                        error: error.to_string(),
-                    })
-                    .await;
-                    return Err(error);
+                    return Err(self.failed(source).await);
                 }
             };
             self.emit(EventKind::ModelCallFinished {
@@ -102,10 +110,32 @@ impl<'a> Turn<'a> {
                 latency_ms,
                 tool_calls: response.tool_calls.len(),
                 finish_reason: response.finish_reason.as_str().to_owned(),
+                usage: response.usage,
             })
             .await;
-            let calls = self.unique_ids(response.tool_calls);
-            let content = response.content.unwrap_or_default();
+            // A reply cut off at the output cap is not an answer, and its
+            // tool calls may be cut off too: none of it is used.
+            if response.finish_reason == FinishReason::Length {
+                return Err(self.failed(ModelError::Truncated).await);
+            }
+            let mut content = response.content.unwrap_or_default();
+            let mut calls = response.tool_calls;
+            if let Some(text_call) = markup::find(&content, &offered) {
+                self.text_calls += 1;
+                tracing::warn!(marker = %text_call.marker, step = self.step, "the model wrote a tool call as text");
+                if self.text_calls > TEXT_CALL_CORRECTIONS {
+                    let source = ModelError::Malformed {
+                        message: format!(
+                            "the model wrote tool calls as text ({}) again after being told to call tools; the server is not parsing its tool calls (vLLM needs --enable-auto-tool-choice and the model's --tool-call-parser)",
+                            text_call.marker
+                        ),
+                    };
+                    return Err(self.failed(source).await);
+                }
+                calls.push(text_call.into_call(&content));
+                content.clear();
+            }
+            let calls = self.unique_ids(calls);
             self.state.push(Message::assistant(
                 self.agent.name(),
                 content.clone(),
@@ -134,7 +164,12 @@ impl<'a> Turn<'a> {
         tools.extend(handoff::spec(self.agent, self.workflow));
         ModelRequest {
             system: self.agent.instructions().to_owned(),
-            messages: self.state.messages().to_vec(),
+            messages: self
+                .state
+                .messages()
+                .iter()
+                .map(Message::for_model)
+                .collect(),
             tools,
             agent: self.agent.name().to_owned(),
         }
@@ -158,6 +193,49 @@ impl<'a> Turn<'a> {
             seen.insert(call.id.clone());
         }
         calls
+    }
+
+    /// Ends the turn on `source`: the journal says why, the transcript
+    /// ends with [`FAILED_NOTE`] (every call answered first).
+    async fn failed(&mut self, source: ModelError) -> RunError {
+        self.emit(EventKind::TurnFailed {
+            error: format!(
+                "agent {:?} could not get an answer from the model at step {}: {source}",
+                self.agent.name(),
+                self.step
+            ),
+        })
+        .await;
+        self.state.close_dangling(INTERRUPTED);
+        self.state.push(Message::assistant(
+            self.agent.name(),
+            FAILED_NOTE,
+            Vec::new(),
+        ));
+        RunError::Model {
+            agent: self.agent.name().to_owned(),
+            step: self.step,
+            source,
+        }
+    }
+
+    /// A transcript that ends on a customer message (a turn that failed
+    /// before failures were recorded) gets the failure note; returns
+    /// whether it did.
+    fn close_unanswered(&mut self) -> bool {
+        let unanswered = self
+            .state
+            .messages()
+            .last()
+            .is_some_and(|message| message.role == Role::User);
+        if unanswered {
+            self.state.push(Message::assistant(
+                self.agent.name(),
+                FAILED_NOTE,
+                Vec::new(),
+            ));
+        }
+        unanswered
     }
 
     async fn stopped(&mut self, during: StopPoint, cancelled: usize) -> TurnOutcome {

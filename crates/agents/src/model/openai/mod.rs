@@ -60,10 +60,46 @@ pub struct OpenAiConfig {
     /// Retries after the first attempt for transient failures.
     pub max_retries: u32,
     pub backoff: Backoff,
+    /// Sampling temperature; `None` sends none (the server's default, which
+    /// is 1.0 on Ollama's and vLLM's OpenAI endpoints).
+    pub temperature: Option<f64>,
+    /// Most tokens one answer may have; `None` sends no cap.
+    pub max_output_tokens: Option<u32>,
+    /// The field the cap goes in.
+    pub output_cap_field: OutputCapField,
 }
 
+/// Which request field carries the output cap. `max_tokens` is what
+/// Ollama, vLLM and llama.cpp read; OpenAI's reasoning models accept only
+/// `max_completion_tokens`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OutputCapField {
+    #[default]
+    MaxTokens,
+    MaxCompletionTokens,
+}
+
+impl OutputCapField {
+    /// The JSON field name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::MaxTokens => "max_tokens",
+            Self::MaxCompletionTokens => "max_completion_tokens",
+        }
+    }
+}
+
+/// A low temperature: the agents look things up and cite them, so
+/// consistent, literal answers beat varied ones.
+pub const DEFAULT_TEMPERATURE: f64 = 0.2;
+/// Room for a full reply or a batch of tool calls, small enough that a
+/// model that rambles is stopped (and the turn fails cleanly).
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 1024;
+
 impl OpenAiConfig {
-    /// `model` at `base_url`, no key, 60 s per attempt, 2 retries.
+    /// `model` at `base_url`, no key, 60 s per attempt, 2 retries,
+    /// temperature 0.2 and at most 1024 output tokens (as `max_tokens`).
     #[must_use]
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
         Self {
@@ -73,6 +109,9 @@ impl OpenAiConfig {
             timeout: Duration::from_secs(60),
             max_retries: 2,
             backoff: Backoff::default(),
+            temperature: Some(DEFAULT_TEMPERATURE),
+            max_output_tokens: Some(DEFAULT_MAX_OUTPUT_TOKENS),
+            output_cap_field: OutputCapField::default(),
         }
     }
 }
@@ -100,6 +139,9 @@ impl fmt::Debug for OpenAiConfig {
             .field("timeout", &self.timeout)
             .field("max_retries", &self.max_retries)
             .field("backoff", &self.backoff)
+            .field("temperature", &self.temperature)
+            .field("max_output_tokens", &self.max_output_tokens)
+            .field("output_cap_field", &self.output_cap_field)
             .finish()
     }
 }
@@ -216,7 +258,7 @@ impl ChatModel for OpenAiCompatible {
 
     #[tracing::instrument(skip_all, fields(model = %self.config.model, agent = %request.agent))]
     async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
-        let body = wire::request_body(&self.config.model, &request);
+        let body = wire::request_body(&self.config, &request);
         let mut retry = 0;
         loop {
             match self.attempt(&body).await {

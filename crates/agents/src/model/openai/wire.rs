@@ -4,14 +4,16 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::model::{FinishReason, ModelError, ModelRequest, ModelResponse};
+use super::OpenAiConfig;
+use crate::model::{FinishReason, ModelError, ModelRequest, ModelResponse, Usage};
 use crate::transcript::{Message, Role, ToolCall};
 
 /// Longest slice of a server's raw body quoted in an error.
 const MAX_QUOTED_BODY: usize = 300;
 
 /// The JSON body of `POST /chat/completions`.
-pub(super) fn request_body(model: &str, request: &ModelRequest) -> Value {
+pub(super) fn request_body(config: &OpenAiConfig, request: &ModelRequest) -> Value {
+    let model = config.model.as_str();
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
         messages.push(json!({ "role": "system", "content": request.system }));
@@ -36,6 +38,12 @@ pub(super) fn request_body(model: &str, request: &ModelRequest) -> Value {
         body["tools"] = Value::Array(tools);
         // Only with tools: OpenAI rejects `tool_choice` without them.
         body["tool_choice"] = json!("auto");
+    }
+    if let Some(temperature) = config.temperature {
+        body["temperature"] = json!(temperature);
+    }
+    if let Some(cap) = config.max_output_tokens {
+        body[config.output_cap_field.as_str()] = json!(cap);
     }
     body
 }
@@ -87,6 +95,40 @@ struct WireResponse {
     choices: Vec<WireChoice>,
     #[serde(default)]
     error: Option<Value>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+/// Counts are read leniently: a server that sends a count as something
+/// other than a whole number has not reported it.
+#[derive(Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: Option<Value>,
+    #[serde(default)]
+    completion_tokens: Option<Value>,
+    #[serde(default)]
+    total_tokens: Option<Value>,
+}
+
+impl WireUsage {
+    /// `None` when the server reported no count at all.
+    fn read(self) -> Option<Usage> {
+        let count = |value: Option<Value>| value.as_ref().and_then(Value::as_u64);
+        let prompt_tokens = count(self.prompt_tokens);
+        let completion_tokens = count(self.completion_tokens);
+        let total_tokens = count(self.total_tokens).or_else(|| {
+            prompt_tokens
+                .zip(completion_tokens)
+                .map(|(prompt, completion)| prompt.saturating_add(completion))
+        });
+        let usage = Usage {
+            prompt_tokens,
+            completion_tokens,
+            total_tokens,
+        };
+        (usage != Usage::default()).then_some(usage)
+    }
 }
 
 #[derive(Deserialize)]
@@ -133,6 +175,7 @@ pub(super) fn parse_response(body: &str) -> Result<ModelResponse, ModelError> {
             &json!({ "error": error }).to_string(),
         ));
     }
+    let usage = wire.usage.and_then(WireUsage::read);
     let Some(choice) = wire.choices.into_iter().next() else {
         return Err(ModelError::Malformed {
             message: "the response has no choices".to_owned(),
@@ -171,6 +214,7 @@ pub(super) fn parse_response(body: &str) -> Result<ModelResponse, ModelError> {
         content,
         tool_calls,
         finish_reason,
+        usage,
     })
 }
 
