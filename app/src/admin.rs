@@ -69,6 +69,21 @@ mod backend {
         Ok(domain::RoleSet::new(roles))
     }
 
+    /// The journal's name for the admin making a change.
+    pub fn changed_by(me: &server::Identity) -> engine::settings::ChangedBy {
+        engine::settings::ChangedBy::person(&me.actor())
+    }
+
+    /// How a limit or threshold change that went wrong reaches the admin.
+    pub fn limit_error(error: engine::settings::LimitError) -> AppError {
+        use engine::settings::LimitError;
+        match error {
+            LimitError::Storage(inner) => server::internal(&inner),
+            LimitError::NoSuchUser => server::fail(AppError::NotFound(error.to_string())),
+            LimitError::NotAnApprover(_) => invalid(error),
+        }
+    }
+
     /// How an account change that went wrong reaches the admin.
     pub fn account_error(error: engine::accounts::AccountError) -> AppError {
         use engine::accounts::AccountError;
@@ -156,11 +171,12 @@ pub async fn admin_create_user(
 ) -> Result<String, AppError> {
     use crate::server;
     server::check_csrf(&csrf_token)?;
-    let (ctx, _) = server::require_admin()?;
+    let (ctx, me) = server::require_admin()?;
     let roles = backend::roles(&roles)?;
     let display = display_name.trim();
     let user = engine::accounts::create_user(
         &ctx.db,
+        &backend::changed_by(&me),
         engine::accounts::users::CreateUser {
             name: &name,
             display_name: (!display.is_empty()).then_some(display),
@@ -183,7 +199,7 @@ pub async fn admin_disable_user(csrf_token: String, name: String) -> Result<Stri
     if me.name == name.trim().to_lowercase() {
         return Err(backend::invalid("you cannot disable your own account"));
     }
-    engine::accounts::disable_user(&ctx.db, &name, engine::now())
+    engine::accounts::disable_user(&ctx.db, &backend::changed_by(&me), &name, engine::now())
         .await
         .map_err(backend::account_error)?;
     Ok(format!("disabled {name}; their sessions have ended"))
@@ -194,8 +210,8 @@ pub async fn admin_disable_user(csrf_token: String, name: String) -> Result<Stri
 pub async fn admin_enable_user(csrf_token: String, name: String) -> Result<String, AppError> {
     use crate::server;
     server::check_csrf(&csrf_token)?;
-    let (ctx, _) = server::require_admin()?;
-    engine::accounts::enable_user(&ctx.db, &name)
+    let (ctx, me) = server::require_admin()?;
+    engine::accounts::enable_user(&ctx.db, &backend::changed_by(&me), &name, engine::now())
         .await
         .map_err(backend::account_error)?;
     Ok(format!("enabled {}; they can sign in again", name.trim()))
@@ -217,9 +233,15 @@ pub async fn admin_set_roles(
             "you cannot remove your own admin role; ask another admin",
         ));
     }
-    engine::accounts::set_user_roles(&ctx.db, &name, &roles)
-        .await
-        .map_err(backend::account_error)?;
+    engine::accounts::set_user_roles(
+        &ctx.db,
+        &backend::changed_by(&me),
+        &name,
+        &roles,
+        engine::now(),
+    )
+    .await
+    .map_err(backend::account_error)?;
     Ok(format!("{} now has the roles {roles}", name.trim()))
 }
 
@@ -233,28 +255,18 @@ pub async fn admin_set_limit(
 ) -> Result<String, AppError> {
     use crate::server;
     server::check_csrf(&csrf_token)?;
-    let (ctx, _) = server::require_admin()?;
+    let (ctx, me) = server::require_admin()?;
     let currency = backend::money_currency(&currency)?;
     let limit = domain::Money::parse_decimal(&amount, currency).map_err(backend::invalid)?;
-    let user = storage::users::find_by_id(ctx.db.conn(), user_id.trim())
-        .await
-        .map_err(|e| server::internal(&e))?
-        .ok_or_else(|| server::fail(AppError::NotFound("no such user".into())))?;
-    if !user.roles.contains(domain::Role::Approver) {
-        return Err(backend::invalid(format!(
-            "{} is not an approver",
-            user.name
-        )));
-    }
-    let tx = ctx
-        .db
-        .begin_write()
-        .await
-        .map_err(|e| server::internal(&e))?;
-    storage::limits::set_approval_limit(&*tx, &user.id, currency.code(), limit.amount_minor)
-        .await
-        .map_err(|e| server::internal(&e))?;
-    tx.commit().await.map_err(|e| server::internal(&e))?;
+    let user = engine::settings::set_approval_limit(
+        &ctx.db,
+        &backend::changed_by(&me),
+        user_id.trim(),
+        limit,
+        engine::now(),
+    )
+    .await
+    .map_err(backend::limit_error)?;
     Ok(format!(
         "{} may now approve up to {}",
         user.name,
@@ -271,18 +283,17 @@ pub async fn admin_set_threshold(
 ) -> Result<String, AppError> {
     use crate::server;
     server::check_csrf(&csrf_token)?;
-    let (ctx, _) = server::require_admin()?;
+    let (ctx, me) = server::require_admin()?;
     let currency = backend::money_currency(&currency)?;
     let threshold = domain::Money::parse_decimal(&amount, currency).map_err(backend::invalid)?;
-    let tx = ctx
-        .db
-        .begin_write()
-        .await
-        .map_err(|e| server::internal(&e))?;
-    storage::limits::set_four_eyes_threshold(&*tx, currency.code(), threshold.amount_minor)
-        .await
-        .map_err(|e| server::internal(&e))?;
-    tx.commit().await.map_err(|e| server::internal(&e))?;
+    engine::settings::set_four_eyes_threshold(
+        &ctx.db,
+        &backend::changed_by(&me),
+        threshold,
+        engine::now(),
+    )
+    .await
+    .map_err(backend::limit_error)?;
     Ok(format!(
         "refunds above {} now need two approvers",
         threshold.display()
@@ -300,11 +311,17 @@ pub async fn admin_import_policy(
     use crate::server;
     use storage::policies::ImportOutcome;
     server::check_csrf(&csrf_token)?;
-    let (ctx, _) = server::require_admin()?;
+    let (ctx, me) = server::require_admin()?;
     let outcome = ctx
         .engine
         .policies
-        .import(slug.trim(), &title, &body)
+        .import(
+            &backend::changed_by(&me),
+            slug.trim(),
+            &title,
+            &body,
+            engine::now(),
+        )
         .await
         .map_err(|e| match e {
             engine::policies::library::PolicyError::Storage(inner) => server::internal(&inner),

@@ -17,7 +17,9 @@ pub struct AuditQuery {
     /// names it (`system:executor-1`, `user:ada`).
     #[serde(default)]
     pub user: String,
-    /// An event kind: `proposed`, `approved`, `sent`, `verified`…
+    /// An event kind: `proposed`, `approved`, `sent`, `verified`,
+    /// `approval_limit_set`…, or [`SETTINGS_CHANGES`] for every settings
+    /// change.
     #[serde(default)]
     pub action: String,
     /// `YYYY-MM-DD`, inclusive, UTC.
@@ -29,6 +31,10 @@ pub struct AuditQuery {
 }
 
 pub const PER_PAGE: u64 = 50;
+
+/// The action filter that selects every settings change (limits,
+/// thresholds, accounts and roles, policies, widget sites).
+pub const SETTINGS_CHANGES: &str = "settings";
 
 /// The last page number the journal can be asked for: its first event's
 /// position must fit the database's signed 64-bit integers.
@@ -110,11 +116,20 @@ pub mod backend {
         {
             return Err("the date range ends before it starts".to_owned());
         }
+        let action = text(&query.action, "action")?;
+        // Settings changes are their own stream; one kind is one kind.
+        let (stream, kind) = match action {
+            Some(action) if action == super::SETTINGS_CHANGES => {
+                (Some(storage::journal::SETTINGS_STREAM.to_owned()), None)
+            }
+            other => (None, other),
+        };
         Ok(JournalFilter {
             order_id: text(&query.order, "order")?,
             proposal_id: text(&query.proposal, "proposal")?,
+            stream,
             actor: text(&query.user, "user")?.map(|who| super::actor_of(&who)),
-            kind: text(&query.action, "action")?,
+            kind,
             from,
             until,
         })

@@ -182,3 +182,33 @@ mod tests {
         assert!(!due_soon(deadline, now));
     }
 }
+
+/// A settings change (an approval limit, a role, a policy…) as a person
+/// reads it in the audit trail: what it belongs to, and the value before and
+/// after. `None` for events that are not settings changes.
+pub fn setting_details(kind: &str, payload: &str) -> Option<String> {
+    domain::SettingKind::parse(kind)?;
+    let change: domain::SettingChange = serde_json::from_str(payload).ok()?;
+    let shown = |value: Option<String>| value.unwrap_or_else(|| "not set".to_owned());
+    Some(format!(
+        "{} · before: {} · after: {}",
+        change.subject,
+        shown(change.before),
+        shown(change.after)
+    ))
+}
+
+#[cfg(test)]
+mod setting_tests {
+    use super::setting_details;
+
+    #[test]
+    fn a_settings_change_reads_as_subject_before_and_after() {
+        let payload = r#"{"subject":"user:approver","before":null,"after":"2500.00 EUR"}"#;
+        assert_eq!(
+            setting_details("approval_limit_set", payload).as_deref(),
+            Some("user:approver · before: not set · after: 2500.00 EUR")
+        );
+        assert_eq!(setting_details("approved", payload), None);
+    }
+}

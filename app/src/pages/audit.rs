@@ -2,8 +2,9 @@
 //! be linked and works before hydration), paging, CSV export and the
 //! hash-chain status.
 
-use crate::audit::{AuditQuery, PER_PAGE, audit_chain_status, audit_events};
-use crate::format::{event_details, utc_seconds};
+use crate::audit::{AuditQuery, PER_PAGE, SETTINGS_CHANGES, audit_chain_status, audit_events};
+use crate::format::{event_details, setting_details, utc_seconds};
+use domain::SettingKind;
 use domain::proposal::event;
 use leptos::prelude::*;
 use leptos_router::components::Form;
@@ -83,9 +84,20 @@ pub fn AuditPage() -> impl IntoView {
                 <label>"Action"
                     <select name="action">
                         <option value="" selected=move || action().is_empty()>"Any"</option>
-                        {event::ALL.iter().map(|kind| view! {
-                            <option value=*kind selected=move || action() == *kind>{kind.replace('_', " ")}</option>
-                        }).collect_view()}
+                        <optgroup label="Refunds">
+                            {event::ALL.iter().map(|kind| view! {
+                                <option value=*kind selected=move || action() == *kind>{kind.replace('_', " ")}</option>
+                            }).collect_view()}
+                        </optgroup>
+                        <optgroup label="Settings">
+                            <option value=SETTINGS_CHANGES selected=move || action() == SETTINGS_CHANGES>"all settings changes"</option>
+                            {SettingKind::ALL.iter().map(|kind| {
+                                let kind = kind.as_str();
+                                view! {
+                                    <option value=kind selected=move || action() == kind>{kind.replace('_', " ")}</option>
+                                }
+                            }).collect_view()}
+                        </optgroup>
                     </select>
                 </label>
                 {field("from", "From", "date")}
@@ -119,8 +131,12 @@ pub fn AuditPage() -> impl IntoView {
                                 <table data-testid="audit-table">
                                     <thead><tr><th>"#"</th><th>"When (UTC)"</th><th>"Who"</th><th>"Action"</th><th>"Proposal"</th><th>"Order"</th><th>"State"</th><th>"Details"</th></tr></thead>
                                     <tbody>
-                                        {result.rows.into_iter().map(|r| view! {
-                                            <tr>
+                                        {result.rows.into_iter().map(|r| {
+                                            let details = setting_details(&r.kind, &r.payload)
+                                                .unwrap_or_else(|| event_details(&r.payload));
+                                            let kind = r.kind.clone();
+                                            view! {
+                                            <tr data-kind=kind>
                                                 <td>{r.seq}</td>
                                                 <td>{utc_seconds(r.at)}</td>
                                                 <td>{r.actor}</td>
@@ -129,10 +145,11 @@ pub fn AuditPage() -> impl IntoView {
                                                 <td>{r.order_id}</td>
                                                 <td>{match (r.from_status, r.to_status) { (Some(f), Some(t)) => format!("{f} → {t}"), (None, Some(t)) => t, _ => String::new() }}</td>
                                                 <td class="small">
-                                                    {event_details(&r.payload)}
+                                                    {details}
                                                     <details><summary>"JSON"</summary><code class="mono">{r.payload}</code></details>
                                                 </td>
                                             </tr>
+                                            }
                                         }).collect_view()}
                                     </tbody>
                                 </table>

@@ -7,11 +7,13 @@ pub mod money;
 pub mod order;
 pub mod proposal;
 pub mod role;
+pub mod setting;
 pub mod user;
 
 pub use money::{Currency, Money, MoneyError};
 pub use order::{DeliveryEvent, DeliveryKind, OrderLine, OrderSnapshot, PastRefund};
 pub use role::{Role, RoleSet};
+pub use setting::{SettingChange, SettingKind};
 pub use user::{UserName, UserNameError, UserSummary};
 
 /// All times in Countersign are UTC.

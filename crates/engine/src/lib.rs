@@ -12,6 +12,7 @@ pub mod live;
 pub mod orders;
 pub mod policies;
 pub mod proposals;
+pub mod settings;
 pub mod widget;
 
 pub use crate::core::{Actor, Engine, EngineSettings};

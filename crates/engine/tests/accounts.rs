@@ -8,6 +8,7 @@ use domain::{Role, RoleSet, Timestamp};
 use engine::accounts::tokens::{authenticate_token, create_token, revoke_token};
 use engine::accounts::users::{AccountError, CreateUser, create_user};
 use engine::accounts::{LoginError, ThrottlePolicy, authenticate, disable_user};
+use engine::settings::ChangedBy;
 use storage::testing::TestDatabase;
 
 const PASSWORD: &str = "correct horse battery";
@@ -17,6 +18,7 @@ async fn with_user(name: &str, roles: &[Role]) -> TestDatabase {
     let test = TestDatabase::new().await;
     create_user(
         &test.db,
+        &ChangedBy::console(),
         CreateUser {
             name,
             display_name: None,
@@ -211,7 +213,9 @@ async fn a_successful_sign_in_clears_the_account_counter() {
 #[tokio::test]
 async fn a_disabled_user_cannot_sign_in() {
     let test = with_user("ada", &[Role::Approver]).await;
-    disable_user(&test.db, "ada", engine::now()).await.unwrap();
+    disable_user(&test.db, &ChangedBy::console(), "ada", engine::now())
+        .await
+        .unwrap();
     let result = sign_in(
         &test,
         &ThrottlePolicy::default(),
@@ -229,6 +233,7 @@ async fn a_user_name_can_be_taken_only_once() {
     let test = with_user("ada", &[Role::Approver]).await;
     let again = create_user(
         &test.db,
+        &ChangedBy::console(),
         CreateUser {
             name: "Ada",
             display_name: None,
@@ -278,7 +283,9 @@ async fn malformed_or_unknown_secrets_and_disabled_users_get_no_identity() {
             "{secret:?}"
         );
     }
-    disable_user(&test.db, "agent", now).await.unwrap();
+    disable_user(&test.db, &ChangedBy::console(), "agent", now)
+        .await
+        .unwrap();
     assert_eq!(
         authenticate_token(&test.db, &token.secret, now)
             .await

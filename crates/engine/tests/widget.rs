@@ -27,6 +27,7 @@ struct World {
 async fn user(test: &TestDatabase, name: &str, role: Role) -> Actor {
     let record = create_user(
         &test.db,
+        &engine::settings::ChangedBy::console(),
         CreateUser {
             name,
             display_name: None,

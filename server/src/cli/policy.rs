@@ -4,6 +4,7 @@ use crate::config::Settings;
 use crate::startup::open_database;
 use clap::Subcommand;
 use engine::policies::PolicyLibrary;
+use engine::settings::ChangedBy;
 use std::path::PathBuf;
 use storage::policies::ImportOutcome;
 
@@ -47,7 +48,10 @@ pub async fn run(command: PolicyCommand, settings: &Settings) -> anyhow::Result<
                     .ok_or_else(|| anyhow::anyhow!("the file has no `# ` title; give --title"))?,
             };
             let library = PolicyLibrary::load(db).await?;
-            match library.import(&slug, &title, &body).await? {
+            match library
+                .import(&ChangedBy::console(), &slug, &title, &body, engine::now())
+                .await?
+            {
                 ImportOutcome::Created { version } => {
                     println!("created {slug} at version {version}")
                 }

@@ -5,6 +5,7 @@ use crate::startup::open_database;
 use clap::Subcommand;
 use domain::{Role, RoleSet};
 use engine::accounts::users::CreateUser;
+use engine::settings::ChangedBy;
 use std::io::BufRead;
 
 #[derive(Subcommand)]
@@ -45,6 +46,7 @@ pub async fn run(command: UserCommand, settings: &Settings) -> anyhow::Result<()
             };
             let user = engine::accounts::create_user(
                 &db,
+                &ChangedBy::console(),
                 CreateUser {
                     name: &name,
                     display_name: display_name.as_deref(),
@@ -74,7 +76,8 @@ pub async fn run(command: UserCommand, settings: &Settings) -> anyhow::Result<()
             }
         }
         UserCommand::Disable { name } => {
-            engine::accounts::disable_user(&db, &name, engine::now()).await?;
+            engine::accounts::disable_user(&db, &ChangedBy::console(), &name, engine::now())
+                .await?;
             println!("disabled {name}; their sessions have ended");
         }
     }

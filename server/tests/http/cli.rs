@@ -134,3 +134,39 @@ async fn the_widget_commands_register_a_site_and_sign_a_token_that_opens_a_sessi
         .unwrap();
     assert_eq!(opened.customer.name, "customer3");
 }
+
+#[tokio::test]
+async fn accounts_made_or_disabled_at_the_console_are_in_the_audit_trail_as_the_console() {
+    let fresh = TestDatabase::new().await;
+    let workdir = tempfile::tempdir().unwrap();
+    countersign(
+        &fresh.url,
+        workdir.path(),
+        &["user", "add", "root", "--role", "admin"],
+    )
+    .await;
+    countersign(&fresh.url, workdir.path(), &["user", "disable", "root"]).await;
+
+    let filter = storage::journal::JournalFilter {
+        stream: Some(storage::journal::SETTINGS_STREAM.to_owned()),
+        ..Default::default()
+    };
+    let (events, _) = storage::journal::list(fresh.db.conn(), &filter, 0, 10)
+        .await
+        .unwrap();
+    let seen: Vec<(&str, &str)> = events
+        .iter()
+        .map(|e| (e.actor.as_str(), e.kind.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("system:cli", "user_created"),
+            ("system:cli", "user_disabled")
+        ]
+    );
+    let disabled: serde_json::Value = serde_json::from_str(&events[1].payload).unwrap();
+    assert_eq!(disabled["subject"], "user:root");
+    assert_eq!(disabled["before"], "enabled");
+    assert_eq!(disabled["after"], "disabled");
+}

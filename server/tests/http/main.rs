@@ -16,6 +16,7 @@ mod order_import;
 mod orders;
 mod queue;
 mod sessions;
+mod settings_audit;
 mod sign_in;
 mod support;
 mod widget;

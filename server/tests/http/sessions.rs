@@ -37,9 +37,14 @@ async fn disabling_a_user_ends_their_existing_session_at_once() {
     let cookie = app.session_cookie().unwrap();
     assert_eq!(app.me().await.status(), StatusCode::OK);
 
-    engine::accounts::disable_user(app.db(), "customer", engine::now())
-        .await
-        .unwrap();
+    engine::accounts::disable_user(
+        app.db(),
+        &engine::settings::ChangedBy::console(),
+        "customer",
+        engine::now(),
+    )
+    .await
+    .unwrap();
 
     assert_eq!(app.me().await.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(app.whoami().await, None);

@@ -1,7 +1,8 @@
 //! Creating, listing and disabling users.
 
 use super::passwords::{PasswordError, hash_password};
-use domain::{RoleSet, Timestamp, UserName, UserNameError};
+use crate::settings::{ChangedBy, record};
+use domain::{RoleSet, SettingChange, SettingKind, Timestamp, UserName, UserNameError};
 use storage::users::{NewUser, UserRecord};
 use storage::{Database, StorageError, ids::new_id};
 
@@ -52,6 +53,7 @@ fn is_plain_display_name(name: &str) -> bool {
 /// [`AccountError`] for invalid input or a taken name.
 pub async fn create_user(
     db: &Database,
+    by: &ChangedBy,
     input: CreateUser<'_>,
     now: Timestamp,
 ) -> Result<UserRecord, AccountError> {
@@ -82,6 +84,12 @@ pub async fn create_user(
         StorageError::Conflict { .. } => AccountError::NameTaken(name.to_string()),
         other => AccountError::Storage(other),
     })?;
+    let change = SettingChange {
+        subject: format!("user:{name}"),
+        before: None,
+        after: Some(format!("roles {}", input.roles)),
+    };
+    record(&*tx, by, SettingKind::UserCreated, change, now).await?;
     tx.commit().await?;
     storage::users::find_by_id(db.conn(), &id)
         .await?
@@ -92,10 +100,24 @@ pub async fn create_user(
 ///
 /// # Errors
 /// [`AccountError::NoSuchUser`].
-pub async fn disable_user(db: &Database, name: &str, now: Timestamp) -> Result<(), AccountError> {
-    let user = find(db, name).await?;
+pub async fn disable_user(
+    db: &Database,
+    by: &ChangedBy,
+    name: &str,
+    now: Timestamp,
+) -> Result<(), AccountError> {
     let tx = db.begin_write().await?;
+    // Read inside the transaction: the journaled "before" is what changed.
+    let user = find(&*tx, name).await?;
     storage::users::disable(&*tx, &user.id, now).await?;
+    record(
+        &*tx,
+        by,
+        SettingKind::UserDisabled,
+        enabled_change(&user, false),
+        now,
+    )
+    .await?;
     tx.commit().await?;
     Ok(())
 }
@@ -104,10 +126,24 @@ pub async fn disable_user(db: &Database, name: &str, now: Timestamp) -> Result<(
 ///
 /// # Errors
 /// [`AccountError::NoSuchUser`].
-pub async fn enable_user(db: &Database, name: &str) -> Result<(), AccountError> {
-    let user = find(db, name).await?;
+pub async fn enable_user(
+    db: &Database,
+    by: &ChangedBy,
+    name: &str,
+    now: Timestamp,
+) -> Result<(), AccountError> {
     let tx = db.begin_write().await?;
+    // Read inside the transaction: the journaled "before" is what changed.
+    let user = find(&*tx, name).await?;
     storage::users::enable(&*tx, &user.id).await?;
+    record(
+        &*tx,
+        by,
+        SettingKind::UserEnabled,
+        enabled_change(&user, true),
+        now,
+    )
+    .await?;
     tx.commit().await?;
     Ok(())
 }
@@ -119,22 +155,44 @@ pub async fn enable_user(db: &Database, name: &str) -> Result<(), AccountError> 
 /// [`AccountError::NoSuchUser`], [`AccountError::NoRoles`].
 pub async fn set_user_roles(
     db: &Database,
+    by: &ChangedBy,
     name: &str,
     roles: &RoleSet,
+    now: Timestamp,
 ) -> Result<(), AccountError> {
     if roles.is_empty() {
         return Err(AccountError::NoRoles);
     }
-    let user = find(db, name).await?;
     let tx = db.begin_write().await?;
+    // Read inside the transaction: the journaled "before" is what changed.
+    let user = find(&*tx, name).await?;
     storage::users::set_roles(&*tx, &user.id, roles).await?;
+    let change = SettingChange {
+        subject: format!("user:{}", user.name),
+        before: Some(user.roles.to_string()),
+        after: Some(roles.to_string()),
+    };
+    record(&*tx, by, SettingKind::RolesChanged, change, now).await?;
     tx.commit().await?;
     Ok(())
 }
 
-async fn find(db: &Database, name: &str) -> Result<storage::users::UserRecord, AccountError> {
+/// A user's sign-in state before (as loaded) and after a change.
+fn enabled_change(user: &UserRecord, enabled_after: bool) -> SettingChange {
+    let state = |enabled: bool| if enabled { "enabled" } else { "disabled" }.to_owned();
+    SettingChange {
+        subject: format!("user:{}", user.name),
+        before: Some(state(!user.disabled)),
+        after: Some(state(enabled_after)),
+    }
+}
+
+async fn find(
+    db: &impl storage::ConnectionTrait,
+    name: &str,
+) -> Result<storage::users::UserRecord, AccountError> {
     let name = UserName::parse(name)?;
-    storage::users::find_by_name(db.conn(), name.as_str())
+    storage::users::find_by_name(db, name.as_str())
         .await?
         .ok_or_else(|| AccountError::NoSuchUser(name.to_string()))
 }

@@ -73,6 +73,7 @@ pub async fn seed_demo(
     for (name, display_name, roles) in DEMO_USERS {
         let user = create_user(
             db,
+            &crate::settings::ChangedBy::system("demo"),
             CreateUser {
                 name,
                 display_name: Some(display_name),

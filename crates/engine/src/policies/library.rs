@@ -3,6 +3,8 @@
 
 use super::index::{IndexError, IndexedDocument, PolicyHit, PolicyIndex};
 use super::sections::split_sections;
+use crate::settings::{ChangedBy, record};
+use domain::{SettingChange, SettingKind, Timestamp};
 use std::sync::{Arc, RwLock};
 use storage::policies::ImportOutcome;
 use storage::{Database, StorageError};
@@ -19,6 +21,12 @@ pub enum PolicyError {
     InvalidTitle,
     #[error("policy body must not be empty and at most 1 MiB")]
     InvalidBody,
+}
+
+/// How the audit trail names a policy version: its title and short hash.
+fn version_label(title: &str, content_hash: &str) -> String {
+    let short = content_hash.get(..12).unwrap_or(content_hash);
+    format!("{title} (version {short})")
 }
 
 /// A cited section at a specific version.
@@ -66,9 +74,11 @@ impl PolicyLibrary {
     /// Invalid input or storage failures.
     pub async fn import(
         &self,
+        by: &ChangedBy,
         slug: &str,
         title: &str,
         body: &str,
+        now: Timestamp,
     ) -> Result<ImportOutcome, PolicyError> {
         let valid_slug = !slug.is_empty()
             && slug.len() <= 128
@@ -85,8 +95,27 @@ impl PolicyLibrary {
             return Err(PolicyError::InvalidBody);
         }
         let tx = self.db.begin_write().await?;
-        let outcome =
-            storage::policies::import(&*tx, slug, title.trim(), body, crate::now()).await?;
+        let before = storage::policies::current_versions(&*tx)
+            .await?
+            .into_iter()
+            .find(|(current, _)| current == slug)
+            .map(|(_, version)| version_label(&version.title, &version.content_hash));
+        let outcome = storage::policies::import(&*tx, slug, title.trim(), body, now).await?;
+        let after = match &outcome {
+            ImportOutcome::Created { version } | ImportOutcome::NewVersion { version } => {
+                Some(version_label(title.trim(), version))
+            }
+            ImportOutcome::Unchanged { .. } => None,
+        };
+        // Uploading the text in force again changes nothing worth a record.
+        if let Some(after) = after {
+            let change = SettingChange {
+                subject: format!("policy:{slug}"),
+                before,
+                after: Some(after),
+            };
+            record(&*tx, by, SettingKind::PolicyPublished, change, now).await?;
+        }
         tx.commit().await?;
         self.reload().await?;
         Ok(outcome)

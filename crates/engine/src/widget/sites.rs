@@ -2,7 +2,8 @@
 
 use super::keys::{NewSigningKey, generate};
 use crate::Actor;
-use domain::{Role, Timestamp};
+use crate::settings::{ChangedBy, record};
+use domain::{Role, SettingChange, SettingKind, Timestamp};
 use storage::widget::{WidgetKey, WidgetSite};
 use storage::{Database, StorageError, ids::new_id};
 
@@ -180,6 +181,19 @@ pub async fn register_site(
         other => other?,
     }
     storage::widget::insert_key(&*tx, &stored_key).await?;
+    let change = SettingChange {
+        subject: format!("widget_site:{}", site.id),
+        before: None,
+        after: Some(format!("{} at {origin}, key {}", site.name, key.key_id)),
+    };
+    record(
+        &*tx,
+        &ChangedBy::person(actor),
+        SettingKind::WidgetSiteAdded,
+        change,
+        now,
+    )
+    .await?;
     tx.commit().await?;
     tracing::info!(site.id = %site.id, %origin, by = %actor.name, "widget site registered");
     Ok(key)
@@ -202,6 +216,19 @@ pub async fn add_key(
     }
     let (key, stored_key) = make_key(site_id, actor, now)?;
     storage::widget::insert_key(&*tx, &stored_key).await?;
+    let change = SettingChange {
+        subject: format!("widget_site:{site_id}"),
+        before: None,
+        after: Some(format!("key {}", key.key_id)),
+    };
+    record(
+        &*tx,
+        &ChangedBy::person(actor),
+        SettingKind::WidgetKeyAdded,
+        change,
+        now,
+    )
+    .await?;
     tx.commit().await?;
     tracing::info!(site.id = %site_id, key.id = %key.key_id, by = %actor.name, "widget key added");
     Ok(key)
@@ -226,6 +253,19 @@ pub async fn revoke_key(
             key: key_id.to_owned(),
         });
     }
+    let change = SettingChange {
+        subject: format!("widget_site:{site_id}"),
+        before: Some(format!("key {key_id} active")),
+        after: Some(format!("key {key_id} revoked")),
+    };
+    record(
+        &*tx,
+        &ChangedBy::person(actor),
+        SettingKind::WidgetKeyRevoked,
+        change,
+        now,
+    )
+    .await?;
     tx.commit().await?;
     tracing::info!(site.id = %site_id, key.id = %key_id, by = %actor.name, "widget key revoked");
     Ok(())
@@ -244,10 +284,27 @@ pub async fn set_site_enabled(
 ) -> Result<(), SiteAdminError> {
     require_admin(actor)?;
     let tx = db.begin_write().await?;
+    let Some(site) = storage::widget::find_site(&*tx, site_id).await? else {
+        return Err(SiteAdminError::NoSuchSite(site_id.to_owned()));
+    };
     let disabled_at = (!enabled).then_some(now);
     if !storage::widget::set_site_disabled(&*tx, site_id, disabled_at).await? {
         return Err(SiteAdminError::NoSuchSite(site_id.to_owned()));
     }
+    let state = |enabled: bool| if enabled { "enabled" } else { "disabled" }.to_owned();
+    let change = SettingChange {
+        subject: format!("widget_site:{site_id}"),
+        before: Some(state(site.disabled_at.is_none())),
+        after: Some(state(enabled)),
+    };
+    record(
+        &*tx,
+        &ChangedBy::person(actor),
+        SettingKind::WidgetSiteChanged,
+        change,
+        now,
+    )
+    .await?;
     tx.commit().await?;
     tracing::info!(site.id = %site_id, enabled, by = %actor.name, "widget site changed");
     Ok(())

@@ -171,6 +171,7 @@ impl Harness {
     pub async fn staff(&self, name: &str, roles: &[Role]) -> Actor {
         engine::accounts::create_user(
             &self.engine.db,
+            &engine::settings::ChangedBy::console(),
             engine::accounts::users::CreateUser {
                 name,
                 display_name: None,

@@ -29,6 +29,10 @@ pub use journal_event::Model as JournalEvent;
 /// The stream of events not tied to a proposal.
 pub const SYSTEM_STREAM: &str = "system";
 
+/// The stream of settings changes (limits, thresholds, accounts, roles,
+/// policies, widget sites): who may move money is audited in one chain.
+pub const SETTINGS_STREAM: &str = "settings";
+
 /// The stream of an order's own events (fed by its shop, refunds recorded
 /// from other channels), beside its proposals' streams.
 pub fn order_stream(order_id: &str) -> String {
@@ -95,6 +99,8 @@ pub async fn first_event_at(
 #[derive(Debug, Clone, Default)]
 pub struct JournalFilter {
     pub proposal_id: Option<String>,
+    /// Events of one stream, e.g. [`SETTINGS_STREAM`].
+    pub stream: Option<String>,
     pub order_id: Option<String>,
     pub actor: Option<String>,
     pub kind: Option<String>,
@@ -154,6 +160,9 @@ fn filtered(filter: &JournalFilter) -> sea_orm::Select<journal_event::Entity> {
     let mut query = journal_event::Entity::find();
     if let Some(v) = &filter.proposal_id {
         // A proposal's events are its stream (served by the stream index).
+        query = query.filter(journal_event::Column::Stream.eq(v.clone()));
+    }
+    if let Some(v) = &filter.stream {
         query = query.filter(journal_event::Column::Stream.eq(v.clone()));
     }
     if let Some(v) = &filter.order_id {

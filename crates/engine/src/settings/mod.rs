@@ -1,0 +1,11 @@
+//! Settings changes: approval limits and four-eyes thresholds here; accounts,
+//! roles, policies and widget sites in their own modules. Every change is
+//! journaled in the transaction that makes it, with who made it, when, and
+//! the value before and after (see [`domain::setting`]).
+
+mod journal;
+mod limits;
+
+pub use journal::ChangedBy;
+pub(crate) use journal::record;
+pub use limits::{LimitError, set_approval_limit, set_four_eyes_threshold};

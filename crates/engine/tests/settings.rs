@@ -1,0 +1,239 @@
+//! Settings that decide who may move money (approval limits, four-eyes
+//! thresholds, accounts and roles, policies) change only through use cases
+//! that journal who changed what, when, and the value before and after, in
+//! the change's own transaction. SQLite by default, PostgreSQL when
+//! `TEST_DATABASE_URL` is set.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use chrono::TimeZone;
+use domain::{Currency, Money, Role, RoleSet, SettingChange, Timestamp};
+use engine::accounts::users::{CreateUser, create_user};
+use engine::accounts::{disable_user, enable_user, set_user_roles};
+use engine::policies::PolicyLibrary;
+use engine::settings::{ChangedBy, LimitError, set_approval_limit, set_four_eyes_threshold};
+use storage::journal::{ChainReport, JournalEvent, JournalFilter, SETTINGS_STREAM};
+use storage::testing::TestDatabase;
+
+/// The injected clock: every change happens at a known instant.
+fn at(minute: u32) -> Timestamp {
+    chrono::Utc
+        .with_ymd_and_hms(2026, 12, 1, 9, minute, 0)
+        .single()
+        .unwrap()
+}
+
+fn eur(minor: i64) -> Money {
+    Money::new(minor, Currency::parse("EUR").unwrap())
+}
+
+async fn user(test: &TestDatabase, name: &str, roles: &[Role]) -> String {
+    create_user(
+        &test.db,
+        &ChangedBy::system("test-setup"),
+        CreateUser {
+            name,
+            display_name: None,
+            password: "correct horse battery",
+            roles: RoleSet::new(roles.iter().copied()),
+        },
+        at(0),
+    )
+    .await
+    .unwrap()
+    .id
+}
+
+/// The settings changes made by `by`, oldest first.
+async fn changes_by(test: &TestDatabase, by: &ChangedBy) -> Vec<JournalEvent> {
+    let filter = JournalFilter {
+        stream: Some(SETTINGS_STREAM.to_owned()),
+        actor: Some(by.journal_name().to_owned()),
+        ..JournalFilter::default()
+    };
+    storage::journal::list(test.db.conn(), &filter, 0, 100)
+        .await
+        .unwrap()
+        .0
+}
+
+fn change(event: &JournalEvent) -> SettingChange {
+    serde_json::from_str(&event.payload).unwrap()
+}
+
+fn before_after(event: &JournalEvent) -> (Option<String>, Option<String>) {
+    let change = change(event);
+    (change.before, change.after)
+}
+
+async fn assert_chain_intact(test: &TestDatabase) {
+    let report = storage::journal::verify_chain(test.db.conn())
+        .await
+        .unwrap();
+    assert!(matches!(report, ChainReport::Intact { .. }), "{report:?}");
+}
+
+#[tokio::test]
+async fn raising_an_approvers_limit_is_journaled_with_who_when_and_the_limit_before_and_after() {
+    let test = TestDatabase::new().await;
+    let approver = user(&test, "ana", &[Role::Approver]).await;
+    let admin = ChangedBy::system("admin-console");
+
+    set_approval_limit(&test.db, &admin, &approver, eur(25_000), at(1))
+        .await
+        .unwrap();
+    set_approval_limit(&test.db, &admin, &approver, eur(500_000), at(2))
+        .await
+        .unwrap();
+
+    let events = changes_by(&test, &admin).await;
+    assert_eq!(events.len(), 2);
+    assert!(events.iter().all(|e| e.kind == "approval_limit_set"));
+    assert_eq!(change(&events[0]).subject, "user:ana");
+    assert_eq!(before_after(&events[0]), (None, Some("250.00 EUR".into())));
+    assert_eq!(
+        before_after(&events[1]),
+        (Some("250.00 EUR".into()), Some("5000.00 EUR".into()))
+    );
+    assert_eq!((events[0].at, events[1].at), (at(1), at(2)));
+    assert_eq!(events[1].actor, "system:admin-console");
+    assert_chain_intact(&test).await;
+}
+
+#[tokio::test]
+async fn a_limit_refused_for_someone_who_is_not_an_approver_leaves_no_trace_in_the_journal() {
+    let test = TestDatabase::new().await;
+    let customer = user(&test, "cleo", &[Role::Customer]).await;
+    let admin = ChangedBy::console();
+
+    let refused = set_approval_limit(&test.db, &admin, &customer, eur(100), at(1)).await;
+
+    assert!(matches!(refused, Err(LimitError::NotAnApprover(name)) if name == "cleo"));
+    assert!(changes_by(&test, &admin).await.is_empty());
+    let stored = storage::limits::approval_limits(test.db.conn(), &customer)
+        .await
+        .unwrap();
+    assert!(stored.is_empty());
+}
+
+#[tokio::test]
+async fn lowering_the_four_eyes_threshold_is_journaled_with_the_threshold_before_and_after() {
+    let test = TestDatabase::new().await;
+    let admin = ChangedBy::console();
+
+    set_four_eyes_threshold(&test.db, &admin, eur(40_000), at(1))
+        .await
+        .unwrap();
+    set_four_eyes_threshold(&test.db, &admin, eur(10_000), at(2))
+        .await
+        .unwrap();
+
+    let events = changes_by(&test, &admin).await;
+    assert_eq!(events.len(), 2);
+    assert!(events.iter().all(|e| e.kind == "four_eyes_threshold_set"));
+    assert_eq!(change(&events[1]).subject, "currency:EUR");
+    assert_eq!(
+        before_after(&events[1]),
+        (Some("400.00 EUR".into()), Some("100.00 EUR".into()))
+    );
+    assert_eq!(events[1].at, at(2));
+    assert_chain_intact(&test).await;
+}
+
+#[tokio::test]
+async fn granting_a_role_and_disabling_and_enabling_an_account_are_journaled_with_before_and_after()
+{
+    let test = TestDatabase::new().await;
+    user(&test, "ben", &[Role::Customer]).await;
+    let admin = ChangedBy::console();
+
+    create_user(
+        &test.db,
+        &admin,
+        CreateUser {
+            name: "dora",
+            display_name: None,
+            password: "correct horse battery",
+            roles: RoleSet::new([Role::Approver]),
+        },
+        at(1),
+    )
+    .await
+    .unwrap();
+    let approver_and_manager = RoleSet::new([Role::Approver, Role::Manager]);
+    set_user_roles(&test.db, &admin, "ben", &approver_and_manager, at(2))
+        .await
+        .unwrap();
+    disable_user(&test.db, &admin, "ben", at(3)).await.unwrap();
+    enable_user(&test.db, &admin, "ben", at(4)).await.unwrap();
+
+    let events = changes_by(&test, &admin).await;
+    let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "user_created",
+            "roles_changed",
+            "user_disabled",
+            "user_enabled"
+        ]
+    );
+    assert_eq!(change(&events[0]).subject, "user:dora");
+    assert_eq!(
+        before_after(&events[0]),
+        (None, Some("roles approver".into()))
+    );
+    assert_eq!(change(&events[1]).subject, "user:ben");
+    assert_eq!(
+        before_after(&events[1]),
+        (
+            Some(RoleSet::new([Role::Customer]).to_string()),
+            Some(approver_and_manager.to_string())
+        )
+    );
+    assert_eq!(
+        before_after(&events[2]),
+        (Some("enabled".into()), Some("disabled".into()))
+    );
+    assert_eq!(
+        before_after(&events[3]),
+        (Some("disabled".into()), Some("enabled".into()))
+    );
+    let times: Vec<Timestamp> = events.iter().map(|e| e.at).collect();
+    assert_eq!(times, [at(1), at(2), at(3), at(4)]);
+    assert_chain_intact(&test).await;
+}
+
+#[tokio::test]
+async fn publishing_a_changed_policy_is_journaled_with_the_version_before_and_after() {
+    let test = TestDatabase::new().await;
+    let library = PolicyLibrary::load(test.db.clone()).await.unwrap();
+    let admin = ChangedBy::console();
+    let body = "# Returns\n\n## Section 1\n\nThirty days.\n";
+    let changed = "# Returns\n\n## Section 1\n\nFourteen days.\n";
+
+    library
+        .import(&admin, "returns", "Returns", body, at(1))
+        .await
+        .unwrap();
+    library
+        .import(&admin, "returns", "Returns", changed, at(2))
+        .await
+        .unwrap();
+    // The text in force uploaded again changes nothing.
+    library
+        .import(&admin, "returns", "Returns", changed, at(3))
+        .await
+        .unwrap();
+
+    let events = changes_by(&test, &admin).await;
+    assert_eq!(events.len(), 2);
+    assert!(events.iter().all(|e| e.kind == "policy_published"));
+    let first = change(&events[0]);
+    let second = change(&events[1]);
+    assert_eq!(first.subject, "policy:returns");
+    assert_eq!(first.before, None);
+    assert_eq!(second.before, first.after);
+    assert_ne!(second.after, second.before);
+    assert!(second.after.unwrap().starts_with("Returns (version "));
+    assert_chain_intact(&test).await;
+}
