@@ -8,6 +8,7 @@ pub mod auth;
 pub mod chat;
 pub mod clock;
 pub mod components;
+pub mod csp;
 pub mod csrf;
 pub mod error;
 pub mod format;
@@ -36,6 +37,8 @@ pub type MeResource = Resource<Result<Option<domain::UserSummary>, error::AppErr
 
 /// The HTML document around the app (rendered on the server only).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    csp::adopt_response_nonce();
     view! {
         <!DOCTYPE html>
         <html lang="en">

@@ -130,6 +130,9 @@ pub async fn build_router(
         .layer(axum::middleware::from_fn(web::server_fns::limit_body))
         .layer(axum::middleware::from_fn(middleware::page_guard::guard))
         .layer(axum::middleware::from_fn(middleware::headers::no_store))
+        .layer(axum::middleware::from_fn(
+            middleware::headers::content_security,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             middleware::csrf::protect,

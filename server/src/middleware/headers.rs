@@ -1,11 +1,12 @@
 //! Response headers that keep answers where they belong: nothing a signed-in
-//! person saw is kept by a browser or a proxy cache, and over TLS the
-//! browser is told to use nothing else.
+//! person saw is kept by a browser or a proxy cache, over TLS the browser is
+//! told to use nothing else, and a page runs only the scripts we wrote.
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use http::{HeaderValue, header};
+use leptos::nonce::Nonce;
 
 /// One year, and every subdomain: the deployment serves over TLS only.
 const HSTS: &str = "max-age=31536000; includeSubDomains";
@@ -38,6 +39,41 @@ pub async fn transport_security(
             header::STRICT_TRANSPORT_SECURITY,
             HeaderValue::from_static(HSTS),
         );
+    }
+    response
+}
+
+/// The pages' policy: everything from our origin only; a script runs only
+/// if it carries this response's nonce (the inline hydration loader and the
+/// streamed chunks Leptos writes) or is a file we serve (the wasm bundle's
+/// JS, which the loader imports). Not `'strict-dynamic'`: Leptos' preload
+/// links for that bundle carry no nonce, so Chromium would refuse them.
+/// `'wasm-unsafe-eval'` lets the browser compile our wasm, and nothing else.
+/// No `'unsafe-inline'` anywhere: an injected `<script>`, `onclick=` or
+/// `style=` does nothing.
+pub fn page_policy(nonce: &str) -> String {
+    format!(
+        "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; \
+         style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; \
+         form-action 'self'; frame-ancestors 'self'"
+    )
+}
+
+/// A fresh nonce for every request, handed to the page render (see
+/// `app::csp`) and named in the answer's Content-Security-Policy. Answers
+/// that bring their own policy (the widget frame) keep it.
+pub async fn content_security(mut request: Request, next: Next) -> Response {
+    let nonce = Nonce::new();
+    request.extensions_mut().insert(nonce.clone());
+    let mut response = next.run(request).await;
+    if !response
+        .headers()
+        .contains_key(header::CONTENT_SECURITY_POLICY)
+        && let Ok(policy) = HeaderValue::from_str(&page_policy(&nonce))
+    {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_SECURITY_POLICY, policy);
     }
     response
 }

@@ -119,3 +119,61 @@ async fn a_path_with_dot_segments_is_normalised_before_the_page_guard_decides() 
     assert_eq!(raw(&app, "GET", "/../admin").await.0, 400);
     assert_eq!(raw(&app, "POST", "/./fn/reject_proposal").await.0, 400);
 }
+
+/// The `nonce-…` source of a page's script policy.
+fn script_nonce(policy: &str) -> String {
+    let script_src = policy
+        .split(';')
+        .map(str::trim)
+        .find(|directive| directive.starts_with("script-src "))
+        .unwrap_or_else(|| panic!("no script-src in {policy}"));
+    assert!(
+        !script_src.contains("'unsafe-inline'") && !script_src.contains("'unsafe-eval'"),
+        "{script_src}"
+    );
+    script_src
+        .split_whitespace()
+        .find_map(|source| source.strip_prefix("'nonce-")?.strip_suffix('\''))
+        .unwrap_or_else(|| panic!("no nonce in {script_src}"))
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_page_runs_only_the_scripts_that_carry_its_own_fresh_nonce() {
+    let app = TestApp::spawn().await;
+    let mut nonces = Vec::new();
+    for _ in 0..2 {
+        let response = app.get("/login").await;
+        let policy = response
+            .headers()
+            .get("content-security-policy")
+            .and_then(|v| v.to_str().ok())
+            .unwrap()
+            .to_owned();
+        let html = response.text().await.unwrap();
+        for directive in [
+            "default-src 'self'",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "form-action 'self'",
+            "frame-ancestors 'self'",
+        ] {
+            assert!(policy.contains(directive), "{directive} in {policy}");
+        }
+        assert!(!policy.contains("'unsafe-inline'"), "{policy}");
+        let nonce = script_nonce(&policy);
+        // Every script the page carries, the hydration loader among them,
+        // has this response's nonce.
+        let scripts: Vec<&str> = html.split("<script").skip(1).collect();
+        assert!(!scripts.is_empty(), "{html}");
+        for script in scripts {
+            let tag = script.split('>').next().unwrap();
+            assert!(
+                tag.contains(&format!("nonce=\"{nonce}\"")),
+                "a script without the nonce {nonce}: <script{tag}>"
+            );
+        }
+        nonces.push(nonce);
+    }
+    assert_ne!(nonces[0], nonces[1], "a nonce is never reused");
+}
