@@ -1,8 +1,8 @@
 //! Chooses the model that drives the chat agents from the settings: the
 //! offline rules (the embedded default) or an OpenAI-compatible server.
 
-use crate::config::{ModelBackend, Settings};
-use engine::assistant::{Assistant, OpenAiCompatible, OpenAiConfig};
+use crate::config::{ModelBackend, ModelOutputCapField, Settings};
+use engine::assistant::{Assistant, OpenAiCompatible, OpenAiConfig, OutputCapField};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +19,12 @@ pub fn assistant(settings: &Settings) -> anyhow::Result<Assistant> {
             let mut config = OpenAiConfig::new(base_url, model);
             config.api_key = settings.model_api_key.clone();
             config.timeout = Duration::from_secs(settings.model_timeout_seconds);
+            config.temperature = Some(settings.model_temperature);
+            config.max_output_tokens = Some(settings.model_max_output_tokens);
+            config.output_cap_field = match settings.model_output_cap_field {
+                ModelOutputCapField::MaxTokens => OutputCapField::MaxTokens,
+                ModelOutputCapField::MaxCompletionTokens => OutputCapField::MaxCompletionTokens,
+            };
             let model = OpenAiCompatible::new(config.clone())?;
             tracing::info!(model = ?config, "chat agents use an OpenAI-compatible model");
             Ok(Assistant::new(Arc::new(model))?)

@@ -95,6 +95,17 @@ pub struct Settings {
     pub model_name: Option<String>,
     /// Limit for one model call attempt (transient failures are retried twice).
     pub model_timeout_seconds: u64,
+    /// Sampling temperature sent with every model call (0 to 2). Low: the
+    /// agents look facts up and cite them. Ollama and vLLM use 1.0 when
+    /// none is sent.
+    pub model_temperature: f64,
+    /// Most tokens one model answer may have. A reply cut off there is
+    /// never shown: the turn fails with a "could not finish" note.
+    pub model_max_output_tokens: u32,
+    /// The request field of that cap: `max_tokens` (Ollama, vLLM,
+    /// llama.cpp, most OpenAI models) or `max_completion_tokens` (OpenAI's
+    /// reasoning models, which refuse `max_tokens`).
+    pub model_output_cap_field: ModelOutputCapField,
 }
 
 impl fmt::Debug for Settings {
@@ -156,6 +167,9 @@ impl fmt::Debug for Settings {
             .field("model_api_key", &self.model_api_key)
             .field("model_name", &self.model_name)
             .field("model_timeout_seconds", &self.model_timeout_seconds)
+            .field("model_temperature", &self.model_temperature)
+            .field("model_max_output_tokens", &self.model_max_output_tokens)
+            .field("model_output_cap_field", &self.model_output_cap_field)
             .finish()
     }
 }
@@ -169,6 +183,15 @@ pub enum ModelBackend {
     Offline,
     /// An OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp).
     Openai,
+}
+
+/// Which request field carries the model's output cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelOutputCapField {
+    #[default]
+    MaxTokens,
+    MaxCompletionTokens,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -217,6 +240,9 @@ impl Default for Settings {
             model_api_key: None,
             model_name: None,
             model_timeout_seconds: 60,
+            model_temperature: 0.2,
+            model_max_output_tokens: 1024,
+            model_output_cap_field: ModelOutputCapField::MaxTokens,
         }
     }
 }
@@ -317,6 +343,16 @@ impl Settings {
         if self.model_timeout_seconds < 1 {
             return Err(ConfigError::Invalid(
                 "model_timeout_seconds must be at least 1".into(),
+            ));
+        }
+        if !(0.0..=2.0).contains(&self.model_temperature) {
+            return Err(ConfigError::Invalid(
+                "model_temperature must be between 0 and 2".into(),
+            ));
+        }
+        if self.model_max_output_tokens < 16 {
+            return Err(ConfigError::Invalid(
+                "model_max_output_tokens must be at least 16".into(),
             ));
         }
         if let Some(url) = &self.public_url
@@ -494,6 +530,24 @@ mod tests {
             assert_eq!(settings.model_backend, ModelBackend::Openai);
             assert_eq!(settings.model_name.as_deref(), Some("qwen2.5:7b"));
             assert!(settings.model_api_key.is_some());
+            assert_eq!(settings.model_temperature, 0.2);
+            assert_eq!(settings.model_max_output_tokens, 1024);
+            jail.set_env("COUNTERSIGN_MODEL_TEMPERATURE", "0");
+            jail.set_env("COUNTERSIGN_MODEL_MAX_OUTPUT_TOKENS", "2048");
+            jail.set_env(
+                "COUNTERSIGN_MODEL_OUTPUT_CAP_FIELD",
+                "max_completion_tokens",
+            );
+            let tuned = Settings::load().map_err(|e| e.to_string())?;
+            assert_eq!(tuned.model_temperature, 0.0);
+            assert_eq!(tuned.model_max_output_tokens, 2048);
+            assert_eq!(
+                tuned.model_output_cap_field,
+                ModelOutputCapField::MaxCompletionTokens
+            );
+            jail.set_env("COUNTERSIGN_MODEL_TEMPERATURE", "3");
+            let error = Settings::load().map(|_| ()).unwrap_err().to_string();
+            assert!(error.contains("model_temperature"), "{error}");
             Ok(())
         });
         assert_eq!(Settings::default().model_backend, ModelBackend::Offline);

@@ -699,3 +699,115 @@ async fn the_openapi_document_describes_the_chat_endpoints() {
     }
     assert!(document["components"]["schemas"]["TurnView"].is_object());
 }
+
+/// An Ollama-like model server: it cuts its first reply off at the output
+/// cap, and, like vLLM serving a Mistral or Gemma chat template, refuses a
+/// conversation whose user and assistant turns do not alternate.
+async fn cutting_off_model_server() -> (String, Arc<std::sync::Mutex<Vec<Value>>>) {
+    use axum::{Json, Router, extract::State, http::StatusCode as Status, routing::post};
+    type Seen = Arc<std::sync::Mutex<Vec<Value>>>;
+    async fn complete(State(seen): State<Seen>, Json(body): Json<Value>) -> (Status, Json<Value>) {
+        let calls = {
+            let mut seen = seen.lock().unwrap();
+            seen.push(body.clone());
+            seen.len()
+        };
+        let roles: Vec<&str> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["role"].as_str())
+            .filter(|role| *role != "system")
+            .collect();
+        if roles.windows(2).any(|pair| pair == ["user", "user"]) {
+            return (
+                Status::BAD_REQUEST,
+                Json(
+                    json!({ "object": "error", "code": 400, "type": "BadRequestError",
+                    "message": "Conversation roles must alternate user/assistant/user/assistant/..." }),
+                ),
+            );
+        }
+        let (content, finish_reason) = if calls == 1 {
+            ("Your order 4821 was delivered 12 days ago (orde", "length")
+        } else {
+            ("Hello! Which order is it about?", "stop")
+        };
+        (
+            Status::OK,
+            Json(json!({
+                "id": "chatcmpl-7", "object": "chat.completion", "created": 1_733_000_000,
+                "model": "qwen2.5:7b", "system_fingerprint": "fp_ollama",
+                "choices": [{ "index": 0, "finish_reason": finish_reason,
+                              "message": { "role": "assistant", "content": content } }],
+                "usage": { "prompt_tokens": 2100, "completion_tokens": 512, "total_tokens": 2612 },
+            })),
+        )
+    }
+    let seen: Seen = Arc::default();
+    let app = Router::new()
+        .route("/v1/chat/completions", post(complete))
+        .with_state(seen.clone());
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (address, seen)
+}
+
+#[tokio::test]
+async fn a_reply_cut_off_by_the_model_reaches_the_customer_as_could_not_finish_and_the_resend_is_accepted()
+ {
+    let (base_url, seen) = cutting_off_model_server().await;
+    let app = ChatApp::spawn_with(|settings| {
+        settings.model_backend = ModelBackend::Openai;
+        settings.model_base_url = Some(base_url);
+        settings.model_name = Some("qwen2.5:7b".into());
+        settings.model_temperature = 0.1;
+        settings.model_max_output_tokens = 512;
+    })
+    .await;
+    let customer = app.token("customer").await;
+    let response = app
+        .post(&customer, "/api/v1/conversations", &json!({}))
+        .await;
+    let id = response.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let path = format!("/api/v1/conversations/{id}/messages");
+
+    let cut = app
+        .post(&customer, &path, &json!({ "text": "where is 4821?" }))
+        .await;
+    assert_eq!(cut.status(), StatusCode::BAD_GATEWAY);
+    let error: Value = cut.json().await.unwrap();
+    assert_eq!(error["error"]["code"], "model_failed");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("truncated"),
+        "{error}"
+    );
+    let conversation: Value = app
+        .get(&customer, &format!("/api/v1/conversations/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let texts: Vec<&str> = conversation["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["where is 4821?", engine::assistant::FAILED_NOTE]);
+
+    let resent = app.say(&customer, &id, "where is 4821?").await;
+    assert_eq!(reply(&resent), "Hello! Which order is it about?");
+
+    let requests = seen.lock().unwrap().clone();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0]["temperature"], json!(0.1));
+    assert_eq!(requests[0]["max_tokens"], json!(512));
+}

@@ -176,6 +176,21 @@ impl Ledger {
             .collect()
     }
 
+    /// A question to the customer about `order_id` (or about no order in
+    /// particular) that they have not replied to yet. A refund must not be
+    /// proposed over it: the reply may change what is owed.
+    pub fn unanswered_customer_question(&self, order_id: &str) -> Option<&str> {
+        self.questions
+            .iter()
+            .find(|q| {
+                !q.closed
+                    && q.ask == Asker::Customer
+                    && q.replies.is_empty()
+                    && q.order_id.as_deref().is_none_or(|id| id == order_id)
+            })
+            .map(|q| q.question.as_str())
+    }
+
     /// The proposal this conversation already made for `order_id`.
     pub fn proposal_for(&self, order_id: &str) -> Option<&str> {
         self.proposals
@@ -251,7 +266,13 @@ mod tests {
             Some("4821".into()),
             Asker::Customer,
         );
+        assert_eq!(
+            ledger.unanswered_customer_question("4821"),
+            Some("Was the item opened?")
+        );
+        assert_eq!(ledger.unanswered_customer_question("4823"), None);
         ledger.customer_said("no, still sealed");
+        assert_eq!(ledger.unanswered_customer_question("4821"), None);
         let questions = ledger.open_questions_for("4821");
         assert_eq!(questions.len(), 1);
         assert_eq!(questions[0].answer.as_deref(), Some("no, still sealed"));

@@ -25,8 +25,9 @@ pub mod team;
 pub mod tools;
 
 pub use agents::{
-    ChatModel, ConversationState, Message, OpenAiCompatible, OpenAiConfig, OutcomeKind, Provenance,
-    Role, RunnerConfig, ScriptedModel, TurnControl, Workflow,
+    ChatModel, ConversationState, FAILED_NOTE, Message, OpenAiCompatible, OpenAiConfig,
+    OutcomeKind, OutputCapField, Provenance, Role, RunnerConfig, ScriptedModel, TurnControl,
+    Workflow,
 };
 pub use chat::{
     ChatError, Conversation, ConversationEvent, MAX_MESSAGE_CHARS, OpenConversationError, TurnEnd,

@@ -7,5 +7,6 @@
 mod access;
 mod evidence;
 mod flagship;
+mod model_path;
 mod runtime;
 mod support;

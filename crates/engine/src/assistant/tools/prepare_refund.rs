@@ -7,6 +7,7 @@
 //! the amount computed from the live order (a model's amount is checked,
 //! never used), with the conversation's open questions attached.
 
+use super::record_unknown::awaiting_customer;
 use super::{PREPARE_REFUND, normalize_order_id, scope, scoped_order};
 use crate::proposals::{EvidenceRef, SubmitError, SubmitProposal};
 use agents::{Provenance, Tool, ToolContext, ToolOutcome, parse_arguments};
@@ -118,6 +119,9 @@ impl Tool for PrepareRefund {
         // conversation read, not evidence the model says it read.
         let (order_reading, policy_readings, open_questions, existing) = {
             let ledger = scope.ledger();
+            if let Some(wait) = awaiting_customer(ctx, &ledger, &order_id) {
+                return wait;
+            }
             let Some(order_reading) = ledger.order_evidence(&order_id).cloned() else {
                 return ToolOutcome::refused(format!(
                     "no evidence: order {order_id} has not been read in this conversation; call get_order first"

@@ -3,6 +3,7 @@
 //! proposal's open questions) and the model is told to ask it, not guess.
 
 use super::{RECORD_UNKNOWN, normalize_order_id, scope};
+use crate::assistant::ledger::Ledger;
 use agents::{Tool, ToolContext, ToolOutcome, parse_arguments};
 use async_trait::async_trait;
 use domain::proposal::Asker;
@@ -34,6 +35,40 @@ pub struct RecordedQuestion {
     pub instruction: String,
 }
 
+/// The refusal `prepare_refund` gives while a question to the customer
+/// about `order_id` waits for their reply: one recorded earlier without a
+/// reply since, or one a `record_unknown` call in the same model response
+/// is recording (the calls of a response run concurrently, so the ledger
+/// may not hold it yet). The wait is a rule here, not a hope in the prompt.
+pub(super) fn awaiting_customer(
+    ctx: &ToolContext,
+    ledger: &Ledger,
+    order_id: &str,
+) -> Option<ToolOutcome> {
+    let being_asked = ctx
+        .batch()
+        .iter()
+        .filter(|call| call.name == RECORD_UNKNOWN && call.malformed_arguments.is_none())
+        .filter_map(|call| serde_json::from_value::<Args>(call.arguments.clone()).ok())
+        .find(|args| {
+            args.ask.unwrap_or(Asker::Customer) == Asker::Customer
+                && args
+                    .order_id
+                    .as_deref()
+                    .is_none_or(|id| normalize_order_id(id).is_ok_and(|id| id == order_id))
+        })
+        .map(|args| args.question);
+    let question = being_asked.or_else(|| {
+        ledger
+            .unanswered_customer_question(order_id)
+            .map(str::to_owned)
+    })?;
+    Some(ToolOutcome::refused(format!(
+        "the customer has not answered {:?} yet; nothing was prepared. Ask it in your reply and wait for their answer before preparing a refund for order {order_id}",
+        question.trim()
+    )))
+}
+
 #[async_trait]
 impl Tool for RecordUnknown {
     fn name(&self) -> &str {
@@ -41,7 +76,7 @@ impl Tool for RecordUnknown {
     }
 
     fn description(&self) -> &str {
-        "Record something the records cannot tell you (e.g. \"Was the item opened?\") as an explicit unknown instead of guessing. It is kept in the conversation and written into the proposal's open questions together with the customer's reply. After recording a question for the customer, ask it in your reply and wait for the answer."
+        "Record something the records cannot tell you (e.g. \"Was the item opened?\") as an explicit unknown instead of guessing. It is kept in the conversation and written into the proposal's open questions together with the customer's reply. After recording a question for the customer, ask it in your reply and wait for the answer: prepare_refund for that order is refused until the customer has replied."
     }
 
     fn parameters(&self) -> Value {

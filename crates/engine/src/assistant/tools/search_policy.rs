@@ -11,6 +11,9 @@ const MIN_QUERY_CHARS: usize = 2;
 const MAX_QUERY_CHARS: usize = 500;
 const DEFAULT_LIMIT: usize = 3;
 const MAX_LIMIT: usize = 5;
+/// Hex digits of a version hash the model reads: enough to tell versions
+/// of one document apart, a fifth of the tokens of the whole hash.
+pub const SHORT_VERSION_CHARS: usize = 12;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SearchPolicy;
@@ -37,7 +40,9 @@ pub struct PolicyPassage {
     pub reference: String,
     pub document: String,
     pub section: String,
-    /// The document version (content hash) the passage was read from.
+    /// The document version the passage was read from, shortened to
+    /// [`SHORT_VERSION_CHARS`]. The full content hash is in the result's
+    /// provenance, which the transcript keeps and the evidence cites.
     pub version: String,
     pub passage: String,
 }
@@ -104,24 +109,24 @@ impl Tool for SearchPolicy {
         if hits.is_empty() {
             return ToolOutcome::not_found(format!("a policy passage matching {query:?}"));
         }
+        let provenance: Vec<Provenance> = hits
+            .iter()
+            .map(|hit| Provenance {
+                source: hit.reference.clone(),
+                title: hit.document_title.clone(),
+                section: Some(hit.section_heading.clone()),
+                version: hit.version.clone(),
+                quote: Some(hit.passage.clone()),
+            })
+            .collect();
         let passages: Vec<PolicyPassage> = hits
             .into_iter()
             .map(|hit| PolicyPassage {
+                version: short_version(&hit.version),
                 reference: hit.reference,
                 document: hit.document_title,
                 section: hit.section_heading,
-                version: hit.version,
                 passage: hit.passage,
-            })
-            .collect();
-        let provenance: Vec<Provenance> = passages
-            .iter()
-            .map(|p| Provenance {
-                source: p.reference.clone(),
-                title: p.document.clone(),
-                section: Some(p.section.clone()),
-                version: p.version.clone(),
-                quote: Some(p.passage.clone()),
             })
             .collect();
         scope.ledger().read(&provenance);
@@ -134,4 +139,9 @@ impl Tool for SearchPolicy {
             provenance,
         )
     }
+}
+
+/// The first [`SHORT_VERSION_CHARS`] characters of `version`.
+fn short_version(version: &str) -> String {
+    version.chars().take(SHORT_VERSION_CHARS).collect()
 }
