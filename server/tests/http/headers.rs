@@ -142,8 +142,9 @@ fn script_nonce(policy: &str) -> String {
 async fn a_page_runs_only_the_scripts_that_carry_its_own_fresh_nonce() {
     let app = TestApp::spawn().await;
     let mut nonces = Vec::new();
-    for _ in 0..2 {
-        let response = app.get("/login").await;
+    // A page, the same page again, and the page for a path that is none.
+    for path in ["/login", "/login", "/no-such-page"] {
+        let response = app.get(path).await;
         let policy = response
             .headers()
             .get("content-security-policy")
@@ -158,7 +159,10 @@ async fn a_page_runs_only_the_scripts_that_carry_its_own_fresh_nonce() {
             "form-action 'self'",
             "frame-ancestors 'self'",
         ] {
-            assert!(policy.contains(directive), "{directive} in {policy}");
+            assert!(
+                policy.contains(directive),
+                "{path}: {directive} in {policy}"
+            );
         }
         assert!(!policy.contains("'unsafe-inline'"), "{policy}");
         let nonce = script_nonce(&policy);
@@ -170,10 +174,11 @@ async fn a_page_runs_only_the_scripts_that_carry_its_own_fresh_nonce() {
             let tag = script.split('>').next().unwrap();
             assert!(
                 tag.contains(&format!("nonce=\"{nonce}\"")),
-                "a script without the nonce {nonce}: <script{tag}>"
+                "{path}: a script without the nonce {nonce}: <script{tag}>"
             );
         }
         nonces.push(nonce);
     }
     assert_ne!(nonces[0], nonces[1], "a nonce is never reused");
+    assert_ne!(nonces[1], nonces[2], "a nonce is never reused");
 }
