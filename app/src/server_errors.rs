@@ -9,7 +9,11 @@ use engine::proposals::SubmitError;
 
 pub fn submit_error(error: SubmitError) -> AppError {
     match error {
-        SubmitError::NotAllowed => AppError::Forbidden(error.to_string()),
+        SubmitError::NotAllowed | SubmitError::AgentNotYours { .. } => {
+            AppError::Forbidden(error.to_string())
+        }
+        SubmitError::TooManySubmissions { .. } => AppError::Throttled(error.to_string()),
+        SubmitError::OverlapsLive { .. } => AppError::Conflict(error.to_string()),
         SubmitError::OrderNotFound(_) | SubmitError::NotYourOrder(_) => {
             // A customer learns nothing about other people's orders.
             AppError::NotFound(format!("no order {}", order_of(&error)))

@@ -68,6 +68,10 @@ pub struct Settings {
     pub sandbox_secret_key: Option<SecretString>,
     pub proposal_ttl_hours: i64,
     pub approval_ttl_hours: i64,
+    /// Proposals one account (an agent's credential, a staff member, a
+    /// customer through the assistant) may submit per window.
+    pub max_proposals_per_submitter: u64,
+    pub proposal_submission_window_minutes: i64,
     /// Refunds above this (minor units) need two approvers, unless an
     /// administrator stored a per-currency threshold.
     pub four_eyes_threshold_minor: i64,
@@ -146,6 +150,14 @@ impl fmt::Debug for Settings {
             .field("sandbox_secret_key", &self.sandbox_secret_key)
             .field("proposal_ttl_hours", &self.proposal_ttl_hours)
             .field("approval_ttl_hours", &self.approval_ttl_hours)
+            .field(
+                "max_proposals_per_submitter",
+                &self.max_proposals_per_submitter,
+            )
+            .field(
+                "proposal_submission_window_minutes",
+                &self.proposal_submission_window_minutes,
+            )
             .field("four_eyes_threshold_minor", &self.four_eyes_threshold_minor)
             .field(
                 "default_approval_limit_minor",
@@ -228,6 +240,8 @@ impl Default for Settings {
             sandbox_secret_key: None,
             proposal_ttl_hours: 48,
             approval_ttl_hours: 24,
+            max_proposals_per_submitter: 30,
+            proposal_submission_window_minutes: 60,
             four_eyes_threshold_minor: 50_000,
             default_approval_limit_minor: 100_000,
             execution_lease_seconds: 60,
@@ -320,6 +334,11 @@ impl Settings {
                 "proposal_ttl_hours and approval_ttl_hours must be at least 1, execution_lease_seconds at least 5".into(),
             ));
         }
+        if self.max_proposals_per_submitter < 1 || self.proposal_submission_window_minutes < 1 {
+            return Err(ConfigError::Invalid(
+                "max_proposals_per_submitter and proposal_submission_window_minutes must be at least 1".into(),
+            ));
+        }
         if self.model_backend == ModelBackend::Openai {
             let base_ok = self
                 .model_base_url
@@ -404,6 +423,10 @@ impl Settings {
             lease: chrono::Duration::seconds(self.execution_lease_seconds),
             key_retention: chrono::Duration::hours(self.key_retention_hours),
             max_unknown_checks: self.max_unknown_checks,
+            submission_limit: engine::proposals::SubmissionLimit {
+                max_per_window: self.max_proposals_per_submitter,
+                window: chrono::Duration::minutes(self.proposal_submission_window_minutes),
+            },
             executor_name: self
                 .executor_name
                 .clone()

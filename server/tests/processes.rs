@@ -118,8 +118,7 @@ impl Scenario {
             .json(&json!({
                 "order_id": "4821",
                 "evidence": [{"reference": "order:4821"}, {"reference": "returns-policy:section-3"}],
-                "recommendation": "Delivered 12 days ago; unopened items within 30 days.",
-                "agent": "external:crash-test"
+                "recommendation": "Delivered 12 days ago; unopened items within 30 days."
             }))
             .send()
             .await
@@ -317,8 +316,7 @@ async fn sixty_four_approvals_across_two_server_processes_make_exactly_one_refun
         .json(&json!({
             "order_id": "4821",
             "evidence": [{"reference": "order:4821"}, {"reference": "returns-policy:section-3"}],
-            "recommendation": "Delivered 12 days ago; unopened items within 30 days.",
-            "agent": "external:replica-test"
+            "recommendation": "Delivered 12 days ago; unopened items within 30 days."
         }))
         .send()
         .await

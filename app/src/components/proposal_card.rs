@@ -39,7 +39,10 @@ pub fn ProposalSummary(card: ProposalCard, #[prop(optional)] link: bool) -> impl
         </header>
         <p class="muted small">
             "Customer " <strong>{card.customer.clone()}</strong>
-            " · proposed by " {p.provenance.agent.clone()}
+            " · proposed by " <span data-testid="proposing-agent">{p.provenance.agent.clone()}</span>
+            {p.provenance.submitted_by.clone().map(|submitter| view! {
+                ", submitted by " <strong data-testid="submitted-by">{submitter.name}</strong>
+            })}
             {expiry}
             {approvals}
         </p>

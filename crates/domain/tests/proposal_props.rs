@@ -28,6 +28,7 @@ fn proposal() -> RefundProposal {
         order_id: "4821".into(),
         payment_reference: "pay_4821".into(),
         amount: Money::new(AMOUNT, Currency::EUR),
+        lines: Vec::new(),
         evidence: vec![
             Evidence {
                 kind: domain::proposal::EvidenceKind::Order,
@@ -52,6 +53,7 @@ fn proposal() -> RefundProposal {
             conversation_id: None,
             on_behalf_of: Some("usr_customer".into()),
             requested_by: "usr_customer".into(),
+            submitted_by: None,
         },
     };
     RefundProposal::new(draft, "prp_17", t0(), Duration::hours(24)).unwrap()

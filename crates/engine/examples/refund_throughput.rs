@@ -18,7 +18,7 @@ use connectors::sandbox::{SandboxConfig, SandboxProvider, SandboxState};
 use domain::proposal::ProposalStatus;
 use domain::{Currency, Money, PastRefund};
 use engine::live::LiveEvent;
-use engine::proposals::{EvidenceRef, SubmitProposal};
+use engine::proposals::{EvidenceRef, Proposer, SubmitProposal};
 use engine::{Actor, Engine, EngineSettings};
 use sea_orm::ConnectionTrait;
 use std::sync::Arc;
@@ -136,7 +136,14 @@ async fn main() {
         db.clone(),
         Arc::new(provider),
         policies,
-        EngineSettings::default(),
+        EngineSettings {
+            // One customer asks for every refund of the run.
+            submission_limit: engine::proposals::SubmissionLimit {
+                max_per_window: u64::MAX,
+                window: chrono::Duration::hours(1),
+            },
+            ..EngineSettings::default()
+        },
     );
     let actor = |name: &str| {
         let db = db.clone();
@@ -194,8 +201,12 @@ async fn main() {
     let mut proposals = Vec::with_capacity(refunds);
     for n in 0..refunds {
         let stored = engine
-            .submit_proposal(
-                &customer,
+            .submit(
+                Proposer::Assistant {
+                    agent: "bench",
+                    sender: &customer,
+                    customer_id: &customer.user_id,
+                },
                 SubmitProposal {
                     order_id: format!("b{n}"),
                     amount_minor: None,
@@ -214,7 +225,8 @@ async fn main() {
                     ],
                     open_questions: vec![],
                     recommendation: "Benchmark refund.".into(),
-                    agent: "bench".into(),
+                    lines: Vec::new(),
+                    agent: None,
                     conversation_id: None,
                     supersedes: None,
                 },

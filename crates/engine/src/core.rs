@@ -34,6 +34,8 @@ pub struct EngineSettings {
     pub max_check_interval: Duration,
     /// This process's name in claims and the journal.
     pub executor_name: String,
+    /// How many proposals one submitter may submit per rolling window.
+    pub submission_limit: crate::proposals::SubmissionLimit,
 }
 
 impl Default for EngineSettings {
@@ -49,6 +51,7 @@ impl Default for EngineSettings {
             first_check_after: Duration::seconds(2),
             max_check_interval: Duration::minutes(10),
             executor_name: format!("executor-{}", std::process::id()),
+            submission_limit: crate::proposals::SubmissionLimit::default(),
         }
     }
 }
@@ -94,7 +97,14 @@ pub struct Engine {
     pub(crate) batches: Batches,
     /// Which payment each proposal refunds (content never changes).
     pub(crate) payment_refs: Arc<crate::execution::payment_refs::PaymentRefs>,
+    /// What time it is for the use cases that read it through
+    /// [`Engine::now`] (submission limits): wall time unless a test sets
+    /// its own with [`Engine::with_clock`].
+    pub(crate) clock: Clock,
 }
+
+/// A source of the current time.
+pub type Clock = Arc<dyn Fn() -> domain::Timestamp + Send + Sync>;
 
 /// The queues that combine concurrent writes of one kind into batches (see
 /// `crate::batch`): at most [`BATCH_SIZE`] requests per transaction; a
@@ -158,7 +168,20 @@ impl Engine {
             assistant: crate::assistant::Assistant::offline(),
             batches: Batches::new(),
             payment_refs: Arc::default(),
+            clock: Arc::new(crate::now),
         }
+    }
+
+    /// The same engine reading the time from `clock` (tests move time
+    /// forward instead of sleeping).
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The current time on the engine's clock.
+    pub fn now(&self) -> domain::Timestamp {
+        (self.clock)()
     }
 
     /// The same engine with another chat model or agent set-up.

@@ -53,6 +53,11 @@ pub async fn insert(
         on_behalf_of: Set(proposal.provenance.on_behalf_of.clone()),
         conversation_id: Set(proposal.provenance.conversation_id.clone()),
         supersedes: Set(proposal.supersedes.clone()),
+        submitted_by: Set(proposal
+            .provenance
+            .submitted_by
+            .as_ref()
+            .map(|s| s.user_id.clone())),
         created_at: Set(proposal.created_at),
         expires_at: Set(proposal.expires_at),
         updated_at: Set(now),
@@ -179,6 +184,30 @@ pub async fn update_states(
                 .map_err(StorageError::from)
         })
         .collect()
+}
+
+/// How many proposals `submitter` submitted after `since`, and the time
+/// of the oldest of them (which decides when the window frees a slot).
+///
+/// # Errors
+/// Database failures.
+pub async fn submitted_since(
+    db: &impl ConnectionTrait,
+    submitter: &str,
+    since: DateTime<Utc>,
+) -> Result<(u64, Option<DateTime<Utc>>), StorageError> {
+    let query = proposal::Entity::find()
+        .filter(proposal::Column::SubmittedBy.eq(submitter))
+        .filter(proposal::Column::CreatedAt.gt(since));
+    let count = query.clone().count(db).await?;
+    let oldest = query
+        .select_only()
+        .column(proposal::Column::CreatedAt)
+        .order_by_asc(proposal::Column::CreatedAt)
+        .into_tuple::<DateTime<Utc>>()
+        .one(db)
+        .await?;
+    Ok((count, oldest))
 }
 
 /// Filters for listing proposals.

@@ -202,8 +202,7 @@ async fn a_misspelt_field_in_a_proposal_is_refused_instead_of_becoming_a_full_re
             "order_id": "4821",
             "ammount_minor": 100,
             "evidence": [{"reference": "order:4821"}, {"reference": "returns-policy:section-3"}],
-            "recommendation": "Refund one euro.",
-            "agent": "external:tests"
+            "recommendation": "Refund one euro."
         }))
         .send()
         .await

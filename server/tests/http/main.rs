@@ -14,6 +14,7 @@ mod live;
 mod money_edge;
 mod order_import;
 mod orders;
+mod proposal_authority;
 mod queue;
 mod sessions;
 mod settings_audit;

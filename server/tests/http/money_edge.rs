@@ -57,7 +57,6 @@ async fn propose(app: &TestApp, order: &str) -> Value {
             "order_id": order,
             "evidence": [{"reference": format!("order:{order}")}, {"reference": "returns-policy:section-3"}],
             "recommendation": "Refund under section 3.",
-            "agent": "external:tests",
         }),
     )
     .await;

@@ -389,8 +389,7 @@ async fn propose_full_refund(app: &TestApp, order_id: &str) -> (String, String) 
                 {"reference": format!("order:{order_id}")},
                 {"reference": "returns-policy:section-3"}
             ],
-            "recommendation": "The boots came back unworn.",
-            "agent": "external:orders-test"
+            "recommendation": "The boots came back unworn."
         })),
     )
     .await;

@@ -22,20 +22,32 @@ async fn agent(app: &TestApp) -> Actor {
 
 #[tokio::test]
 async fn a_queue_longer_than_a_page_shows_the_soonest_to_expire_and_says_more_wait() {
-    let app = TestApp::spawn().await;
+    let pages = app::proposals::QUEUE_PAGE + 1;
+    let app = TestApp::spawn_with(|settings| {
+        settings.max_proposals_per_submitter = u64::try_from(pages).unwrap();
+    })
+    .await;
     let actor = agent(&app).await;
-    let request: SubmitProposal = serde_json::from_value(value!({
-        "order_id": "4821",
-        "evidence": [{"reference": "order:4821"}, {"reference": "returns-policy:section-3"}],
-        "recommendation": "Unopened, within 30 days.",
-        "agent": "external:queue-test"
-    }))
-    .unwrap();
-    for _ in 0..=app::proposals::QUEUE_PAGE {
-        app.engine
-            .submit_proposal(&actor, request.clone())
-            .await
-            .unwrap();
+    // One live proposal per order and request: a page's worth of orders.
+    let customer = storage::users::find_by_name(app.db().conn(), "customer3")
+        .await
+        .unwrap()
+        .unwrap();
+    let tx = app.db().begin_write().await.unwrap();
+    for n in 0..pages {
+        let order =
+            engine::demo::delivered_cap_order(&format!("q{n}"), &customer.id, engine::now());
+        storage::orders::insert(&*tx, &order).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+    for n in 0..pages {
+        let request: SubmitProposal = serde_json::from_value(value!({
+            "order_id": format!("q{n}"),
+            "evidence": [{"reference": format!("order:q{n}")}, {"reference": "returns-policy:section-3"}],
+            "recommendation": "Unopened, within 30 days.",
+        }))
+        .unwrap();
+        app.engine.submit_proposal(&actor, request).await.unwrap();
     }
 
     app.login_ok("approver").await;
@@ -59,28 +71,29 @@ async fn a_queue_longer_than_a_page_shows_the_soonest_to_expire_and_says_more_wa
 async fn two_live_proposals_for_one_order_are_marked_on_both_queue_cards() {
     let app = TestApp::spawn().await;
     let actor = agent(&app).await;
-    let request = |order: &str| -> SubmitProposal {
+    // Different lines of one order may both be in flight.
+    let request = |order: &str, lines: &[&str]| -> SubmitProposal {
         serde_json::from_value(value!({
             "order_id": order,
+            "lines": lines,
             "evidence": [{"reference": format!("order:{order}")}, {"reference": "returns-policy:section-3"}],
             "recommendation": "Unopened, within 30 days.",
-            "agent": "external:queue-test"
         }))
         .unwrap()
     };
     let first = app
         .engine
-        .submit_proposal(&actor, request("4821"))
+        .submit_proposal(&actor, request("4830", &["BOTTLE-1L"]))
         .await
         .unwrap();
     let second = app
         .engine
-        .submit_proposal(&actor, request("4821"))
+        .submit_proposal(&actor, request("4830", &["CAP-SUN"]))
         .await
         .unwrap();
     let alone = app
         .engine
-        .submit_proposal(&actor, request("4830"))
+        .submit_proposal(&actor, request("4821", &[]))
         .await
         .unwrap();
 

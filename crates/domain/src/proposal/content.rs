@@ -20,6 +20,8 @@ pub struct ProposalDraft {
     pub order_id: String,
     pub payment_reference: String,
     pub amount: Money,
+    /// The order lines (SKUs) the refund is for; empty: the whole order.
+    pub lines: Vec<String>,
     pub evidence: Vec<Evidence>,
     pub open_questions: Vec<OpenQuestion>,
     pub recommendation: String,
@@ -35,6 +37,10 @@ pub struct RefundProposal {
     pub order_id: String,
     pub payment_reference: String,
     pub amount: Money,
+    /// The order lines (SKUs) the refund is for; empty: the whole order.
+    /// Two live proposals for different lines of one order may coexist.
+    #[serde(default)]
+    pub lines: Vec<String>,
     pub evidence: Vec<Evidence>,
     pub open_questions: Vec<OpenQuestion>,
     /// One plain paragraph: what should happen and why.
@@ -102,6 +108,7 @@ impl RefundProposal {
             order_id: draft.order_id,
             payment_reference: draft.payment_reference,
             amount: draft.amount,
+            lines: draft.lines,
             evidence: draft.evidence,
             open_questions: draft.open_questions,
             recommendation: draft.recommendation,
@@ -138,6 +145,7 @@ impl RefundProposal {
             order_id: self.order_id.clone(),
             payment_reference: self.payment_reference.clone(),
             amount: self.amount,
+            lines: self.lines.clone(),
             evidence: self.evidence.clone(),
             open_questions: self.open_questions.clone(),
             recommendation: self.recommendation.clone(),

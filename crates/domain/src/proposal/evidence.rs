@@ -128,6 +128,18 @@ pub struct Provenance {
     /// User id of whoever asked: the customer in chat, or the staff member /
     /// service account that submitted the proposal.
     pub requested_by: String,
+    /// The signed-in account whose credential submitted the proposal (none
+    /// on proposals stored before submitters were recorded).
+    #[serde(default)]
+    pub submitted_by: Option<Submitter>,
+}
+
+/// The account that submitted a proposal, named as it was at submission.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Submitter {
+    pub user_id: String,
+    /// The account's user name (`agent`, `cora`).
+    pub name: String,
 }
 
 impl Provenance {
@@ -177,6 +189,7 @@ mod tests {
             conversation_id: None,
             on_behalf_of: Some("usr_customer".into()),
             requested_by: "usr_staff".into(),
+            submitted_by: None,
         };
         assert!(provenance.involves("usr_customer"));
         assert!(provenance.involves("usr_staff"));

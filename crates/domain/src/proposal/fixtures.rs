@@ -44,6 +44,7 @@ pub(crate) fn draft() -> ProposalDraft {
         order_id: "4821".into(),
         payment_reference: "pay_4821".into(),
         amount: Money::new(7900, Currency::EUR),
+        lines: Vec::new(),
         evidence: vec![
             Evidence::order(&order(), "Delivered 12 days ago; 79.00 EUR paid."),
             policy_evidence(),
@@ -55,6 +56,7 @@ pub(crate) fn draft() -> ProposalDraft {
             conversation_id: Some("cnv_1".into()),
             on_behalf_of: Some("usr_customer".into()),
             requested_by: "usr_customer".into(),
+            submitted_by: None,
         },
     }
 }

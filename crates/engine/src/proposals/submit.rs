@@ -3,13 +3,15 @@
 //! resolves every evidence reference against current records, and stores an
 //! immutable proposal whose digest binds any later approval.
 
+use super::authority::{self, Proposer, Refusal};
+use super::one_live::{self, LiveProposal};
 use crate::core::{Actor, Engine};
 use crate::execution::step::{SaveError, Step};
 use crate::policies::sections::split_sections;
 use domain::proposal::{
     Command, Evidence, OpenQuestion, ProposalDraft, ProposalError, Provenance, RefundProposal,
 };
-use domain::{Currency, Money, OrderSnapshot, Role};
+use domain::{Currency, Money, OrderSnapshot};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use storage::ids::new_id;
@@ -36,30 +38,62 @@ pub struct EvidenceRef {
 #[serde(deny_unknown_fields)]
 pub struct SubmitProposal {
     pub order_id: String,
-    /// None: refund everything still refundable. A given amount is checked.
+    /// None: refund everything still refundable (of the named lines, if
+    /// any). A given amount is checked.
     pub amount_minor: Option<i64>,
     pub currency: Option<String>,
+    /// The order lines (SKUs) the refund is for; empty: the whole order.
+    #[serde(default)]
+    pub lines: Vec<String>,
     pub evidence: Vec<EvidenceRef>,
     #[serde(default)]
     pub open_questions: Vec<OpenQuestion>,
     pub recommendation: String,
-    /// The agent that produced the proposal (`refund_specialist`, `external:langgraph`).
-    pub agent: String,
+    /// Optional and only for older clients: the agent name is bound to the
+    /// credential (`external:<user name>` for an agent service account,
+    /// `staff:<user name>` for staff). A name given here must be that very
+    /// name; any other is refused.
+    #[serde(default)]
+    pub agent: Option<String>,
     #[serde(default)]
     pub conversation_id: Option<String>,
-    /// A proposal awaiting approval that this one replaces.
+    /// The live proposal this one replaces. Required when the new one
+    /// overlaps a live proposal on the order (the same lines, or together
+    /// more than is left to refund); that one is superseded in the same
+    /// transaction.
     #[serde(default)]
     pub supersedes: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum SubmitError {
-    #[error("only customers (for their own orders), agents and staff may propose refunds")]
+    #[error(
+        "only agent service accounts and staff (approvers, managers, administrators) may propose refunds; customers ask in the chat"
+    )]
     NotAllowed,
+    #[error(
+        "this credential proposes as {bound:?}, not {given:?}; the agent name is bound to the credential (omit agent)"
+    )]
+    AgentNotYours { given: String, bound: String },
+    #[error(
+        "too many proposals from this account: at most {max} per {window_minutes} minutes; try again in {retry_after_secs} s"
+    )]
+    TooManySubmissions {
+        max: u64,
+        window_minutes: i64,
+        retry_after_secs: u64,
+    },
     #[error("no order {0}")]
     OrderNotFound(String),
     #[error("order {0} is not one of your orders")]
     NotYourOrder(String),
+    #[error("no conversation {0}")]
+    ConversationNotFound(String),
+    #[error("conversation {conversation_id} is not with the customer of order {order_id}")]
+    ConversationOfAnotherCustomer {
+        conversation_id: String,
+        order_id: String,
+    },
     #[error("order {order_id} is in {order_currency}, not {given}")]
     CurrencyMismatch {
         order_id: String,
@@ -79,6 +113,23 @@ pub enum SubmitError {
         order_id: String,
         requested: Money,
         refundable: Money,
+    },
+    #[error("lines: {0}")]
+    Lines(String),
+    #[error("{requested} is more than the {lines_total} the named lines of order {order_id} cost")]
+    AmountExceedsLines {
+        order_id: String,
+        requested: Money,
+        lines_total: Money,
+    },
+    #[error(
+        "order {order_id} already has {} in flight ({}); name the one this replaces in supersedes, or propose for other lines",
+        if live.len() == 1 { "a live proposal" } else { "live proposals" },
+        live.iter().map(|p| format!("{} {}", p.id, p.status)).collect::<Vec<_>>().join(", ")
+    )]
+    OverlapsLive {
+        order_id: String,
+        live: Vec<LiveProposal>,
     },
     #[error("evidence {reference:?}: {problem}")]
     Evidence { reference: String, problem: String },
@@ -103,8 +154,18 @@ impl From<SaveError> for SubmitError {
     }
 }
 
+impl From<Refusal> for SubmitError {
+    fn from(refusal: Refusal) -> Self {
+        match refusal {
+            Refusal::NotAllowed => SubmitError::NotAllowed,
+            Refusal::AgentNotYours { given, bound } => SubmitError::AgentNotYours { given, bound },
+        }
+    }
+}
+
 impl Engine {
-    /// Checks a proposal against live records and stores it, awaiting approval.
+    /// Checks a proposal from a signed-in account (an agent service account
+    /// or staff) against live records and stores it, awaiting approval.
     ///
     /// # Errors
     /// [`SubmitError`] naming the first problem found; nothing is stored then.
@@ -113,25 +174,55 @@ impl Engine {
         actor: &Actor,
         input: SubmitProposal,
     ) -> Result<StoredProposal, SubmitError> {
-        let staff_or_agent =
-            actor
-                .roles
-                .any_of(&[Role::Agent, Role::Approver, Role::Manager, Role::Admin]);
-        if !staff_or_agent && !actor.roles.contains(Role::Customer) {
-            return Err(SubmitError::NotAllowed);
-        }
-        let agent = input.agent.trim();
+        self.submit(Proposer::Account(actor), input).await
+    }
+
+    /// Checks a proposal against live records and stores it, awaiting
+    /// approval: who may propose and under which agent name
+    /// ([`Proposer::agent_name`]), the submitter's budget, the order (the
+    /// assistant: only the customer's own), the conversation (the order's
+    /// customer's), the amount, the order's live proposals (one per request
+    /// unless this one supersedes it) and every citation.
+    ///
+    /// # Errors
+    /// [`SubmitError`] naming the first problem found; nothing is stored then.
+    pub async fn submit(
+        &self,
+        proposer: Proposer<'_>,
+        input: SubmitProposal,
+    ) -> Result<StoredProposal, SubmitError> {
+        let agent = proposer.agent_name(input.agent.as_deref())?;
         if agent.is_empty() || agent.chars().count() > 100 {
             return Err(SubmitError::InvalidAgent);
         }
-        let now = crate::now();
+        let submitter = proposer.submitter();
+        let now = self.now();
         let tx = self.db.begin_write().await?;
-        let order = storage::orders::get(&*tx, input.order_id.trim())
+        let limit = self.settings.submission_limit;
+        if let Some(retry_after_secs) =
+            authority::seconds_until_allowed(&*tx, limit, &submitter.user_id, now).await?
+        {
+            return Err(SubmitError::TooManySubmissions {
+                max: limit.max_per_window,
+                window_minutes: limit.window.num_minutes(),
+                retry_after_secs,
+            });
+        }
+        // Locked (PostgreSQL) before its proposals are read: two submissions
+        // for one order queue here, so they cannot both see no live proposal.
+        let order_id = input.order_id.trim().to_owned();
+        let order = storage::orders::lock_and_get_many(&*tx, std::slice::from_ref(&order_id))
             .await?
+            .remove(&order_id)
             .ok_or_else(|| SubmitError::OrderNotFound(input.order_id.clone()))?;
-        if !staff_or_agent && order.customer_id != actor.user_id {
+        if let Some(customer) = proposer.only_orders_of()
+            && order.customer_id != customer
+        {
             // Customers see only their own orders; say nothing more.
             return Err(SubmitError::NotYourOrder(input.order_id.clone()));
+        }
+        if let Some(conversation_id) = &input.conversation_id {
+            check_conversation(&*tx, conversation_id, &order).await?;
         }
         if let Err(error) = self.provider.check_reference(&order.payment_reference) {
             return Err(SubmitError::UnrefundableReference {
@@ -139,26 +230,44 @@ impl Engine {
                 message: error.to_string(),
             });
         }
-        let amount = amount_to_refund(&order, input.amount_minor, input.currency.as_deref())?;
+        let lines = named_lines(&order, &input.lines)?;
+        let (amount, left) = amount_to_refund(
+            &order,
+            &lines,
+            input.amount_minor,
+            input.currency.as_deref(),
+        )?;
+        one_live::refuse_overlap(
+            &*tx,
+            &order,
+            &lines,
+            amount,
+            left,
+            input.supersedes.as_deref(),
+        )
+        .await?;
         let mut evidence = Vec::with_capacity(input.evidence.len());
         for citation in &input.evidence {
-            evidence.push(resolve_evidence(&*tx, &order, citation).await?);
+            evidence.push(resolve_evidence(&*tx, &order, citation, now).await?);
         }
         let draft = ProposalDraft {
             order_id: order.id.clone(),
             payment_reference: order.payment_reference.clone(),
             amount,
+            lines,
             evidence,
             open_questions: input.open_questions,
             recommendation: input.recommendation.trim().to_owned(),
             provenance: Provenance {
-                agent: agent.to_owned(),
+                agent,
                 conversation_id: input.conversation_id,
                 // The refund goes to the order's customer: they may never approve it.
                 on_behalf_of: Some(order.customer_id.clone()),
-                requested_by: actor.user_id.clone(),
+                requested_by: proposer.requested_by().to_owned(),
+                submitted_by: Some(submitter.clone()),
             },
         };
+        let journal_name = proposer.journal_name();
         let id = new_id("prp");
         let ttl = self.settings.proposal_ttl;
         let mut replaced = None;
@@ -182,7 +291,7 @@ impl Engine {
                     Command::Supersede {
                         by: successor.id.clone(),
                     },
-                    &actor.journal_name(),
+                    &journal_name,
                     json!({ "superseded_by": successor.id }),
                     now,
                 )
@@ -191,9 +300,14 @@ impl Engine {
                 successor
             }
         };
-        let created =
-            super::created::insert_proposed(&*tx, proposal, &actor.journal_name(), json!({}), now)
-                .await?;
+        let created = super::created::insert_proposed(
+            &*tx,
+            proposal,
+            &journal_name,
+            json!({ "submitted_by": submitter.name }),
+            now,
+        )
+        .await?;
         let mut changes = Vec::new();
         if let Some(step) = replaced {
             let (_, change) = step.save(&*tx, now).await?;
@@ -216,11 +330,66 @@ impl Engine {
     }
 }
 
+/// A proposal may name only a conversation with the order's own customer:
+/// otherwise the order would show up in a stranger's transcript.
+async fn check_conversation(
+    db: &impl ConnectionTrait,
+    conversation_id: &str,
+    order: &OrderSnapshot,
+) -> Result<(), SubmitError> {
+    let conversation = storage::conversations::get(db, conversation_id)
+        .await?
+        .ok_or_else(|| SubmitError::ConversationNotFound(conversation_id.to_owned()))?;
+    if conversation.customer_id != order.customer_id {
+        return Err(SubmitError::ConversationOfAnotherCustomer {
+            conversation_id: conversation_id.to_owned(),
+            order_id: order.id.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// The named lines, each a SKU of the order, each once.
+fn named_lines(order: &OrderSnapshot, lines: &[String]) -> Result<Vec<String>, SubmitError> {
+    let mut named: Vec<String> = Vec::with_capacity(lines.len());
+    for sku in lines.iter().map(|sku| sku.trim()) {
+        if !order.lines.iter().any(|line| line.sku == sku) {
+            return Err(SubmitError::Lines(format!(
+                "order {} has no line {sku:?}",
+                order.id
+            )));
+        }
+        if named.iter().any(|seen| seen == sku) {
+            return Err(SubmitError::Lines(format!("line {sku:?} is named twice")));
+        }
+        named.push(sku.to_owned());
+    }
+    Ok(named)
+}
+
+/// What the named lines cost (quantity × unit price), or None for the
+/// whole order.
+fn lines_total(order: &OrderSnapshot, lines: &[String]) -> Option<Money> {
+    if lines.is_empty() {
+        return None;
+    }
+    let minor = order
+        .lines
+        .iter()
+        .filter(|line| lines.contains(&line.sku))
+        .fold(0i64, |sum, line| {
+            sum.saturating_add(i64::from(line.quantity).saturating_mul(line.unit_price_minor))
+        });
+    Some(Money::new(minor, order.currency()))
+}
+
+/// The amount to refund and what is left to refund on the order.
 fn amount_to_refund(
     order: &OrderSnapshot,
+    lines: &[String],
     requested_minor: Option<i64>,
     requested_currency: Option<&str>,
-) -> Result<Money, SubmitError> {
+) -> Result<(Money, Money), SubmitError> {
     if let Some(code) = requested_currency
         && Currency::parse(code).ok() != Some(order.currency())
     {
@@ -237,10 +406,11 @@ fn amount_to_refund(
     if refundable.amount_minor <= 0 {
         return Err(SubmitError::NothingToRefund(order.id.clone()));
     }
-    let requested = Money::new(
-        requested_minor.unwrap_or(refundable.amount_minor),
-        order.currency(),
-    );
+    let lines_total = lines_total(order, lines);
+    let most = lines_total.map_or(refundable.amount_minor, |total| {
+        total.amount_minor.min(refundable.amount_minor)
+    });
+    let requested = Money::new(requested_minor.unwrap_or(most), order.currency());
     if requested.amount_minor > refundable.amount_minor {
         return Err(SubmitError::AmountExceedsRefundable {
             order_id: order.id.clone(),
@@ -248,7 +418,16 @@ fn amount_to_refund(
             refundable,
         });
     }
-    Ok(requested)
+    if let Some(lines_total) = lines_total
+        && requested.amount_minor > lines_total.amount_minor
+    {
+        return Err(SubmitError::AmountExceedsLines {
+            order_id: order.id.clone(),
+            requested,
+            lines_total,
+        });
+    }
+    Ok((requested, refundable))
 }
 
 /// A plain statement of the order record, as its evidence quote.
@@ -275,6 +454,7 @@ async fn resolve_evidence(
     db: &impl ConnectionTrait,
     order: &OrderSnapshot,
     citation: &EvidenceRef,
+    now: domain::Timestamp,
 ) -> Result<Evidence, SubmitError> {
     let reference = citation.reference.trim();
     let problem = |text: &str| SubmitError::Evidence {
@@ -290,7 +470,7 @@ async fn resolve_evidence(
         if section_id != order.id {
             return Err(problem("cites a different order than the one to refund"));
         }
-        return Ok(Evidence::order(order, order_quote(order, crate::now())));
+        return Ok(Evidence::order(order, order_quote(order, now)));
     }
     let version = match &citation.version {
         Some(version) => storage::policies::version(db, source, version)

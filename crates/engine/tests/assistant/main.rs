@@ -8,5 +8,6 @@ mod access;
 mod evidence;
 mod flagship;
 mod model_path;
+mod one_live;
 mod runtime;
 mod support;

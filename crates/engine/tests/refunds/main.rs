@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod approvals;
+mod authority;
 mod batches;
 mod execution;
 mod faults;

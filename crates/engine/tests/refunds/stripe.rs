@@ -7,7 +7,7 @@
 //! the outcome unknown, never failed; a replayed stored error and a refused
 //! key go to a person, with no resend and nothing booked.
 
-use crate::support::{PASSWORD, fast_settings, refund_request};
+use crate::support::{PASSWORD, fast_settings, refund_request, submit_as};
 use connectors::HttpTimeouts;
 use connectors::stripe::{STRIPE_VERSION, StripeConfig, StripeProvider};
 use domain::proposal::{ProposalState, ProposalStatus};
@@ -329,9 +329,7 @@ impl StripeHarness {
     /// the PaymentIntent and its refunds at Stripe before the send.
     async fn approved_refund(&self) -> String {
         let customer = self.actor("customer").await;
-        let stored = self
-            .engine
-            .submit_proposal(&customer, refund_request(ORDER))
+        let stored = submit_as(&self.engine, &customer, refund_request(ORDER))
             .await
             .unwrap();
         assert_eq!(stored.proposal.payment_reference, PAYMENT_INTENT);
@@ -778,9 +776,7 @@ async fn a_refund_made_in_the_stripe_dashboard_before_approval_invalidates_the_p
     let h = StripeHarness::start(fast_settings("executor-stripe-dashboard")).await;
     h.refunds_made_after(Duration::ZERO).await;
     let customer = h.actor("customer").await;
-    let stored = h
-        .engine
-        .submit_proposal(&customer, refund_request(ORDER))
+    let stored = submit_as(&h.engine, &customer, refund_request(ORDER))
         .await
         .unwrap();
     // Someone refunds the whole payment in Stripe's dashboard: no key of ours,
@@ -831,9 +827,7 @@ async fn an_order_whose_payment_stripe_cannot_address_is_refused_at_proposal_tim
     storage::orders::insert(&*tx, &legacy).await.unwrap();
     tx.commit().await.unwrap();
 
-    let error = h
-        .engine
-        .submit_proposal(&customer, refund_request("legacy-1"))
+    let error = submit_as(&h.engine, &customer, refund_request("legacy-1"))
         .await
         .unwrap_err();
     assert!(

@@ -8,7 +8,7 @@ async fn the_flagship_proposal_recomputes_7900_eur_and_cites_the_order_and_secti
     let customer = h.actor("customer").await;
     let mut request = refund_request("4821");
     request.amount_minor = None;
-    let stored = h.engine.submit_proposal(&customer, request).await.unwrap();
+    let stored = h.submit_as(&customer, request).await.unwrap();
     let p = &stored.proposal;
     assert!(p.id.starts_with("prp_"));
     assert_eq!(p.amount.amount_minor, 7900);
@@ -41,7 +41,7 @@ async fn an_amount_above_what_is_refundable_is_refused_and_nothing_is_stored() {
     let agent = h.actor("agent").await;
     let mut request = refund_request("4823");
     request.amount_minor = Some(4400); // 12.50 EUR already refunded of 44.00
-    let error = h.engine.submit_proposal(&agent, request).await.unwrap_err();
+    let error = h.submit_as(&agent, request).await.unwrap_err();
     assert!(
         matches!(error, SubmitError::AmountExceedsRefundable { .. }),
         "{error}"
@@ -61,8 +61,7 @@ async fn a_customer_cannot_propose_a_refund_of_someone_elses_order() {
     let h = Harness::start().await;
     let customer = h.actor("customer").await;
     let error = h
-        .engine
-        .submit_proposal(&customer, refund_request("4822"))
+        .submit_as(&customer, refund_request("4822"))
         .await
         .unwrap_err();
     assert!(matches!(error, SubmitError::NotYourOrder(_)), "{error}");
@@ -78,7 +77,7 @@ async fn a_quote_that_is_not_in_the_cited_section_is_refused() {
         version: None,
         quote: Some("All items may be returned within 365 days".into()),
     };
-    let error = h.engine.submit_proposal(&agent, request).await.unwrap_err();
+    let error = h.submit_as(&agent, request).await.unwrap_err();
     assert!(error.to_string().contains("does not appear"), "{error}");
 }
 
@@ -88,7 +87,7 @@ async fn a_proposal_without_policy_evidence_is_refused() {
     let agent = h.actor("agent").await;
     let mut request = refund_request("4821");
     request.evidence.truncate(1);
-    let error = h.engine.submit_proposal(&agent, request).await.unwrap_err();
+    let error = h.submit_as(&agent, request).await.unwrap_err();
     assert!(error.to_string().contains("policy"), "{error}");
 }
 
@@ -96,15 +95,11 @@ async fn a_proposal_without_policy_evidence_is_refused() {
 async fn a_different_amount_is_a_new_proposal_that_supersedes_the_old_one() {
     let h = Harness::start().await;
     let agent = h.actor("agent").await;
-    let first = h
-        .engine
-        .submit_proposal(&agent, refund_request("4821"))
-        .await
-        .unwrap();
+    let first = h.submit_as(&agent, refund_request("4821")).await.unwrap();
     let mut changed = refund_request("4821");
     changed.amount_minor = Some(5000);
     changed.supersedes = Some(first.proposal.id.clone());
-    let second = h.engine.submit_proposal(&agent, changed).await.unwrap();
+    let second = h.submit_as(&agent, changed).await.unwrap();
     assert_eq!(
         second.proposal.supersedes.as_deref(),
         Some(first.proposal.id.as_str())

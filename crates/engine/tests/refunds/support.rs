@@ -5,7 +5,7 @@ use connectors::HttpTimeouts;
 use connectors::sandbox::{LedgerView, SandboxConfig, SandboxProvider, SandboxState};
 use domain::proposal::ProposalStatus;
 use domain::{Role, RoleSet};
-use engine::proposals::{EvidenceRef, SubmitProposal};
+use engine::proposals::{EvidenceRef, Proposer, SubmitError, SubmitProposal};
 use engine::{Actor, Engine, EngineSettings};
 use std::sync::Arc;
 use std::time::Duration;
@@ -115,11 +115,7 @@ impl Harness {
         let customer = self.actor("customer").await;
         let mut request = refund_request("4821");
         request.amount_minor = Some(5000);
-        let stored = self
-            .engine
-            .submit_proposal(&customer, request)
-            .await
-            .unwrap();
+        let stored = self.submit_as(&customer, request).await.unwrap();
         self.refund_elsewhere(&stored.proposal.payment_reference, 1000, "desk-unrecorded")
             .await;
         self.engine
@@ -215,10 +211,19 @@ impl Harness {
         ids
     }
 
+    /// `requester` submits: a customer through the assistant (as in their
+    /// chat), anyone else with their own credential.
+    pub async fn submit_as(
+        &self,
+        requester: &Actor,
+        request: SubmitProposal,
+    ) -> Result<StoredProposal, SubmitError> {
+        submit_as(&self.engine, requester, request).await
+    }
+
     /// The customer asks for a full refund of `order_id`, citing the order and section 3.
     pub async fn propose(&self, requester: &Actor, order_id: &str) -> StoredProposal {
-        self.engine
-            .submit_proposal(requester, refund_request(order_id))
+        self.submit_as(requester, refund_request(order_id))
             .await
             .unwrap()
     }
@@ -295,6 +300,25 @@ impl Harness {
     }
 }
 
+/// `requester` submits to `engine`: a customer through the assistant (as in
+/// their chat), anyone else with their own credential.
+pub async fn submit_as(
+    engine: &Engine,
+    requester: &Actor,
+    request: SubmitProposal,
+) -> Result<StoredProposal, SubmitError> {
+    let proposer = if requester.roles.contains(Role::Customer) {
+        Proposer::Assistant {
+            agent: "refund_specialist",
+            sender: requester,
+            customer_id: &requester.user_id,
+        }
+    } else {
+        Proposer::Account(requester)
+    };
+    engine.submit(proposer, request).await
+}
+
 pub fn refund_request(order_id: &str) -> SubmitProposal {
     SubmitProposal {
         order_id: order_id.to_owned(),
@@ -317,7 +341,8 @@ pub fn refund_request(order_id: &str) -> SubmitProposal {
         ],
         open_questions: vec![],
         recommendation: "Delivered within 30 days; refund in full if unopened.".into(),
-        agent: "refund_specialist".into(),
+        lines: Vec::new(),
+        agent: None,
         conversation_id: None,
         supersedes: None,
     }

@@ -22,6 +22,8 @@ pub struct Model {
     pub on_behalf_of: Option<String>,
     pub conversation_id: Option<String>,
     pub supersedes: Option<String>,
+    /// The account whose credential submitted it (see the provenance).
+    pub submitted_by: Option<String>,
     pub created_at: DateTimeUtc,
     pub expires_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,

@@ -11,10 +11,11 @@ use app::server_errors::{decision_error, resolve_error, submit_error};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use domain::Role;
 use domain::proposal::{ProposalState, ProposalStatus};
 use engine::execution::resolve::ResolveAs;
-use engine::proposals::SubmitProposal;
+use engine::proposals::{SubmitError, SubmitProposal};
 use serde::{Deserialize, Serialize};
 use storage::proposals::{ProposalFilter, StoredProposal};
 use utoipa::{IntoParams, ToSchema};
@@ -178,18 +179,41 @@ pub async fn list(
 /// reference against live records, recomputes the amount, and stores an
 /// immutable proposal awaiting approval.
 #[utoipa::path(post, path = "/api/v1/proposals", tag = "proposals", request_body = SubmitProposalSchema,
-    responses((status = 201, body = ProposalView), (status = 404, body = super::openapi::ErrorBody), (status = 422, body = super::openapi::ErrorBody)))]
+    responses((status = 201, body = ProposalView),
+        (status = 403, description = "This account may not propose refunds", body = super::openapi::ErrorBody),
+        (status = 404, description = "No such order (or not the caller's)", body = super::openapi::ErrorBody),
+        (status = 409, description = "The order changed meanwhile, or a live proposal already covers it (the message names it; resubmit with `supersedes` to replace it)", body = super::openapi::ErrorBody),
+        (status = 422, description = "An invalid proposal: the message names what", body = super::openapi::ErrorBody),
+        (status = 429, description = "This account submitted its most proposals for the window; `Retry-After` says when a slot frees", body = super::openapi::ErrorBody)))]
 pub async fn submit(
     State(state): State<AppState>,
     Caller(identity): Caller,
     ApiJson(input): ApiJson<SubmitProposal>,
-) -> Result<(StatusCode, Json<ProposalView>), ApiError> {
+) -> Result<(StatusCode, Json<ProposalView>), Response> {
     let stored = state
         .engine
         .submit_proposal(&identity.actor(), input)
         .await
-        .map_err(|e| ApiError::from(submit_error(e)))?;
+        .map_err(submit_refusal)?;
     Ok((StatusCode::CREATED, Json(ProposalView::from(&stored))))
+}
+
+/// A refused submission in the one error shape; a spent budget says when
+/// to try again (`Retry-After`, seconds).
+fn submit_refusal(error: SubmitError) -> Response {
+    let retry_after = match &error {
+        SubmitError::TooManySubmissions {
+            retry_after_secs, ..
+        } => Some(*retry_after_secs),
+        _ => None,
+    };
+    let mut response = ApiError::from(submit_error(error)).into_response();
+    if let Some(seconds) = retry_after {
+        response
+            .headers_mut()
+            .insert(http::header::RETRY_AFTER, http::HeaderValue::from(seconds));
+    }
+    response
 }
 
 /// A proposal with its decisions and receipt.
@@ -320,10 +344,15 @@ pub async fn events(
 pub struct SubmitProposalSchema {
     /// The order to refund.
     pub order_id: String,
-    /// Omit to refund everything still refundable; a given amount is checked.
+    /// Omit to refund everything still refundable (of the named lines, if
+    /// any); a given amount is checked.
     pub amount_minor: Option<i64>,
     /// Must match the order's currency if given.
     pub currency: Option<String>,
+    /// The order lines (SKUs) the refund is for; omit for the whole order.
+    /// Live proposals for different lines of one order may coexist while
+    /// together they fit what is left to refund.
+    pub lines: Option<Vec<String>>,
     /// Citations: `{"reference": "order:4821"}`, `{"reference": "returns-policy:section-3", "quote": "…", "version": "…"}`.
     #[schema(value_type = Vec<Object>)]
     pub evidence: Vec<serde_json::Value>,
@@ -331,9 +360,17 @@ pub struct SubmitProposalSchema {
     #[schema(value_type = Vec<Object>)]
     pub open_questions: Vec<serde_json::Value>,
     pub recommendation: String,
-    /// The agent that produced it, e.g. `external:langgraph`.
-    pub agent: String,
+    /// Deprecated, omit it: the agent name is bound to the credential
+    /// (`external:<user name>` for an agent service account,
+    /// `staff:<user name>` for staff). A name given here must be exactly
+    /// that; any other is refused with 403.
+    pub agent: Option<String>,
+    /// A conversation with the order's own customer; any other is refused.
     pub conversation_id: Option<String>,
-    /// Id of a proposal awaiting approval that this one replaces.
+    /// Id of the live proposal (awaiting approval) this one replaces: it is
+    /// superseded in the same transaction. Required when the new proposal
+    /// overlaps a live one on the order (the same lines, or together more
+    /// than is left to refund); without it that submission is a 409 naming
+    /// the live proposal.
     pub supersedes: Option<String>,
 }

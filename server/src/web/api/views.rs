@@ -29,7 +29,15 @@ pub struct ProposalView {
     pub recommendation: String,
     pub evidence: Vec<EvidenceView>,
     pub open_questions: Vec<QuestionView>,
+    /// The order lines (SKUs) it refunds; empty: the whole order.
+    pub lines: Vec<String>,
+    /// The agent, bound to the submitting credential: `refund_specialist`
+    /// (Countersign's own assistant), `external:<user name>` (an agent
+    /// service account) or `staff:<user name>`.
     pub agent: String,
+    /// The account whose credential submitted it (absent on proposals
+    /// stored before submitters were recorded).
+    pub submitted_by: Option<SubmitterView>,
     pub requested_by: String,
     pub on_behalf_of: Option<String>,
     pub conversation_id: Option<String>,
@@ -41,6 +49,13 @@ pub struct ProposalView {
     /// The state with its data (approvals so far, lease, receipt, reason…).
     #[schema(value_type = Object)]
     pub state: serde_json::Value,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct SubmitterView {
+    pub user_id: String,
+    /// The account's user name.
+    pub name: String,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -151,7 +166,12 @@ impl From<&StoredProposal> for ProposalView {
             recommendation: p.recommendation.clone(),
             evidence: p.evidence.iter().map(evidence_view).collect(),
             open_questions: p.open_questions.iter().map(question_view).collect(),
+            lines: p.lines.clone(),
             agent: p.provenance.agent.clone(),
+            submitted_by: p.provenance.submitted_by.as_ref().map(|s| SubmitterView {
+                user_id: s.user_id.clone(),
+                name: s.name.clone(),
+            }),
             requested_by: p.provenance.requested_by.clone(),
             on_behalf_of: p.provenance.on_behalf_of.clone(),
             conversation_id: p.provenance.conversation_id.clone(),

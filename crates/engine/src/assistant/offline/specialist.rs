@@ -11,7 +11,7 @@ use super::{Step, pending_question};
 use crate::assistant::team::{COORDINATOR, REFUND_SPECIALIST};
 use crate::assistant::tools::{
     GET_ORDER, OrderView, PREPARE_REFUND, PolicyPassage, PolicySearchResult, PreparedProposal,
-    RECORD_UNKNOWN, RecordedQuestion, SEARCH_POLICY,
+    RECORD_UNKNOWN, RecordedQuestion, SEARCH_POLICY, prepare_refund::ALREADY_IN_FLIGHT,
 };
 use agents::OutcomeKind;
 use domain::{Currency, Money};
@@ -347,6 +347,13 @@ fn already_proposed(prepared: &PreparedProposal) -> String {
 
 fn prepare_failed(order_id: &str, failed: &ToolResult<'_>) -> String {
     match failed.outcome {
+        // One in flight already: its status is the answer, word for word.
+        OutcomeKind::Refused if failed.reason().starts_with(ALREADY_IN_FLIGHT) => {
+            let reason = failed.reason();
+            let mut letters = reason.chars();
+            let first = letters.next().map(|c| c.to_uppercase().to_string());
+            format!("{}{}.", first.unwrap_or_default(), letters.as_str())
+        }
         OutcomeKind::NotFound => format!("I can't find an order {order_id} on your account."),
         OutcomeKind::Unknown | OutcomeKind::Cancelled => format!(
             "Storing the refund proposal for order {order_id} failed, so I can't confirm that one exists. Nothing has been refunded; please try again in a little while."

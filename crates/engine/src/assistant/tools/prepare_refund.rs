@@ -9,10 +9,12 @@
 
 use super::record_unknown::awaiting_customer;
 use super::{PREPARE_REFUND, normalize_order_id, scope, scoped_order};
-use crate::proposals::{EvidenceRef, SubmitError, SubmitProposal};
+use crate::assistant::scope::TurnScope;
+use crate::proposals::one_live::live_on_order;
+use crate::proposals::{EvidenceRef, Proposer, SubmitError, SubmitProposal};
 use agents::{Provenance, Tool, ToolContext, ToolOutcome, parse_arguments};
 use async_trait::async_trait;
-use domain::proposal::{Evidence, MAX_RECOMMENDATION_CHARS, OpenQuestion};
+use domain::proposal::{Evidence, MAX_RECOMMENDATION_CHARS, OpenQuestion, ProposalStatus};
 use domain::{Currency, Money, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -20,6 +22,9 @@ use serde_json::{Value, json};
 /// The agent name recorded on proposals when the runtime gives none.
 const AGENT: &str = "refund_specialist";
 const MAX_POLICY_REFERENCES: usize = 5;
+/// How a refusal because of a proposal in flight begins (the offline rules
+/// relay it as the proposal's status).
+pub const ALREADY_IN_FLIGHT: &str = "a refund for this order is already in progress";
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PrepareRefund;
@@ -162,6 +167,20 @@ impl Tool for PrepareRefund {
             Ok(order) => order,
             Err(outcome) => return outcome,
         };
+        // One live proposal per order and request: one in flight (prepared
+        // anywhere: another conversation, the widget, staff) is the one to
+        // follow, and its status is the answer. The submission checks the
+        // same again in its transaction.
+        match in_flight(scope, &order_id).await {
+            Ok(None) => {}
+            Ok(Some(outcome)) => return outcome,
+            Err(error) => {
+                tracing::warn!(%error, order.id = %order_id, "reading live proposals failed");
+                return ToolOutcome::unknown(
+                    "reading the order's proposals failed; do not tell the customer a proposal exists, ask them to try again later",
+                );
+            }
+        }
         if order_reading.version != order.version.to_string() {
             return ToolOutcome::refused(format!(
                 "order {order_id} changed since it was read (version {} then, {} now); read it again with get_order",
@@ -197,16 +216,21 @@ impl Tool for PrepareRefund {
         }));
         let submitted = scope
             .engine
-            .submit_proposal(
-                &scope.actor,
+            .submit(
+                Proposer::Assistant {
+                    agent: ctx.agent().unwrap_or(AGENT),
+                    sender: &scope.actor,
+                    customer_id: &scope.customer_id,
+                },
                 SubmitProposal {
                     order_id: order_id.clone(),
                     amount_minor: Some(refundable.amount_minor),
                     currency: Some(refundable.currency.code().to_owned()),
+                    lines: Vec::new(),
                     evidence,
                     open_questions,
                     recommendation: recommendation.to_owned(),
-                    agent: ctx.agent().unwrap_or(AGENT).to_owned(),
+                    agent: None,
                     conversation_id: Some(scope.conversation_id.clone()),
                     supersedes: None,
                 },
@@ -255,6 +279,42 @@ impl Tool for PrepareRefund {
     }
 }
 
+/// The answer when a proposal for the order is already in flight: its
+/// status, in words the model (or the offline rules) can pass on.
+async fn in_flight(
+    scope: &TurnScope,
+    order_id: &str,
+) -> Result<Option<ToolOutcome>, storage::StorageError> {
+    let live = live_on_order(scope.engine.db.conn(), order_id).await?;
+    Ok(live
+        .iter()
+        .find(|stored| stored.status() != ProposalStatus::Succeeded)
+        .map(|stored| {
+            ToolOutcome::refused(format!(
+                "{ALREADY_IN_FLIGHT}: refund proposal {} for order {order_id} ({}) {}; no second proposal was prepared",
+                stored.proposal.id,
+                stored.proposal.amount.display(),
+                status_in_words(stored.status())
+            ))
+        }))
+}
+
+/// Where a proposal in flight stands, for the customer.
+fn status_in_words(status: ProposalStatus) -> &'static str {
+    match status {
+        ProposalStatus::AwaitingApproval => "is waiting for approval by a member of our staff",
+        ProposalStatus::Approved | ProposalStatus::Executing => {
+            "is approved and the refund is being sent to the original payment method"
+        }
+        ProposalStatus::OutcomeUnknown => {
+            "is approved; we are confirming with the payment provider that the refund went through"
+        }
+        ProposalStatus::NeedsAttention => "is being checked by a member of our staff",
+        ProposalStatus::Succeeded | ProposalStatus::Verified => "has been refunded",
+        _ => "is closed",
+    }
+}
+
 /// Why the model's amount or currency is not the one the order gives.
 fn amount_mismatch(args: &Args, refundable: Money) -> Option<String> {
     let right = format!(
@@ -294,6 +354,12 @@ fn submit_outcome(order_id: &str, error: SubmitError) -> ToolOutcome {
                 "storing the proposal conflicted with another change; do not tell the customer a proposal exists",
             )
         }
+        SubmitError::OverlapsLive { live, .. } => ToolOutcome::refused(format!(
+            "{ALREADY_IN_FLIGHT}: refund proposal {} for order {order_id} {}; no second proposal was prepared",
+            live.first().map(|p| p.id.as_str()).unwrap_or_default(),
+            live.first()
+                .map_or("is in progress", |p| status_in_words(p.status)),
+        )),
         refused => ToolOutcome::refused(refused.to_string()),
     }
 }
