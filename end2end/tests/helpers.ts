@@ -20,20 +20,52 @@ export async function signIn(page: Page, user: string) {
   await waitForHydration(page);
 }
 
-/** Proposes a refund through the JSON API with the page's session and CSRF token. */
-export async function proposeViaApi(page: Page, orderId: string, section = "returns-policy:section-3") {
-  const csrf = await page.locator('meta[name="csrf-token"]').getAttribute("content");
-  const response = await page.request.post("/api/v1/proposals", {
-    headers: { "x-csrf-token": csrf ?? "", origin: new URL(page.url()).origin },
-    data: {
-      order_id: orderId,
-      evidence: [{ reference: `order:${orderId}` }, { reference: section }],
-      recommendation: "Refund under the cited policy section.",
-      agent: "refund_specialist",
-    },
-  });
+/**
+ * Proposes a refund of `orderId` through the JSON API as the outside agent
+ * (the demo's `agent` service account, signed in in a context of its own):
+ * customers do not propose through the API, they ask in the chat. `page`
+ * is any page of the test; its browser opens the agent's context. `extra`
+ * adds fields to the body (`lines`, `open_questions`, `supersedes`).
+ *
+ * One live proposal per order and request: an earlier test may have left a
+ * proposal awaiting approval on the same order, which the new one would
+ * overlap (409 naming it). Those are rejected first, as a second approver
+ * would, so every test starts from the order it names.
+ */
+export async function proposeViaApi(
+  page: Page,
+  orderId: string,
+  section = "returns-policy:section-3",
+  extra: Record<string, unknown> = {},
+) {
+  const browser = page.context().browser();
+  if (!browser) throw new Error("the page has no browser to open the agent's context in");
+  const agent = await (await browser.newContext()).newPage();
+  await signIn(agent, "agent");
+  const csrf = await agent.locator('meta[name="csrf-token"]').getAttribute("content");
+  const propose = () =>
+    agent.request.post("/api/v1/proposals", {
+      headers: { "x-csrf-token": csrf ?? "", origin: new URL(agent.url()).origin },
+      data: {
+        order_id: orderId,
+        evidence: [{ reference: `order:${orderId}` }, { reference: section }],
+        recommendation: "Refund under the cited policy section.",
+        ...extra,
+      },
+    });
+  let response = await propose();
+  if (response.status() === 409) {
+    const message: string = (await response.json()).error.message;
+    const live = [...message.matchAll(/(prp_[0-9a-f]+) awaiting_approval/g)].map((m) => m[1]);
+    for (const id of live) {
+      await rejectAs(browser, "approver2", id, "Left by an earlier end-to-end test.");
+    }
+    response = await propose();
+  }
   expect(response.status()).toBe(201);
-  return response.json();
+  const proposal = await response.json();
+  await agent.context().close();
+  return proposal;
 }
 
 /**

@@ -1,21 +1,12 @@
 import { expect, Page, test } from "@playwright/test";
 import { openQueue, proposeViaApi, rejectAs, signIn, waitForHydration } from "./helpers";
 
-/** The customer asks for a refund through the JSON API with their session. */
-async function proposeAsCustomer(page: Page, orderId: string) {
-  const csrf = await page.locator('meta[name="csrf-token"]').getAttribute("content");
-  const response = await page.request.post("/api/v1/proposals", {
-    headers: { "x-csrf-token": csrf ?? "", origin: new URL(page.url()).origin },
-    data: {
-      order_id: orderId,
-      evidence: [{ reference: `order:${orderId}` }, { reference: "returns-policy:section-3" }],
-      open_questions: [{ question: "Was the parcel opened?", ask: "customer", answer: "No, still sealed" }],
-      recommendation: "Unopened: refund in full under section 3.",
-      agent: "refund_specialist",
-    },
+/** The outside agent proposes a refund with the customer's answer to its open question. */
+async function proposeWithAnswer(page: Page, orderId: string) {
+  return proposeViaApi(page, orderId, "returns-policy:section-3", {
+    open_questions: [{ question: "Was the parcel opened?", ask: "customer", answer: "No, still sealed" }],
+    recommendation: "Unopened: refund in full under section 3.",
   });
-  expect(response.status()).toBe(201);
-  return response.json();
 }
 
 test("an approver sees a new proposal appear live, confirms exactly what executes, and watches it verify", async ({ browser }) => {
@@ -32,7 +23,7 @@ test("an approver sees a new proposal appear live, confirms exactly what execute
 
   // Order 4821 is the chat flagship's (chat.spec.ts); 4824 is shipped and still refundable.
   await signIn(customer, "customer2");
-  const proposal = await proposeAsCustomer(customer, "4824");
+  const proposal = await proposeWithAnswer(customer, "4824");
   expect(proposal.amount_minor).toBe(3490);
 
   // Appears without a reload.
@@ -85,7 +76,6 @@ test("an approver is told plainly why they cannot approve a refund they requeste
         order_id: "4830",
         evidence: [{ reference: "order:4830" }, { reference: "returns-policy:section-2" }],
         recommendation: "Damaged on arrival.",
-        agent: "support_desk",
       },
     });
     expect(response.status()).toBe(201);
@@ -104,8 +94,9 @@ test("an approver is told plainly why they cannot approve a refund they requeste
 test("an approver's half-written rejection survives a live update of another proposal", async ({ browser }) => {
   const customer = await (await browser.newContext()).newPage();
   await signIn(customer, "customer3");
-  const kept = await proposeViaApi(customer, "4830", "returns-policy:section-2");
-  const other = await proposeViaApi(customer, "4830", "returns-policy:section-2");
+  // Two lines of one order: both may wait for approval at once.
+  const kept = await proposeViaApi(customer, "4830", "returns-policy:section-2", { lines: ["BOTTLE-1L"] });
+  const other = await proposeViaApi(customer, "4830", "returns-policy:section-2", { lines: ["CAP-SUN"] });
 
   const approver = await openQueue(browser, "approver");
   const card = approver.locator(`[data-proposal="${kept.id}"]`);
@@ -211,9 +202,9 @@ test("a queue without its live connection says so, and catches up on what change
 test("an approver decides with the keyboard alone, and a live update elsewhere leaves the focus where it was", async ({ browser }) => {
   const customer = await (await browser.newContext()).newPage();
   await signIn(customer, "customer3");
-  const kept = await proposeViaApi(customer, "4830", "returns-policy:section-2");
-  const other = await proposeViaApi(customer, "4830", "returns-policy:section-2");
-  const later = await proposeViaApi(customer, "4830", "returns-policy:section-2");
+  // Two lines of one order wait at once (one live proposal per order and request).
+  const kept = await proposeViaApi(customer, "4830", "returns-policy:section-2", { lines: ["BOTTLE-1L"] });
+  const other = await proposeViaApi(customer, "4830", "returns-policy:section-2", { lines: ["CAP-SUN"] });
 
   const approver = await openQueue(browser, "approver");
   const card = approver.locator(`[data-proposal="${kept.id}"]`);
@@ -241,6 +232,10 @@ test("an approver decides with the keyboard alone, and a live update elsewhere l
   await rejectAs(browser, "approver2", other.id, "Duplicate of another request.");
   await expect(approver.locator(`[data-proposal="${other.id}"]`)).toHaveCount(0);
   await expect(confirm).toBeFocused();
+  // The other line is proposed again, and appears without taking the focus.
+  const later = await proposeViaApi(customer, "4830", "returns-policy:section-2", { lines: ["CAP-SUN"] });
+  await expect(approver.locator(`[data-proposal="${later.id}"]`)).toBeVisible();
+  await expect(confirm).toBeFocused();
 
   await approver.keyboard.press("Enter");
   await expect(approver.locator(`[data-decision="${kept.id}"]`)).toContainText(`Recorded. Proposal ${kept.id} is now`);
@@ -250,5 +245,5 @@ test("an approver decides with the keyboard alone, and a live update elsewhere l
   const stale = approver.locator(`[data-proposal="${later.id}"]`);
   await expect(stale.getByTestId("order-changed")).toContainText("The order changed since this was proposed");
   await stale.getByText(/Evidence \(2 citations\)/).click();
-  await expect(stale.getByTestId("order-now")).toContainText("Still refundable: 0.00 EUR");
+  await expect(stale.getByTestId("order-now")).toContainText("Still refundable: 14.90 EUR");
 });
