@@ -48,9 +48,9 @@ pub async fn login(
     .map_err(|e| match e {
         LoginError::InvalidCredentials => server::fail(AppError::Invalid(e.to_string())),
         LoginError::Disabled => server::fail(AppError::Forbidden(e.to_string())),
-        LoginError::AccountThrottled { .. } | LoginError::AddressThrottled { .. } => {
-            server::fail(AppError::Throttled(e.to_string()))
-        }
+        LoginError::AccountThrottled { .. }
+        | LoginError::AddressThrottled { .. }
+        | LoginError::AccountSlowed { .. } => server::fail(AppError::Throttled(e.to_string())),
         LoginError::Storage(inner) => server::internal(&inner),
     })?;
     let session = server::session().await?;

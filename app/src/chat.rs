@@ -312,31 +312,39 @@ mod backend {
     }
 }
 
-/// The signed-in customer's most recent conversation, or a new one. `None`
-/// for staff, who read customers' conversations by id.
+/// What `/chat` opens with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MyChat {
+    /// The customer's most recent conversation, resumed.
+    Resumed(ChatView),
+    /// The customer has no conversation yet; their first message opens one.
+    NotStarted,
+    /// Staff read customers' conversations by id instead.
+    NotACustomer,
+}
+
+/// The signed-in customer's most recent conversation. A read only: loading
+/// the page never opens a conversation (a crawler, a prefetch or a reload
+/// would pile up empty ones); the first message does, by POST.
 #[server(prefix = "/fn", endpoint = "my_conversation", input = server_fn::codec::GetUrl)]
-pub async fn my_conversation() -> Result<Option<ChatView>, AppError> {
+pub async fn my_conversation() -> Result<MyChat, AppError> {
     use crate::server;
     let me = server::require_user()?;
     if !me.roles.contains(domain::Role::Customer) {
-        return Ok(None);
+        return Ok(MyChat::NotACustomer);
     }
     let ctx = server::context()?;
-    let actor = me.actor();
-    let conversation = match ctx
+    let latest = ctx
         .engine
-        .latest_conversation(&actor)
+        .latest_conversation(&me.actor())
         .await
-        .map_err(backend::chat_error)?
-    {
-        Some(conversation) => conversation,
-        None => ctx
-            .engine
-            .create_conversation(&actor, None)
+        .map_err(backend::chat_error)?;
+    match latest {
+        Some(conversation) => backend::view(&ctx, &me, conversation)
             .await
-            .map_err(backend::open_error)?,
-    };
-    backend::view(&ctx, &me, conversation).await.map(Some)
+            .map(MyChat::Resumed),
+        None => Ok(MyChat::NotStarted),
+    }
 }
 
 /// One conversation, for its owner, its customer or staff.

@@ -140,12 +140,6 @@ mod backend {
         }
         Ok(cards)
     }
-
-    pub fn may_see(identity: &server::Identity, card: &RefundProposal) -> bool {
-        identity.roles.any_of(STAFF)
-            || card.provenance.requested_by == identity.user_id
-            || card.provenance.on_behalf_of.as_deref() == Some(identity.user_id.as_str())
-    }
 }
 
 /// The most cards the queue shows at once.
@@ -209,13 +203,10 @@ pub async fn proposal_page(id: String) -> Result<ProposalDetails, AppError> {
     let missing = || server::fail(AppError::NotFound(format!("no proposal {id}")));
     let detail = ctx
         .engine
-        .proposal(id.trim())
+        .proposal_for(&me.actor(), id.trim())
         .await
         .map_err(|e| server::internal(&e))?
         .ok_or_else(missing)?;
-    if !backend::may_see(&me, &detail.stored.proposal) {
-        return Err(missing());
-    }
     let mut decisions = Vec::with_capacity(detail.decisions.len());
     for approval in detail.decisions.iter().cloned() {
         let approver = storage::users::find_by_id(ctx.db.conn(), &approval.approver_id)

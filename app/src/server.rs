@@ -44,6 +44,9 @@ pub struct Identity {
     pub display_name: String,
     pub roles: RoleSet,
     pub via: AuthMethod,
+    /// The widget session this request came through (with
+    /// [`AuthMethod::WidgetSession`]): the engine keeps it to what it opened.
+    pub widget_session: Option<String>,
 }
 
 impl Identity {
@@ -53,6 +56,7 @@ impl Identity {
             user_id: self.user_id.clone(),
             name: self.name.clone(),
             roles: self.roles.clone(),
+            widget_session: self.widget_session.clone(),
         }
     }
 

@@ -1,5 +1,6 @@
-//! Administration of the embeddable widget: host sites, their signing keys
-//! (the private half shown once), key rotation and revocation. Admins only.
+//! Administration of the embeddable widget: host sites, the customers each
+//! may sign in, their signing keys (the private half shown once), key
+//! rotation and revocation. Admins only.
 
 use crate::error::AppError;
 use leptos::prelude::*;
@@ -20,6 +21,8 @@ pub struct WidgetSiteInfo {
     pub name: String,
     pub origin: String,
     pub disabled: bool,
+    /// User names of the customers this site may sign in.
+    pub customers: Vec<String>,
     pub keys: Vec<WidgetKeyInfo>,
 }
 
@@ -57,6 +60,17 @@ mod backend {
         }
     }
 
+    pub fn customer_error(error: engine::widget::SiteCustomerError) -> AppError {
+        use engine::widget::SiteCustomerError as E;
+        match error {
+            E::Storage(inner) => server::internal(&inner),
+            E::NotAllowed => server::fail(AppError::Forbidden(error.to_string())),
+            E::NoSuchSite(_) | E::NoSuchCustomer(_) | E::NotBound { .. } => {
+                server::fail(AppError::NotFound(error.to_string()))
+            }
+        }
+    }
+
     pub fn shown_once(key: engine::widget::NewSigningKey) -> super::NewWidgetKey {
         super::NewWidgetKey {
             site_id: key.site_id,
@@ -72,9 +86,17 @@ pub async fn admin_widget_sites() -> Result<Vec<WidgetSiteInfo>, AppError> {
     let sites = engine::widget::list_sites(&ctx.db)
         .await
         .map_err(|e| crate::server::internal(&e))?;
+    let customers = engine::widget::list_site_customers(&ctx.db)
+        .await
+        .map_err(|e| crate::server::internal(&e))?;
     Ok(sites
         .into_iter()
         .map(|site| WidgetSiteInfo {
+            customers: customers
+                .iter()
+                .filter(|c| c.site_id == site.id)
+                .map(|c| c.customer_name.clone())
+                .collect(),
             id: site.id,
             name: site.name,
             origin: site.origin,
@@ -169,4 +191,42 @@ pub async fn admin_set_widget_site_enabled(
             site_id.trim()
         )
     })
+}
+
+/// Lets a site sign in a customer, by user name.
+#[server(prefix = "/fn", endpoint = "admin_allow_widget_customer")]
+pub async fn admin_allow_widget_customer(
+    csrf_token: String,
+    site_id: String,
+    customer: String,
+) -> Result<String, AppError> {
+    crate::server::check_csrf(&csrf_token)?;
+    let (ctx, me) = backend::admin()?;
+    engine::widget::bind_customer(&ctx.db, &me, site_id.trim(), &customer, engine::now())
+        .await
+        .map_err(backend::customer_error)?;
+    Ok(format!(
+        "{} may sign in {}",
+        site_id.trim(),
+        customer.trim()
+    ))
+}
+
+/// Stops a site signing in a customer; their sessions from it end.
+#[server(prefix = "/fn", endpoint = "admin_disallow_widget_customer")]
+pub async fn admin_disallow_widget_customer(
+    csrf_token: String,
+    site_id: String,
+    customer: String,
+) -> Result<String, AppError> {
+    crate::server::check_csrf(&csrf_token)?;
+    let (ctx, me) = backend::admin()?;
+    engine::widget::unbind_customer(&ctx.db, &me, site_id.trim(), &customer, engine::now())
+        .await
+        .map_err(backend::customer_error)?;
+    Ok(format!(
+        "{} may no longer sign in {}",
+        site_id.trim(),
+        customer.trim()
+    ))
 }

@@ -67,6 +67,16 @@ async function registerSite(page: Page, name: string, origin: string): Promise<S
   };
 }
 
+/** Lets the site sign in these customers, from its row on the admin page. */
+async function allowCustomers(page: Page, key: SiteKey, names: string[]) {
+  const row = page.locator(`[data-site="${key.siteId}"]`);
+  for (const name of names) {
+    await row.getByLabel("Customer (user name)").fill(name);
+    await row.getByRole("button", { name: "Allow customer" }).click();
+    await expect(row.getByTestId("widget-site-customers")).toContainText(name);
+  }
+}
+
 async function userId(browser: Browser, name: string) {
   const context = await browser.newContext();
   const page = await context.newPage();
@@ -94,6 +104,11 @@ test.describe.serial("the embeddable widget", () => {
     await section.getByLabel("Origin (scheme, host and port)").fill(`${hostOrigin}/`);
     await section.getByRole("button", { name: "Register site" }).click();
     await expect(section.getByRole("alert")).toContainText(`the origin ${hostOrigin} is already registered`);
+    // A new site signs in nobody until an admin allows its customers.
+    await expect(page.locator(`[data-site="${site.siteId}"]`).getByTestId("widget-site-customers")).toContainText(
+      "Signs in no customer yet",
+    );
+    await allowCustomers(page, site, ["customer", "customer3"]);
     await page.screenshot({ path: test.info().outputPath("admin-widget-sites.png"), fullPage: true });
 
     for (const name of ["customer", "customer3", "approver"]) customerIds[name] = await userId(browser, name);
@@ -224,6 +239,7 @@ test.describe.serial("the widget with a model that takes its time", () => {
     await admin.goto("/admin");
     await waitForHydration(admin);
     const slowSite = await registerSite(admin, "Trailhead Outfitters (slow model)", hostOrigin);
+    await allowCustomers(admin, slowSite, ["customer"]);
     const customer = await (await browser.newContext({ baseURL: slowBase })).newPage();
     await signIn(customer, "customer");
     const customerId = (await (await customer.request.get("/api/v1/me")).json()).id as string;

@@ -15,6 +15,7 @@ mod m20261201_000009_drop_journal_proposal_index;
 mod m20261202_000010_order_source;
 mod m20261202_000011_orders_payment_reference_index;
 mod m20261203_000012_proposal_submitter;
+mod m20261203_000013_widget_lanes;
 
 pub struct Migrator;
 
@@ -34,6 +35,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261202_000010_order_source::Migration),
             Box::new(m20261202_000011_orders_payment_reference_index::Migration),
             Box::new(m20261203_000012_proposal_submitter::Migration),
+            Box::new(m20261203_000013_widget_lanes::Migration),
         ]
     }
 }

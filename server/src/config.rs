@@ -40,6 +40,8 @@ pub struct Settings {
     pub session_idle_minutes: i64,
     /// A session ends this long after sign-in, however active.
     pub session_absolute_hours: i64,
+    /// Failed sign-ins for one account from one address within the window
+    /// before that address may not try that account (others still may).
     pub login_max_failures_per_account: u64,
     pub login_max_failures_per_address: u64,
     pub login_window_minutes: i64,

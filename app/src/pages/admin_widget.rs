@@ -1,13 +1,15 @@
-//! The widget section of `/admin`: registered host sites with their keys,
-//! registering a site, rotating and revoking keys, disabling a site.
+//! The widget section of `/admin`: registered host sites with the customers
+//! each may sign in and their keys; registering a site, allowing and
+//! disallowing customers, rotating and revoking keys, disabling a site.
 
 use crate::csrf::CsrfField;
 use crate::error::AppError;
 use crate::format::utc;
 use crate::pages::admin::outcome;
 use crate::widget_admin::{
-    AdminAddWidgetKey, AdminRegisterWidgetSite, AdminRevokeWidgetKey, AdminSetWidgetSiteEnabled,
-    NewWidgetKey, WidgetSiteInfo, admin_widget_sites,
+    AdminAddWidgetKey, AdminAllowWidgetCustomer, AdminDisallowWidgetCustomer,
+    AdminRegisterWidgetSite, AdminRevokeWidgetKey, AdminSetWidgetSiteEnabled, NewWidgetKey,
+    WidgetSiteInfo, admin_widget_sites,
 };
 use leptos::form::ActionForm;
 use leptos::prelude::*;
@@ -45,12 +47,65 @@ fn new_key_view(result: Option<Result<NewWidgetKey, AppError>>) -> impl IntoView
     })
 }
 
-fn site_row(
-    site: WidgetSiteInfo,
+/// The actions a site row offers.
+#[derive(Clone, Copy)]
+struct SiteActions {
     add_key: ServerAction<AdminAddWidgetKey>,
     revoke: ServerAction<AdminRevokeWidgetKey>,
     enable: ServerAction<AdminSetWidgetSiteEnabled>,
-) -> impl IntoView {
+    allow: ServerAction<AdminAllowWidgetCustomer>,
+    disallow: ServerAction<AdminDisallowWidgetCustomer>,
+}
+
+/// Who the site may sign in, each with a button to stop it, and a form to
+/// allow one more.
+fn site_customers(site: &WidgetSiteInfo, actions: SiteActions) -> impl IntoView {
+    let input_id = format!("widget-customer-{}", site.id);
+    let allow_site_id = site.id.clone();
+    let customers = site.customers.clone();
+    let site_id = site.id.clone();
+    view! {
+        <p class="small" data-testid="widget-site-customers">
+            {if customers.is_empty() {
+                "Signs in no customer yet: allow the customers this site's tokens may name.".to_owned()
+            } else {
+                format!("May sign in: {}", customers.join(", "))
+            }}
+        </p>
+        <ul class="small">
+            {customers.into_iter().map(|customer| {
+                let label = format!("Stop signing in {customer}");
+                let (marker, site_id) = (customer.clone(), site_id.clone());
+                view! {
+                    <li data-customer=marker>
+                        <ActionForm action=actions.disallow attr:class="inline">
+                            <CsrfField/>
+                            <input type="hidden" name="site_id" value=site_id/>
+                            <input type="hidden" name="customer" value=customer/>
+                            <button type="submit" class="secondary small">{label}</button>
+                        </ActionForm>
+                    </li>
+                }
+            }).collect_view()}
+        </ul>
+        <ActionForm action=actions.allow attr:class="inline">
+            <CsrfField/>
+            <input type="hidden" name="site_id" value=allow_site_id/>
+            <label for=input_id.clone()>"Customer (user name)"</label>
+            <input id=input_id name="customer" required maxlength="64" autocomplete="off"/>
+            <button type="submit">"Allow customer"</button>
+        </ActionForm>
+    }
+}
+
+fn site_row(site: WidgetSiteInfo, actions: SiteActions) -> impl IntoView {
+    let SiteActions {
+        add_key,
+        revoke,
+        enable,
+        ..
+    } = actions;
+    let customers = site_customers(&site, actions);
     let site_id = site.id.clone();
     let keys_site_id = site.id.clone();
     let add_site_id = site.id.clone();
@@ -67,6 +122,7 @@ fn site_row(
                 " · " <code class="small">{site.id.clone()}</code>
                 {site.disabled.then(|| view! { <span class="status rejected">" disabled"</span> })}
             </p>
+            {customers}
             <ul class="small">
                 {site.keys.into_iter().map(|key| {
                     let site_id = keys_site_id.clone();
@@ -116,12 +172,23 @@ pub fn WidgetSites() -> impl IntoView {
     let add_key = ServerAction::<AdminAddWidgetKey>::new();
     let revoke = ServerAction::<AdminRevokeWidgetKey>::new();
     let enable = ServerAction::<AdminSetWidgetSiteEnabled>::new();
+    let allow = ServerAction::<AdminAllowWidgetCustomer>::new();
+    let disallow = ServerAction::<AdminDisallowWidgetCustomer>::new();
+    let actions = SiteActions {
+        add_key,
+        revoke,
+        enable,
+        allow,
+        disallow,
+    };
     let version = move || {
         (
             register.version().get(),
             add_key.version().get(),
             revoke.version().get(),
             enable.version().get(),
+            allow.version().get(),
+            disallow.version().get(),
         )
     };
     let sites = Resource::new(version, |_| admin_widget_sites());
@@ -140,7 +207,7 @@ pub fn WidgetSites() -> impl IntoView {
                         Ok(list) if list.is_empty() => view! { <p class="muted">"No site is registered yet."</p> }.into_any(),
                         Ok(list) => view! {
                             <ul class="plain">
-                                {list.into_iter().map(|site| site_row(site, add_key, revoke, enable)).collect_view()}
+                                {list.into_iter().map(|site| site_row(site, actions)).collect_view()}
                             </ul>
                         }.into_any(),
                     }
@@ -149,6 +216,8 @@ pub fn WidgetSites() -> impl IntoView {
             {move || new_key_view(add_key.value().get())}
             {outcome(revoke)}
             {outcome(enable)}
+            {outcome(allow)}
+            {outcome(disallow)}
             <h3>"Register a site"</h3>
             <ActionForm action=register>
                 <CsrfField/>

@@ -3,14 +3,16 @@
 //! proposals appear as cards whose status follows the proposal live. Stop
 //! ends the turn in flight. The conversation survives a reload (the latest
 //! one is resumed; `?conversation=ID` opens a given one, which is how staff
-//! read a customer's conversation).
+//! read a customer's conversation). A customer without one gets an empty
+//! chat: their first message opens the conversation (by POST; loading the
+//! page changes nothing).
 //!
 //! All conversation text is hostile input: it is only ever rendered as text
 //! nodes, never as HTML.
 
 use crate::chat::{
-    ChatMessage, ChatProposal, ChatView, EvidenceChip, MAX_MESSAGE_CHARS, MessageKind,
-    NewConversation, SendMessage, StopTurn, conversation_view, my_conversation,
+    ChatMessage, ChatProposal, ChatView, EvidenceChip, MAX_MESSAGE_CHARS, MessageKind, MyChat,
+    NewConversation, SendMessage, StopTurn, check_message, conversation_view, my_conversation,
 };
 use crate::components::proposal_card::StatusBadge;
 use crate::csrf::{CsrfField, csrf_token};
@@ -37,7 +39,7 @@ pub fn ChatPage() -> impl IntoView {
         move || (requested(), fresh.version().get()),
         |(requested, _)| async move {
             match requested {
-                Some(id) => conversation_view(id).await.map(Some),
+                Some(id) => conversation_view(id).await.map(MyChat::Resumed),
                 None => my_conversation().await,
             }
         },
@@ -66,8 +68,9 @@ pub fn ChatPage() -> impl IntoView {
             <Suspense fallback=|| view! { <p class="muted" role="status">"Loading your conversation…"</p> }>
                 {move || Suspend::new(async move {
                     match opened.await {
-                        Ok(Some(initial)) => view! { <Conversation initial/> }.into_any(),
-                        Ok(None) => view! {
+                        Ok(MyChat::Resumed(initial)) => view! { <Conversation initial first_message=None/> }.into_any(),
+                        Ok(MyChat::NotStarted) => view! { <FirstMessage/> }.into_any(),
+                        Ok(MyChat::NotACustomer) => view! {
                             <p class="card muted" data-testid="chat-staff-note">
                                 "Chat is for customers; open a customer's conversation from a proposal."
                             </p>
@@ -82,13 +85,92 @@ pub fn ChatPage() -> impl IntoView {
     }
 }
 
+/// The chat before the customer's first conversation: the same form, and
+/// sending opens the conversation (a POST) and then sends the message in it,
+/// so Stop can reach the first reply too.
 #[component]
-fn Conversation(initial: ChatView) -> impl IntoView {
+fn FirstMessage() -> impl IntoView {
+    let open = ServerAction::<NewConversation>::new();
+    let text = RwSignal::new(String::new());
+    let first = RwSignal::new(None::<String>);
+    let refused = RwSignal::new(None::<String>);
+    let on_submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let message = text.get_untracked();
+        if open.pending().get_untracked() {
+            return;
+        }
+        // A message that would be refused opens no conversation.
+        if let Err(error) = check_message(&message) {
+            refused.set(Some(error.to_string()));
+            return;
+        }
+        refused.set(None);
+        first.set(Some(message));
+        open.dispatch(NewConversation {
+            csrf_token: csrf_token(),
+        });
+    };
+    view! {
+        {move || match open.value().get() {
+            Some(Ok(initial)) => {
+                view! { <Conversation initial first_message=first.get_untracked()/> }.into_any()
+            }
+            failed => view! {
+                <div class="chat">
+                    <EmptyChat/>
+                    <Show when=move || open.pending().get()>
+                        <ol class="transcript pending" aria-live="polite">
+                            <li class="msg customer sending">
+                                <span class="speaker">"You"</span>
+                                <p class="text">{move || first.get()}</p>
+                            </li>
+                            <li class="msg note" role="status" data-testid="chat-thinking">"The assistant is working on a reply…"</li>
+                        </ol>
+                    </Show>
+                    <form class="chat-form" data-testid="chat-form" on:submit=on_submit>
+                        <label for="chat-text" class="sr-only">"Your message"</label>
+                        <input id="chat-text" name="text" type="text" required autocomplete="off"
+                            maxlength=MAX_MESSAGE_CHARS.to_string()
+                            placeholder="Ask about an order or a policy, e.g. “check order 4821 and refund it if it qualifies”"
+                            data-testid="chat-input"
+                            prop:value=text on:input=move |ev| text.set(event_target_value(&ev))/>
+                        <button type="submit" data-testid="chat-send" disabled=move || open.pending().get()>"Send"</button>
+                        <button type="button" class="secondary" data-testid="chat-stop" disabled=true
+                            title="Stop the reply being written">
+                            "Stop"
+                        </button>
+                    </form>
+                    {refused.get().or_else(|| failed.and_then(Result::err).map(|e| e.to_string())).map(|error| view! {
+                        <p class="error" role="alert" data-testid="chat-send-error">{error}</p>
+                    })}
+                </div>
+            }.into_any(),
+        }}
+    }
+}
+
+#[component]
+fn Conversation(initial: ChatView, first_message: Option<String>) -> impl IntoView {
     let id = initial.id.clone();
     let can_write = initial.can_write;
     let model = initial.model.clone();
     let send = ServerAction::<SendMessage>::new();
     let stop = ServerAction::<StopTurn>::new();
+    // Opened by the first message (see `FirstMessage`): send it now.
+    let first = StoredValue::new(first_message);
+    let first_id = id.clone();
+    Effect::new(move |_| {
+        let mut taken = None;
+        first.update_value(|pending| taken = pending.take());
+        if let Some(text) = taken {
+            send.dispatch(SendMessage {
+                csrf_token: csrf_token(),
+                id: first_id.clone(),
+                text,
+            });
+        }
+    });
     let changes = use_proposal_changes();
     // What the page shows: the server-rendered view, then each view a turn
     // returns, then refreshes when a proposal changes (its status lives on
@@ -244,12 +326,7 @@ fn Transcript(view: ChatView) -> impl IntoView {
     let empty = view.messages.is_empty();
     view! {
         {if empty {
-            view! {
-                <div class="card muted chat-empty" data-testid="chat-empty">
-                    <p>"No messages yet. Ask about one of your orders or about our policies."</p>
-                    <p class="small">"For example: “check order 4821 and refund it if it qualifies” or “what is your returns policy for unopened items?”"</p>
-                </div>
-            }.into_any()
+            view! { <EmptyChat/> }.into_any()
         } else {
             view! {
                 <ol class="transcript" data-testid="transcript" aria-label="Conversation" aria-live="polite">
@@ -277,6 +354,16 @@ fn Transcript(view: ChatView) -> impl IntoView {
                 format!("{next_agent} will read your next message.")
             }}
         </p>
+    }
+}
+
+#[component]
+fn EmptyChat() -> impl IntoView {
+    view! {
+        <div class="card muted chat-empty" data-testid="chat-empty">
+            <p>"No messages yet. Ask about one of your orders or about our policies."</p>
+            <p class="small">"For example: “check order 4821 and refund it if it qualifies” or “what is your returns policy for unopened items?”"</p>
+        </div>
     }
 }
 

@@ -157,6 +157,7 @@ async fn main() {
                 user_id: user.id,
                 name: user.name,
                 roles: user.roles,
+                widget_session: None,
             }
         }
     };

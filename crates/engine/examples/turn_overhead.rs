@@ -147,6 +147,7 @@ async fn main() {
         user_id: user.id,
         name: user.name,
         roles: user.roles,
+        widget_session: None,
     };
 
     let (mut first, mut second, mut both) = (Vec::new(), Vec::new(), Vec::new());

@@ -75,6 +75,11 @@ pub struct Actor {
     pub user_id: String,
     pub name: String,
     pub roles: RoleSet,
+    /// Acting through this embeddable-widget session: it reaches only the
+    /// conversations it opened and the proposals they prepared, whatever
+    /// else the customer may see in the web app. None for every other
+    /// credential.
+    pub widget_session: Option<String>,
 }
 
 impl Actor {

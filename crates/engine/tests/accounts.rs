@@ -1,5 +1,6 @@
 //! Accounts use cases against a real database: sign-in with throttling per
-//! account and per address, and API tokens. SQLite by default, PostgreSQL
+//! account and address, per address and (progressively) per account, and
+//! API tokens. SQLite by default, PostgreSQL
 //! when `TEST_DATABASE_URL` is set.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -109,7 +110,7 @@ async fn an_unknown_user_is_refused_exactly_like_a_wrong_password() {
 }
 
 #[tokio::test]
-async fn five_failures_lock_the_account_even_against_the_right_password() {
+async fn five_failures_lock_the_account_from_that_address_even_against_the_right_password() {
     let test = with_user("ada", &[Role::Approver]).await;
     let policy = ThrottlePolicy::default();
     let now = engine::now();
@@ -130,10 +131,14 @@ async fn five_failures_lock_the_account_even_against_the_right_password() {
     );
     assert_eq!(
         error.to_string(),
-        "too many failed sign-ins for this account; try again in 15 minute(s)"
+        "too many failed sign-ins for this account from your network address; try again in 15 minute(s)"
     );
     // A locked attempt is not counted again and does not touch other accounts.
     assert_eq!(failures(&test, "account:ada").await, 5);
+    assert_eq!(
+        failures(&test, &format!("account-address:ada|{ADDRESS}")).await,
+        5
+    );
 }
 
 #[tokio::test]
@@ -191,7 +196,7 @@ async fn too_many_failures_from_one_address_lock_every_account_from_it() {
 }
 
 #[tokio::test]
-async fn a_successful_sign_in_clears_the_account_counter() {
+async fn a_successful_sign_in_clears_the_counter_for_that_account_and_address() {
     let test = with_user("ada", &[Role::Approver]).await;
     let policy = ThrottlePolicy::default();
     let now = engine::now();
@@ -201,7 +206,14 @@ async fn a_successful_sign_in_clears_the_account_counter() {
     sign_in(&test, &policy, "ada", PASSWORD, ADDRESS, now)
         .await
         .unwrap();
-    assert_eq!(failures(&test, "account:ada").await, 0);
+    assert_eq!(
+        failures(&test, &format!("account-address:ada|{ADDRESS}")).await,
+        0
+    );
+    // The account's own count (all addresses) only ages out: signing in
+    // must not hand a guesser elsewhere a fresh allowance. The successful
+    // attempt itself is not counted.
+    assert_eq!(failures(&test, "account:ada").await, 4);
 
     for _ in 0..4 {
         let _ = sign_in(&test, &policy, "ada", "wrong password", ADDRESS, now).await;
@@ -341,4 +353,126 @@ async fn a_successful_sign_in_does_not_count_against_the_address() {
             .unwrap();
     }
     assert_eq!(failures(&test, &format!("address:{ADDRESS}")).await, 0);
+}
+
+const STRANGER: &str = "203.0.113.66";
+
+#[tokio::test]
+async fn a_stranger_guessing_from_their_address_cannot_lock_the_owner_out_of_theirs() {
+    let test = with_user("ada", &[Role::Approver]).await;
+    let policy = ThrottlePolicy::default();
+    let now = engine::now();
+    for _ in 0..20 {
+        let _ = sign_in(&test, &policy, "ada", "guess", STRANGER, now).await;
+    }
+    let stranger = sign_in(&test, &policy, "ada", PASSWORD, STRANGER, now).await;
+    assert!(
+        matches!(stranger, Err(LoginError::AccountThrottled { .. })),
+        "{stranger:?}"
+    );
+
+    // Ada, at her own address, a moment later.
+    let owner = sign_in(
+        &test,
+        &policy,
+        "ada",
+        PASSWORD,
+        ADDRESS,
+        now + Duration::seconds(1),
+    )
+    .await;
+    assert_eq!(owner.unwrap().name, "ada");
+}
+
+#[tokio::test]
+async fn guesses_from_rotating_addresses_are_spaced_out_but_the_owner_waits_at_most_the_cap() {
+    let test = with_user("ada", &[Role::Approver]).await;
+    let policy = ThrottlePolicy::default();
+    let start = engine::now();
+    // Ten addresses, one guess each: the free allowance is used up.
+    for n in 0..10 {
+        let address = format!("198.51.100.{n}");
+        let result = sign_in(&test, &policy, "ada", "guess", &address, start).await;
+        assert!(
+            matches!(result, Err(LoginError::InvalidCredentials)),
+            "{result:?}"
+        );
+    }
+    // The next guess, from a fresh address, must wait a second...
+    let too_soon = sign_in(&test, &policy, "ada", "guess", "198.51.100.10", start).await;
+    let Err(error) = too_soon else {
+        panic!("a guess got through without waiting");
+    };
+    assert!(
+        matches!(
+            error,
+            LoginError::AccountSlowed {
+                retry_after_secs: 1
+            }
+        ),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "this account has had many failed sign-ins; wait 1 second(s) and try again"
+    );
+    // ...and is not counted, so waiting is not made longer by asking.
+    assert_eq!(failures(&test, "account:ada").await, 10);
+
+    // After the wait it is checked; each failure doubles the next wait.
+    let mut at = start;
+    let mut waits = Vec::new();
+    for n in 10..20 {
+        let address = format!("198.51.100.{n}");
+        let wait = match sign_in(&test, &policy, "ada", "guess", &address, at).await {
+            Err(LoginError::AccountSlowed { retry_after_secs }) => retry_after_secs,
+            other => panic!("expected a wait, got {other:?}"),
+        };
+        waits.push(wait);
+        at += Duration::seconds(i64::try_from(wait).unwrap());
+        let checked = sign_in(&test, &policy, "ada", "guess", &address, at).await;
+        assert!(
+            matches!(checked, Err(LoginError::InvalidCredentials)),
+            "{checked:?}"
+        );
+    }
+    assert_eq!(waits, [1, 2, 4, 8, 16, 30, 30, 30, 30, 30]);
+
+    // The owner, however many guesses came before, waits at most the cap.
+    let owner = sign_in(
+        &test,
+        &policy,
+        "ada",
+        PASSWORD,
+        ADDRESS,
+        at + policy.account_delay_cap,
+    )
+    .await;
+    assert_eq!(owner.unwrap().name, "ada");
+}
+
+#[tokio::test]
+async fn re_enabling_a_user_does_not_bring_back_the_tokens_issued_before_the_disable() {
+    let test = with_user("ada", &[Role::Approver]).await;
+    let now = engine::now();
+    let console = ChangedBy::console();
+    let before = create_token(&test.db, "ada", "ci", now).await.unwrap();
+    disable_user(&test.db, &console, "ada", now).await.unwrap();
+    engine::accounts::enable_user(&test.db, &console, "ada", now)
+        .await
+        .unwrap();
+    assert!(
+        authenticate_token(&test.db, &before.secret, now)
+            .await
+            .unwrap()
+            .is_none(),
+        "a token from before the disable works again"
+    );
+    let after = create_token(&test.db, "ada", "ci", now).await.unwrap();
+    assert!(
+        authenticate_token(&test.db, &after.secret, now)
+            .await
+            .unwrap()
+            .is_some()
+    );
 }

@@ -110,6 +110,7 @@ fn actor(name: &str, roles: &[Role]) -> Actor {
         user_id: format!("usr_{name}"),
         name: name.into(),
         roles: RoleSet::new(roles.iter().copied()),
+        widget_session: None,
     }
 }
 

@@ -13,6 +13,7 @@ use engine::widget::{
     WidgetTokenError, add_key, authenticate_session, list_sites, open_session, register_site,
     revoke_key, set_site_enabled, sign_host_token,
 };
+use engine::widget::{SiteCustomerError, bind_customer, unbind_customer};
 use storage::testing::TestDatabase;
 
 struct World {
@@ -42,6 +43,7 @@ async fn user(test: &TestDatabase, name: &str, role: Role) -> Actor {
         user_id: record.id,
         name: record.name,
         roles: record.roles,
+        widget_session: None,
     }
 }
 
@@ -60,6 +62,11 @@ async fn world() -> World {
     )
     .await
     .unwrap();
+    for name in ["customer", "customer2"] {
+        bind_customer(&test.db, &admin, &site.site_id, name, engine::now())
+            .await
+            .unwrap();
+    }
     World {
         test,
         admin,
@@ -341,6 +348,7 @@ async fn only_admins_register_sites_and_each_origin_once() {
         user_id: w.customer.clone(),
         name: "customer".into(),
         roles: RoleSet::new([Role::Customer]),
+        widget_session: None,
     };
     let refused = register_site(&w.test.db, &customer, "Mine", "https://mine.example", now).await;
     assert!(matches!(refused, Err(SiteAdminError::NotAllowed)));
@@ -455,5 +463,108 @@ async fn a_token_whose_crit_header_demands_an_extension_we_do_not_understand_is_
         );
     }
     // The same claims without `crit` still open a session.
+    open_as(&w, &w.site, &w.customer, now).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_site_signs_in_only_the_customers_an_admin_bound_to_it() {
+    let w = world().await;
+    let now = engine::now();
+    let other = register_site(&w.test.db, &w.admin, "Other", "https://other.example", now)
+        .await
+        .unwrap();
+    let open_at_other = |customer: &str| {
+        let t = token(&other, &claims(&other.site_id, customer, now));
+        let site_id = other.site_id.clone();
+        let db = w.test.db.clone();
+        async move { open_session(&db, &site_id, &t, now).await }
+    };
+    // Registered, keyed and enabled, yet it may not sign in our customers.
+    let refused = open_at_other(&w.customer).await;
+    assert!(
+        matches!(refused, Err(WidgetTokenError::UnknownCustomer)),
+        "{refused:?}"
+    );
+
+    bind_customer(&w.test.db, &w.admin, &other.site_id, "customer", now)
+        .await
+        .unwrap();
+    let opened = open_at_other(&w.customer).await.unwrap();
+    let still_refused = open_at_other(&w.other_customer).await;
+    assert!(
+        matches!(still_refused, Err(WidgetTokenError::UnknownCustomer)),
+        "{still_refused:?}"
+    );
+
+    // Unbinding refuses new tokens and ends the sessions already open.
+    unbind_customer(&w.test.db, &w.admin, &other.site_id, "customer", now)
+        .await
+        .unwrap();
+    assert!(
+        authenticate_session(&w.test.db, &opened.secret, now)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(matches!(
+        open_at_other(&w.customer).await,
+        Err(WidgetTokenError::UnknownCustomer)
+    ));
+}
+
+#[tokio::test]
+async fn only_admins_bind_customers_and_only_customers_can_be_bound() {
+    let w = world().await;
+    let now = engine::now();
+    let customer = Actor {
+        user_id: w.customer.clone(),
+        name: "customer".into(),
+        roles: RoleSet::new([Role::Customer]),
+        widget_session: None,
+    };
+    let refused = bind_customer(&w.test.db, &customer, &w.site.site_id, "customer2", now).await;
+    assert!(
+        matches!(refused, Err(SiteCustomerError::NotAllowed)),
+        "{refused:?}"
+    );
+    let staff = bind_customer(&w.test.db, &w.admin, &w.site.site_id, "approver", now).await;
+    assert!(
+        matches!(staff, Err(SiteCustomerError::NoSuchCustomer(ref name)) if name == "approver"),
+        "{staff:?}"
+    );
+    let nowhere = bind_customer(&w.test.db, &w.admin, "wst_nope", "customer", now).await;
+    assert!(
+        matches!(nowhere, Err(SiteCustomerError::NoSuchSite(_))),
+        "{nowhere:?}"
+    );
+    let first = unbind_customer(&w.test.db, &w.admin, &w.site.site_id, "customer", now).await;
+    assert!(first.is_ok(), "{first:?}");
+    let twice = unbind_customer(&w.test.db, &w.admin, &w.site.site_id, "customer", now).await;
+    assert!(
+        matches!(twice, Err(SiteCustomerError::NotBound { .. })),
+        "{twice:?}"
+    );
+}
+
+#[tokio::test]
+async fn re_enabling_a_disabled_customer_does_not_bring_back_their_widget_sessions() {
+    let w = world().await;
+    let now = engine::now();
+    let opened = open_as(&w, &w.site, &w.customer, now).await.unwrap();
+    let console = engine::settings::ChangedBy::console();
+    engine::accounts::disable_user(&w.test.db, &console, "customer", now)
+        .await
+        .unwrap();
+    engine::accounts::enable_user(&w.test.db, &console, "customer", now)
+        .await
+        .unwrap();
+    assert!(
+        authenticate_session(&w.test.db, &opened.secret, now)
+            .await
+            .unwrap()
+            .is_none(),
+        "a session opened before the disable works again"
+    );
+    // A new token opens a new session: the customer is enabled again.
     open_as(&w, &w.site, &w.customer, now).await.unwrap();
 }

@@ -35,6 +35,9 @@ pub struct StoredConversation {
     pub stop_requested: bool,
     /// The message the claimed turn answers.
     pub pending_message: Option<String>,
+    /// The widget session that opened it: the only widget session that
+    /// reaches it (none: opened in the web app or through the API).
+    pub widget_session_id: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -61,6 +64,8 @@ pub struct NewConversation<'a> {
     pub owner_id: &'a str,
     pub customer_id: &'a str,
     pub state: &'a str,
+    /// The widget session opening it, if a widget session does.
+    pub widget_session_id: Option<&'a str>,
     pub now: DateTime<Utc>,
 }
 
@@ -114,6 +119,7 @@ pub async fn insert(
         turn_lease_until: Set(None),
         stop_requested: Set(false),
         pending_message: Set(None),
+        widget_session_id: Set(new.widget_session_id.map(str::to_owned)),
         created_at: Set(new.now),
         updated_at: Set(new.now),
     }
@@ -158,16 +164,21 @@ pub async fn list_for_user(
         .collect())
 }
 
-/// The conversation `owner_id` opened that was active most recently.
+/// The conversation `owner_id` opened that was active most recently; with
+/// `widget_session_id`, only among those that widget session opened.
 ///
 /// # Errors
 /// Database failures.
 pub async fn latest_owned_by(
     db: &impl ConnectionTrait,
     owner_id: &str,
+    widget_session_id: Option<&str>,
 ) -> Result<Option<StoredConversation>, StorageError> {
-    Ok(conversation::Entity::find()
-        .filter(conversation::Column::OwnerId.eq(owner_id))
+    let mut query = conversation::Entity::find().filter(conversation::Column::OwnerId.eq(owner_id));
+    if let Some(session) = widget_session_id {
+        query = query.filter(conversation::Column::WidgetSessionId.eq(session));
+    }
+    Ok(query
         .order_by_desc(conversation::Column::UpdatedAt)
         .order_by_desc(conversation::Column::CreatedAt)
         .one(db)
@@ -412,6 +423,7 @@ fn decode(row: conversation::Model) -> StoredConversation {
         turn_lease_until: row.turn_lease_until,
         stop_requested: row.stop_requested,
         pending_message: row.pending_message,
+        widget_session_id: row.widget_session_id,
         created_at: row.created_at,
         updated_at: row.updated_at,
     }
@@ -435,6 +447,7 @@ mod tests {
             turn_lease_until: Some(lease_until),
             stop_requested: false,
             pending_message: Some("is order 4822 refundable?".into()),
+            widget_session_id: None,
             created_at: lease_until,
             updated_at: lease_until,
         }

@@ -83,6 +83,25 @@ pub async fn failures_since(
     Ok((count, oldest))
 }
 
+/// The most recent failure recorded for `scope` since `since` (from which
+/// a progressive delay is counted).
+///
+/// # Errors
+/// Database failures.
+pub async fn newest_failure_since(
+    db: &impl ConnectionTrait,
+    scope: &str,
+    since: Utc,
+) -> Result<Option<Utc>, StorageError> {
+    Ok(login_failure::Entity::find()
+        .filter(login_failure::Column::Scope.eq(scope))
+        .filter(login_failure::Column::FailedAt.gt(since))
+        .order_by_desc(login_failure::Column::FailedAt)
+        .one(db)
+        .await?
+        .map(|row| row.failed_at))
+}
+
 /// Forgets the failures of a scope (after a successful login).
 ///
 /// # Errors

@@ -81,6 +81,24 @@ pub async fn revoke(
     Ok(result.rows_affected == 1)
 }
 
+/// Revokes every unrevoked token of a user; returns how many.
+///
+/// # Errors
+/// Database failures.
+pub async fn revoke_all_of_user(
+    db: &impl ConnectionTrait,
+    user_id: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<u64, StorageError> {
+    let result = api_token::Entity::update_many()
+        .col_expr(api_token::Column::RevokedAt, Expr::value(now))
+        .filter(api_token::Column::UserId.eq(user_id))
+        .filter(api_token::Column::RevokedAt.is_null())
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected)
+}
+
 /// # Errors
 /// Database failures.
 pub async fn list_for_user(

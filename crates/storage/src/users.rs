@@ -120,8 +120,12 @@ pub async fn count(db: &impl ConnectionTrait) -> Result<u64, StorageError> {
     Ok(user::Entity::find().count(db).await?)
 }
 
-/// Disables the user and ends every session they hold (by bumping the epoch
-/// that each session must match). Returns false when no such user exists.
+/// Disables the user and ends every credential they hold, for good: browser
+/// sessions (by bumping the epoch each must match), API tokens (revoked) and
+/// widget sessions (expired). Enabling the user later lifts only the
+/// disable, so nothing issued before it works again. Returns false when no
+/// such user exists. Run it inside the caller's transaction, so the disable
+/// and the revocations commit together.
 ///
 /// # Errors
 /// Database failures.
@@ -139,10 +143,16 @@ pub async fn disable(
         .filter(user::Column::Id.eq(user_id))
         .exec(db)
         .await?;
-    Ok(result.rows_affected == 1)
+    if result.rows_affected != 1 {
+        return Ok(false);
+    }
+    crate::tokens::revoke_all_of_user(db, user_id, now).await?;
+    crate::widget::end_sessions_of_customer(db, user_id, now).await?;
+    Ok(true)
 }
 
-/// Lets a disabled user sign in again (their old sessions stay ended).
+/// Lets a disabled user sign in again (their old sessions, tokens and widget
+/// sessions stay ended: [`disable`] ended them).
 /// Returns false when no such user exists.
 ///
 /// # Errors

@@ -1,6 +1,6 @@
 //! Widget host sites, their public signing keys and widget sessions.
 
-use crate::entities::{widget_key, widget_session, widget_site};
+use crate::entities::{widget_key, widget_session, widget_site, widget_site_customer};
 use crate::error::StorageError;
 use chrono::{DateTime, Utc};
 use sea_orm::{
@@ -11,6 +11,7 @@ use sea_orm::{
 pub use widget_key::Model as WidgetKey;
 pub use widget_session::Model as WidgetSession;
 pub use widget_site::Model as WidgetSite;
+pub use widget_site_customer::Model as SiteCustomer;
 
 /// # Errors
 /// [`StorageError::Conflict`] when the origin is already registered.
@@ -166,4 +167,89 @@ pub async fn delete_expired_sessions(
         .exec(db)
         .await?;
     Ok(result.rows_affected)
+}
+
+/// Ends every unexpired widget session of a customer (a disabled customer's
+/// sessions never come back). The rows stay until they age out, so a host
+/// token already used still cannot open a second session.
+///
+/// # Errors
+/// Database failures.
+pub async fn end_sessions_of_customer(
+    db: &impl ConnectionTrait,
+    customer_id: &str,
+    now: DateTime<Utc>,
+) -> Result<u64, StorageError> {
+    let result = widget_session::Entity::update_many()
+        .col_expr(widget_session::Column::ExpiresAt, Expr::value(now))
+        .filter(widget_session::Column::CustomerId.eq(customer_id))
+        .filter(widget_session::Column::ExpiresAt.gt(now))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected)
+}
+
+/// Lets a site sign in a customer; false when it already could.
+///
+/// # Errors
+/// [`StorageError::Conflict`] for an unknown site or user.
+pub async fn bind_customer(
+    db: &impl ConnectionTrait,
+    binding: &SiteCustomer,
+) -> Result<bool, StorageError> {
+    if is_bound(db, &binding.site_id, &binding.customer_id).await? {
+        return Ok(false);
+    }
+    widget_site_customer::Entity::insert(binding.clone().into_active_model())
+        .exec_without_returning(db)
+        .await?;
+    Ok(true)
+}
+
+/// Stops a site signing in a customer; false when it could not anyway.
+///
+/// # Errors
+/// Database failures.
+pub async fn unbind_customer(
+    db: &impl ConnectionTrait,
+    site_id: &str,
+    customer_id: &str,
+) -> Result<bool, StorageError> {
+    let result = widget_site_customer::Entity::delete_many()
+        .filter(widget_site_customer::Column::SiteId.eq(site_id))
+        .filter(widget_site_customer::Column::CustomerId.eq(customer_id))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected > 0)
+}
+
+/// Whether `site_id` may sign in `customer_id`.
+///
+/// # Errors
+/// Database failures.
+pub async fn is_bound(
+    db: &impl ConnectionTrait,
+    site_id: &str,
+    customer_id: &str,
+) -> Result<bool, StorageError> {
+    Ok(
+        widget_site_customer::Entity::find_by_id((site_id.to_owned(), customer_id.to_owned()))
+            .one(db)
+            .await?
+            .is_some(),
+    )
+}
+
+/// Every site's customers, oldest binding first.
+///
+/// # Errors
+/// Database failures.
+pub async fn list_site_customers(
+    db: &impl ConnectionTrait,
+) -> Result<Vec<SiteCustomer>, StorageError> {
+    Ok(widget_site_customer::Entity::find()
+        .order_by_asc(widget_site_customer::Column::BoundAt)
+        .order_by_asc(widget_site_customer::Column::CustomerId)
+        .all(db)
+        .await?)
 }

@@ -1,4 +1,5 @@
-//! `countersign widget register | sites | add-key | revoke-key | token`.
+//! `countersign widget register | sites | allow-customer | disallow-customer |
+//! add-key | revoke-key | token`.
 //!
 //! `token` does what a host site's server does (sign a short-lived customer
 //! token with the site's private key), for trying the widget and for demos.
@@ -26,8 +27,27 @@ pub enum WidgetCommand {
         #[arg(long)]
         key_out: Option<PathBuf>,
     },
-    /// List registered sites and their keys.
+    /// List registered sites, the customers each may sign in, and their keys.
     Sites,
+    /// Let a site sign in a customer (a new site signs in nobody).
+    AllowCustomer {
+        #[arg(long)]
+        site: String,
+        /// The customer's user name.
+        #[arg(long)]
+        customer: String,
+        #[arg(long)]
+        admin: String,
+    },
+    /// Stop a site signing in a customer; their widget sessions from it end.
+    DisallowCustomer {
+        #[arg(long)]
+        site: String,
+        #[arg(long)]
+        customer: String,
+        #[arg(long)]
+        admin: String,
+    },
     /// Add a signing key to a site (rotation).
     AddKey {
         #[arg(long)]
@@ -80,6 +100,7 @@ pub async fn run(command: WidgetCommand, settings: &Settings) -> anyhow::Result<
             print_key(&key, key_out.as_deref())?;
         }
         WidgetCommand::Sites => {
+            let customers = engine::widget::list_site_customers(&db).await?;
             for site in engine::widget::list_sites(&db).await? {
                 println!(
                     "{}  {}  {}{}",
@@ -88,6 +109,16 @@ pub async fn run(command: WidgetCommand, settings: &Settings) -> anyhow::Result<
                     site.name,
                     if site.disabled { "  (disabled)" } else { "" }
                 );
+                let names: Vec<&str> = customers
+                    .iter()
+                    .filter(|c| c.site_id == site.id)
+                    .map(|c| c.customer_name.as_str())
+                    .collect();
+                if names.is_empty() {
+                    println!("    signs in no customer yet (allow-customer)");
+                } else {
+                    println!("    may sign in: {}", names.join(", "));
+                }
                 for key in site.keys {
                     println!(
                         "    key {}  created {}  {}",
@@ -101,6 +132,24 @@ pub async fn run(command: WidgetCommand, settings: &Settings) -> anyhow::Result<
                     );
                 }
             }
+        }
+        WidgetCommand::AllowCustomer {
+            site,
+            customer,
+            admin,
+        } => {
+            let actor = actor(&db, &admin).await?;
+            engine::widget::bind_customer(&db, &actor, &site, &customer, now).await?;
+            println!("{site} may sign in {customer}");
+        }
+        WidgetCommand::DisallowCustomer {
+            site,
+            customer,
+            admin,
+        } => {
+            let actor = actor(&db, &admin).await?;
+            engine::widget::unbind_customer(&db, &actor, &site, &customer, now).await?;
+            println!("{site} may no longer sign in {customer}");
         }
         WidgetCommand::AddKey {
             site,
@@ -158,6 +207,7 @@ async fn actor(db: &storage::Database, name: &str) -> anyhow::Result<engine::Act
         user_id: user.id,
         name: user.name,
         roles: user.roles,
+        widget_session: None,
     })
 }
 

@@ -88,7 +88,10 @@ async fn widget_identity(
         ));
     }
     match engine::widget::authenticate_session(&state.db, secret, engine::now()).await {
-        Ok(Some(widget)) => Ok(identity_of(widget.customer, AuthMethod::WidgetSession)),
+        Ok(Some(widget)) => Ok(Identity {
+            widget_session: Some(widget.session_id),
+            ..identity_of(widget.customer, AuthMethod::WidgetSession)
+        }),
         Ok(None) => Err(ApiError::unauthenticated(
             "the widget session has ended; reload the page to sign in again",
         )),
@@ -114,6 +117,7 @@ fn identity_of(user: storage::users::UserRecord, via: AuthMethod) -> Identity {
         display_name: user.display_name,
         roles: user.roles,
         via,
+        widget_session: None,
     }
 }
 

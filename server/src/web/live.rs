@@ -1,6 +1,7 @@
 //! Server-sent events: every committed proposal change, so queues, detail
 //! pages and chat cards update without reloading. Staff see every change; a
-//! customer only the changes of refunds to them.
+//! customer only the changes of refunds to them; a widget session only those
+//! of proposals prepared in the conversations it opened.
 
 use crate::startup::AppState;
 use crate::web::api::Caller;
@@ -9,6 +10,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use domain::Role;
 use engine::live::LiveEvent;
 use futures::Stream;
+use std::collections::HashMap;
 use std::convert::Infallible;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -20,17 +22,39 @@ pub async fn proposal_events(
     let staff = identity
         .roles
         .any_of(&[Role::Approver, Role::Manager, Role::Admin]);
-    let user_id = identity.user_id;
+    let actor = identity.actor();
+    let engine = state.engine.clone();
+    // A widget session's answer per proposal never changes (a proposal's
+    // conversation is fixed), so each proposal is looked up once.
+    let mut widget_answers: HashMap<String, bool> = HashMap::new();
     let stream = async_stream::stream! {
         loop {
             match changes.recv().await {
                 // Changes may have been missed: every page reloads, whoever watches it.
                 Ok(LiveEvent::Resync) => yield Ok(Event::default().event("resync").data("{}")),
                 Ok(LiveEvent::Changed(change)) => {
-                    if (staff || change.customer_id.as_deref() == Some(user_id.as_str()))
-                        && let Ok(event) = Event::default().event("proposal").json_data(&change) {
-                            yield Ok(event);
-                        }
+                    let mut visible =
+                        staff || change.customer_id.as_deref() == Some(actor.user_id.as_str());
+                    if visible && actor.widget_session.is_some() {
+                        visible = match widget_answers.get(&change.proposal_id) {
+                            Some(known) => *known,
+                            None => match engine.may_watch_proposal(&actor, &change.proposal_id).await {
+                                Ok(answer) => {
+                                    widget_answers.insert(change.proposal_id.clone(), answer);
+                                    answer
+                                }
+                                // Not sure: say nothing now; the frame reads the
+                                // proposal itself when it next asks.
+                                Err(error) => {
+                                    tracing::warn!(%error, "live: could not check a widget session's proposal");
+                                    false
+                                }
+                            },
+                        };
+                    }
+                    if visible && let Ok(event) = Event::default().event("proposal").json_data(&change) {
+                        yield Ok(event);
+                    }
                 }
                 // Fell behind: tell the page to reload everything it shows.
                 Err(RecvError::Lagged(_)) => yield Ok(Event::default().event("resync").data("{}")),

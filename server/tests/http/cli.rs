@@ -111,24 +111,51 @@ async fn the_widget_commands_register_a_site_and_sign_a_token_that_opens_a_sessi
 
     let listed = countersign(&test.url, workdir.path(), &["widget", "sites"]).await;
     assert!(listed.contains(&site) && listed.contains(&key) && listed.contains("active"));
+    assert!(listed.contains("signs in no customer yet"), "{listed}");
 
-    let token = countersign(
+    let sign = [
+        "widget",
+        "token",
+        "--site",
+        &site,
+        "--key-id",
+        &key,
+        "--key-file",
+        key_path,
+        "--customer",
+        "customer3",
+    ];
+    // A new site may sign in nobody.
+    let token = countersign(&test.url, workdir.path(), &sign).await;
+    let refused = engine::widget::open_session(&test.db, &site, token.trim(), engine::now()).await;
+    assert!(
+        matches!(
+            refused,
+            Err(engine::widget::WidgetTokenError::UnknownCustomer)
+        ),
+        "{refused:?}"
+    );
+
+    let allowed = countersign(
         &test.url,
         workdir.path(),
         &[
             "widget",
-            "token",
+            "allow-customer",
             "--site",
             &site,
-            "--key-id",
-            &key,
-            "--key-file",
-            key_path,
             "--customer",
             "customer3",
+            "--admin",
+            "admin",
         ],
     )
     .await;
+    assert!(allowed.contains("may sign in customer3"), "{allowed}");
+    let listed = countersign(&test.url, workdir.path(), &["widget", "sites"]).await;
+    assert!(listed.contains("may sign in: customer3"), "{listed}");
+
+    let token = countersign(&test.url, workdir.path(), &sign).await;
     let opened = engine::widget::open_session(&test.db, &site, token.trim(), engine::now())
         .await
         .unwrap();

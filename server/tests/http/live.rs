@@ -15,7 +15,10 @@ fn change(proposal_id: &str, customer_id: &str) -> ProposalChanged {
 }
 
 /// The `event:` and `data:` of each event in the stream until `count` came.
-async fn events(response: &mut reqwest::Response, count: usize) -> Vec<(String, String)> {
+pub(crate) async fn events(
+    response: &mut reqwest::Response,
+    count: usize,
+) -> Vec<(String, String)> {
     let mut text = String::new();
     let mut found = Vec::new();
     tokio::time::timeout(Duration::from_secs(10), async {

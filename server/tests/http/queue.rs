@@ -17,6 +17,7 @@ async fn agent(app: &TestApp) -> Actor {
         user_id: agent.id,
         name: agent.name,
         roles: agent.roles,
+        widget_session: None,
     }
 }
 

@@ -1,5 +1,6 @@
-//! Sessions end when they must: disabled users, the absolute lifetime, and
-//! never through a GET.
+//! Sessions end when they must: disabled users (for good: re-enabling revives
+//! no credential), the absolute lifetime, and never through a GET; and a GET
+//! creates nothing.
 
 use crate::support::TestApp;
 use app::server::keys;
@@ -201,4 +202,75 @@ async fn a_request_that_finishes_after_sign_out_does_not_revive_the_session() {
         app.me_with_cookie(&cookie).await.status(),
         StatusCode::UNAUTHORIZED
     );
+}
+
+#[tokio::test]
+async fn re_enabling_a_user_does_not_revive_any_credential_issued_before_the_disable() {
+    let app = TestApp::spawn().await;
+    app.login_ok("customer").await;
+    let cookie = app.session_cookie().unwrap();
+    let token = engine::accounts::tokens::create_token(app.db(), "customer", "shop", engine::now())
+        .await
+        .unwrap()
+        .secret;
+    let site = crate::widget::register(&app).await;
+    let widget = crate::widget::widget_session(&app, &site, "customer").await;
+    assert_eq!(app.me_with_bearer(&widget).await.status(), StatusCode::OK);
+
+    let console = engine::settings::ChangedBy::console();
+    engine::accounts::disable_user(app.db(), &console, "customer", engine::now())
+        .await
+        .unwrap();
+    engine::accounts::enable_user(app.db(), &console, "customer", engine::now())
+        .await
+        .unwrap();
+
+    assert_eq!(
+        app.me_with_cookie(&cookie).await.status(),
+        StatusCode::UNAUTHORIZED,
+        "the browser session"
+    );
+    assert_eq!(
+        app.me_with_bearer(&token).await.status(),
+        StatusCode::UNAUTHORIZED,
+        "the API token"
+    );
+    assert_eq!(
+        app.me_with_bearer(&widget).await.status(),
+        StatusCode::UNAUTHORIZED,
+        "the widget session"
+    );
+    // The user signs in afresh.
+    app.logout().await;
+    app.login_ok("customer").await;
+}
+
+#[tokio::test]
+async fn opening_the_chat_page_creates_no_conversation() {
+    let app = TestApp::spawn().await;
+    app.login_ok("customer3").await;
+    let (status, html) = app.get_page("/chat").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains("chat-empty"), "the empty chat is shown");
+    let read = app.get("/fn/my_conversation").await;
+    assert_eq!(read.status(), StatusCode::OK);
+    assert_eq!(
+        read.json::<serde_json::Value>().await.unwrap(),
+        "NotStarted"
+    );
+    let customer3 = crate::widget::user_id(&app, "customer3").await;
+    let stored = storage::conversations::list_for_user(app.db().conn(), &customer3, 10)
+        .await
+        .unwrap();
+    assert!(stored.is_empty(), "a GET opened {stored:?}");
+
+    // The first message opens one, by POST.
+    let token = app.csrf_token().await;
+    let opened = app
+        .post_form("/fn/new_conversation", &[("csrf_token", &token)])
+        .await;
+    assert_eq!(opened.status(), StatusCode::OK);
+    let read = app.get("/fn/my_conversation").await;
+    let resumed = read.json::<serde_json::Value>().await.unwrap();
+    assert!(resumed["Resumed"]["id"].as_str().is_some(), "{resumed}");
 }

@@ -89,7 +89,7 @@ async fn five_failures_lock_the_account_with_429_even_for_the_right_password() {
     assert_eq!(body["code"], "throttled");
     assert_eq!(
         body["message"],
-        "too many failed sign-ins for this account; try again in 15 minute(s)"
+        "too many failed sign-ins for this account from your network address; try again in 15 minute(s)"
     );
     assert_eq!(app.whoami().await, None);
     // Other accounts are not locked by it.
@@ -260,4 +260,36 @@ async fn behind_a_trusted_proxy_the_address_it_appended_is_throttled() {
     assert_eq!(same_client, StatusCode::TOO_MANY_REQUESTS);
     let other_client = attempt("198.51.100.8".into(), "manager", PASSWORD).await;
     assert_eq!(other_client, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_stranger_hammering_an_account_from_elsewhere_does_not_lock_its_owner_out() {
+    let app = TestApp::spawn_with(|settings| settings.trust_forwarded_for = true).await;
+    let attempt = |address: &'static str, password: &'static str| {
+        let app = &app;
+        async move {
+            let token = app.csrf_token().await;
+            app.post_form_with(
+                "/fn/login",
+                &[
+                    ("csrf_token", &token),
+                    ("username", "customer"),
+                    ("password", password),
+                ],
+                crate::support::header("x-forwarded-for", address),
+            )
+            .await
+            .status()
+        }
+    };
+    let mut refused = Vec::new();
+    for _ in 0..8 {
+        refused.push(attempt("203.0.113.66", "a guess").await);
+    }
+    // Five guesses are checked, then the stranger's address is stopped...
+    assert_eq!(refused[..5], [StatusCode::UNPROCESSABLE_ENTITY; 5]);
+    assert_eq!(refused[5..], [StatusCode::TOO_MANY_REQUESTS; 3]);
+    // ...while the customer, at their own address, signs in.
+    assert_eq!(attempt("198.51.100.20", PASSWORD).await, StatusCode::OK);
+    assert_eq!(app.whoami().await.unwrap()["name"], "customer");
 }

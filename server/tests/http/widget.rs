@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 const HOST_ORIGIN: &str = "http://127.0.0.1:3299";
 
-async fn user_id(app: &TestApp, name: &str) -> String {
+pub(crate) async fn user_id(app: &TestApp, name: &str) -> String {
     storage::users::find_by_name(app.db().conn(), name)
         .await
         .unwrap()
@@ -18,19 +18,49 @@ async fn user_id(app: &TestApp, name: &str) -> String {
         .id
 }
 
-async fn register(app: &TestApp) -> NewSigningKey {
+async fn admin(app: &TestApp) -> engine::Actor {
     let admin = storage::users::find_by_name(app.db().conn(), "admin")
         .await
         .unwrap()
         .unwrap();
-    let actor = engine::Actor {
+    engine::Actor {
         user_id: admin.id,
         name: admin.name,
         roles: admin.roles,
-    };
-    engine::widget::register_site(app.db(), &actor, "Demo shop", HOST_ORIGIN, engine::now())
+        widget_session: None,
+    }
+}
+
+/// Registers the demo shop, allowed to sign in the three demo customers.
+pub(crate) async fn register(app: &TestApp) -> NewSigningKey {
+    let key = register_unbound(app, "Demo shop", HOST_ORIGIN).await;
+    for customer in ["customer", "customer2", "customer3"] {
+        engine::widget::bind_customer(
+            app.db(),
+            &admin(app).await,
+            &key.site_id,
+            customer,
+            engine::now(),
+        )
+        .await
+        .unwrap();
+    }
+    key
+}
+
+/// Registers a site that may sign in nobody yet.
+async fn register_unbound(app: &TestApp, name: &str, origin: &str) -> NewSigningKey {
+    engine::widget::register_site(app.db(), &admin(app).await, name, origin, engine::now())
         .await
         .unwrap()
+}
+
+/// A widget session for the named customer at `key`'s site.
+pub(crate) async fn widget_session(app: &TestApp, key: &NewSigningKey, customer: &str) -> String {
+    let id = user_id(app, customer).await;
+    let (status, opened) = exchange(app, &key.site_id, &host_token(key, &id, engine::now())).await;
+    assert_eq!(status, StatusCode::CREATED, "{opened}");
+    opened["session_token"].as_str().unwrap().to_owned()
 }
 
 fn host_token(
@@ -60,7 +90,7 @@ async fn exchange(app: &TestApp, site_id: &str, token: &str) -> (StatusCode, Val
     (response.status(), json(response).await)
 }
 
-async fn with_widget(
+pub(crate) async fn with_widget(
     app: &TestApp,
     secret: &str,
     method: reqwest::Method,
@@ -336,4 +366,257 @@ async fn only_admins_register_widget_sites_through_the_server_functions() {
     assert_eq!(sites[0].origin, "https://shop.example");
     // Only the public half is kept.
     assert_eq!(sites[0].keys[0].id, key["key_id"].as_str().unwrap());
+}
+
+/// Opens a conversation in the widget and talks `order` into a proposal;
+/// returns the conversation's and the proposal's ids.
+async fn widget_proposal(app: &TestApp, secret: &str, order: &str) -> (String, String) {
+    let (status, conversation) = with_widget(
+        app,
+        secret,
+        reqwest::Method::POST,
+        "/api/v1/conversations",
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{conversation}");
+    let id = conversation["id"].as_str().unwrap().to_owned();
+    let path = format!("/api/v1/conversations/{id}/messages");
+    for text in [
+        format!("check order {order} and refund it if it qualifies"),
+        "no, still sealed".to_owned(),
+    ] {
+        let (status, turn) = with_widget(
+            app,
+            secret,
+            reqwest::Method::POST,
+            &path,
+            Some(json!({ "text": text })),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{turn}");
+        if let Some(proposal) = turn["proposal_id"].as_str() {
+            return (id, proposal.to_owned());
+        }
+    }
+    panic!("the widget chat prepared no proposal for order {order}");
+}
+
+/// The customer, in the web app, talks order 4821 into a proposal.
+async fn web_app_proposal(app: &TestApp, customer: &engine::Actor) -> (String, String) {
+    use engine::assistant::TurnControl;
+    let opened = app
+        .engine
+        .create_conversation(customer, None)
+        .await
+        .unwrap();
+    let mut proposal = None;
+    for text in [
+        "check order 4821 and refund it if it qualifies",
+        "no, still sealed",
+    ] {
+        let turn = app
+            .engine
+            .chat_turn(customer, &opened.id, text, TurnControl::new())
+            .await
+            .unwrap();
+        proposal = proposal.or(turn.proposal_id);
+    }
+    (opened.id, proposal.expect("a proposal for order 4821"))
+}
+
+async fn actor(app: &TestApp, name: &str) -> engine::Actor {
+    let user = storage::users::find_by_name(app.db().conn(), name)
+        .await
+        .unwrap()
+        .unwrap();
+    engine::Actor {
+        user_id: user.id,
+        name: user.name,
+        roles: user.roles,
+        widget_session: None,
+    }
+}
+
+#[tokio::test]
+async fn a_widget_session_cannot_read_or_post_into_the_customers_other_conversations_or_see_their_other_proposals()
+ {
+    let app = TestApp::spawn().await;
+    let key = register(&app).await;
+    let (web_conversation, web_proposal) =
+        web_app_proposal(&app, &actor(&app, "customer").await).await;
+    let secret = widget_session(&app, &key, "customer").await;
+    let (own_conversation, own_proposal) = widget_proposal(&app, &secret, "4823").await;
+    let call = |method: reqwest::Method, path: String, body: Option<Value>| {
+        let (app, secret) = (&app, secret.clone());
+        async move { with_widget(app, &secret, method, &path, body).await }
+    };
+
+    // What it opened, it reaches.
+    let (status, mine) = call(
+        reqwest::Method::GET,
+        format!("/api/v1/conversations/{own_conversation}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{mine}");
+    assert_eq!(mine["proposals"][0]["proposal_id"], own_proposal.as_str());
+    let (status, proposal) = call(
+        reqwest::Method::GET,
+        format!("/api/v1/proposals/{own_proposal}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{proposal}");
+
+    // The same customer's web-app conversation and its proposal do not
+    // exist for this session: reading, writing, stopping, events.
+    for (method, path, body) in [
+        (
+            reqwest::Method::GET,
+            format!("/api/v1/conversations/{web_conversation}"),
+            None,
+        ),
+        (
+            reqwest::Method::POST,
+            format!("/api/v1/conversations/{web_conversation}/messages"),
+            Some(json!({ "text": "refund everything" })),
+        ),
+        (
+            reqwest::Method::POST,
+            format!("/api/v1/conversations/{web_conversation}/stop"),
+            None,
+        ),
+        (
+            reqwest::Method::GET,
+            format!("/api/v1/conversations/{web_conversation}/events"),
+            None,
+        ),
+        (
+            reqwest::Method::GET,
+            format!("/api/v1/proposals/{web_proposal}"),
+            None,
+        ),
+    ] {
+        let (status, body) = call(method, path.clone(), body).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}: {body}");
+        assert_eq!(body["error"]["code"], "not_found", "{path}");
+    }
+    let transcript = app
+        .engine
+        .conversation(&actor(&app, "customer").await, &web_conversation)
+        .await
+        .unwrap();
+    assert_eq!(transcript.turns, 2, "nothing was posted into it");
+
+    // Another widget session of the same customer does not reach this one's.
+    let other = widget_session(&app, &key, "customer").await;
+    for path in [
+        format!("/api/v1/conversations/{own_conversation}"),
+        format!("/api/v1/proposals/{own_proposal}"),
+    ] {
+        let (status, body) = with_widget(&app, &other, reqwest::Method::GET, &path, None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}: {body}");
+    }
+}
+
+#[tokio::test]
+async fn a_widget_session_hears_live_changes_only_of_the_proposals_it_prepared() {
+    let app = TestApp::spawn().await;
+    let key = register(&app).await;
+    let customer = actor(&app, "customer").await;
+    let (_, web_proposal) = web_app_proposal(&app, &customer).await;
+    let secret = widget_session(&app, &key, "customer").await;
+    let (_, own_proposal) = widget_proposal(&app, &secret, "4823").await;
+    let mut stream = app
+        .bare_client()
+        .get(app.url("/api/live/proposals"))
+        .bearer_auth(&secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), StatusCode::OK);
+    // On PostgreSQL changes travel by NOTIFY: let the listener start.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+
+    let change = |proposal_id: &str| engine::live::ProposalChanged {
+        proposal_id: proposal_id.to_owned(),
+        order_id: "4821".to_owned(),
+        status: "executing".to_owned(),
+        customer_id: Some(customer.user_id.clone()),
+    };
+    app.engine
+        .live
+        .publish_all(vec![change(&web_proposal), change(&own_proposal)]);
+    app.engine.live.resync();
+
+    let mut heard = crate::live::events(&mut stream, 2).await;
+    heard.sort();
+    assert_eq!(heard[0].0, "proposal");
+    assert!(heard[0].1.contains(&own_proposal), "{heard:?}");
+    assert_eq!(heard[1].0, "resync", "{heard:?}");
+}
+
+#[tokio::test]
+async fn a_site_signs_in_only_the_customers_an_admin_allowed_it() {
+    let app = TestApp::spawn().await;
+    let key = register_unbound(&app, "Someone's shop", "https://someones-shop.example").await;
+    let customer = user_id(&app, "customer").await;
+
+    let (status, body) = exchange(
+        &app,
+        &key.site_id,
+        &host_token(&key, &customer, engine::now()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_eq!(body["error"]["code"], "invalid_token");
+    assert_eq!(
+        body["error"]["message"],
+        "the sign-in token names no customer this site may sign in"
+    );
+
+    // An admin allows the customer on the admin page; a customer may not.
+    app.login_ok("customer").await;
+    let token = app.csrf_token().await;
+    let fields = [
+        ("csrf_token", token.as_str()),
+        ("site_id", key.site_id.as_str()),
+        ("customer", "customer"),
+    ];
+    let refused = app
+        .post_form("/fn/admin_allow_widget_customer", &fields)
+        .await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    app.logout().await;
+    app.login_ok("admin").await;
+    let token = app.csrf_token().await;
+    let fields = [
+        ("csrf_token", token.as_str()),
+        ("site_id", key.site_id.as_str()),
+        ("customer", "customer"),
+    ];
+    let allowed = app
+        .post_form("/fn/admin_allow_widget_customer", &fields)
+        .await;
+    assert_eq!(allowed.status(), StatusCode::OK);
+    let sites = app.get("/fn/admin_widget_sites").await;
+    assert_eq!(json(sites).await[0]["customers"], json!(["customer"]));
+
+    let secret = widget_session(&app, &key, "customer").await;
+    let other = user_id(&app, "customer2").await;
+    let (status, _) = exchange(&app, &key.site_id, &host_token(&key, &other, engine::now())).await;
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "customer2 was not allowed"
+    );
+
+    // Disallowing ends the session it opened, at once.
+    let disallowed = app
+        .post_form("/fn/admin_disallow_widget_customer", &fields)
+        .await;
+    assert_eq!(disallowed.status(), StatusCode::OK);
+    let (status, _) = with_widget(&app, &secret, reqwest::Method::GET, "/api/v1/me", None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
 }

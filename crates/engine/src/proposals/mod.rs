@@ -2,10 +2,12 @@
 //! against live records, stored immutably.
 
 pub mod authority;
+mod answers;
 pub(crate) mod created;
 pub(crate) mod one_live;
 pub mod queries;
 pub mod submit;
+pub mod visibility;
 
 pub use authority::{Proposer, SubmissionLimit};
 pub use one_live::LiveProposal;

@@ -3,15 +3,21 @@
 //! An admin registers a host site (a name and the one origin allowed to frame
 //! the widget) and gets an Ed25519 signing key: the private half is shown once,
 //! only the public half is stored. The host site's server signs a short-lived
-//! token (a JWT, `alg: EdDSA`, `kid` = our key id) naming its customer; the
-//! widget frame exchanges it once for a widget session, whose secret it sends
-//! as a bearer token to the chat API. A widget session acts as that customer,
-//! so its conversations see only that customer's orders.
+//! token (a JWT, `alg: EdDSA`, `kid` = our key id) naming its customer, one
+//! of those an admin bound to the site; the widget frame exchanges it once
+//! for a widget session, whose secret it sends as a bearer token to the chat
+//! API. A widget session acts as that customer, so its conversations see
+//! only that customer's orders, and it reaches only the conversations it
+//! opened and the proposals they prepared (see `Actor::widget_session`).
 
+mod customers;
 mod keys;
 mod sessions;
 mod sites;
 
+pub use customers::{
+    SiteCustomerError, SiteCustomerView, bind_customer, list_site_customers, unbind_customer,
+};
 pub use keys::{HostTokenClaims, NewSigningKey, TOKEN_AUDIENCE, sign_host_token};
 pub use sessions::{
     CLOCK_SKEW, MAX_TOKEN_LIFETIME, OpenedSession, SESSION_LIFETIME, WidgetIdentity,

@@ -81,7 +81,8 @@ pub struct WidgetIdentity {
 }
 
 /// Checks `token` (signature with one of the site's active keys, audience,
-/// issuer = the site, lifetime, an enabled customer) and opens a session.
+/// issuer = the site, lifetime, an enabled customer the site is bound to)
+/// and opens a session.
 /// Each token opens at most one session.
 ///
 /// # Errors
@@ -121,6 +122,12 @@ pub async fn open_session(
         .await?
         .filter(|user| !user.disabled && user.roles.contains(Role::Customer))
         .ok_or(WidgetTokenError::UnknownCustomer)?;
+    // A site signs in only the customers an admin bound to it; the refusal
+    // is the same as for an unknown customer, so a site cannot probe who
+    // else has an account.
+    if !storage::widget::is_bound(db.conn(), &site.id, &customer.id).await? {
+        return Err(WidgetTokenError::UnknownCustomer);
+    }
 
     let secret = new_secret();
     let session = WidgetSession {
@@ -150,7 +157,7 @@ pub async fn open_session(
 }
 
 /// The widget session behind a bearer secret: unexpired, its site enabled,
-/// its key unrevoked and its customer enabled.
+/// its key unrevoked, its customer enabled and still bound to the site.
 ///
 /// # Errors
 /// Database failures.
@@ -166,6 +173,9 @@ pub async fn authenticate_session(
     let Some(session) = storage::widget::find_usable_session(db.conn(), &hash, now).await? else {
         return Ok(None);
     };
+    if !storage::widget::is_bound(db.conn(), &session.site_id, &session.customer_id).await? {
+        return Ok(None);
+    }
     let customer = storage::users::find_by_id(db.conn(), &session.customer_id)
         .await?
         .filter(|user| !user.disabled && user.roles.contains(Role::Customer));

@@ -58,6 +58,7 @@ impl Chat {
             user_id: user.id,
             name: user.name,
             roles: user.roles,
+            widget_session: None,
         }
     }
 

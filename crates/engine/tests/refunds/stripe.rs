@@ -354,6 +354,7 @@ impl StripeHarness {
             user_id: user.id,
             name: user.name,
             roles: user.roles,
+            widget_session: None,
         }
     }
 

@@ -160,6 +160,7 @@ impl Harness {
             user_id: user.id,
             name: user.name,
             roles: user.roles,
+            widget_session: None,
         }
     }
 

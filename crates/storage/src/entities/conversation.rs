@@ -19,6 +19,8 @@ pub struct Model {
     pub stop_requested: bool,
     /// The message the running turn answers (none when idle).
     pub pending_message: Option<String>,
+    /// The widget session that opened it (none: the web app or the API).
+    pub widget_session_id: Option<String>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -23,3 +23,4 @@ pub mod user_role;
 pub mod widget_key;
 pub mod widget_session;
 pub mod widget_site;
+pub mod widget_site_customer;

@@ -17,7 +17,7 @@ use domain::proposal::{ProposalState, ProposalStatus};
 use engine::execution::resolve::ResolveAs;
 use engine::proposals::{SubmitError, SubmitProposal};
 use serde::{Deserialize, Serialize};
-use storage::proposals::{ProposalFilter, StoredProposal};
+use storage::proposals::ProposalFilter;
 use utoipa::{IntoParams, ToSchema};
 
 const STAFF: &[Role] = &[Role::Approver, Role::Manager, Role::Admin];
@@ -126,13 +126,6 @@ fn visibility(identity: &Identity) -> Option<ProposalFilter> {
     None
 }
 
-fn may_see(identity: &Identity, stored: &StoredProposal) -> bool {
-    let p = &stored.proposal.provenance;
-    identity.roles.any_of(STAFF)
-        || p.requested_by == identity.user_id
-        || p.on_behalf_of.as_deref() == Some(identity.user_id.as_str())
-}
-
 fn not_found(id: &str) -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
@@ -226,10 +219,9 @@ pub async fn get_one(
 ) -> Result<Json<ProposalDetailView>, ApiError> {
     let detail = state
         .engine
-        .proposal(&id)
+        .proposal_for(&identity.actor(), &id)
         .await
         .map_err(|e| ApiError::internal(&e))?
-        .filter(|d| may_see(&identity, &d.stored))
         .ok_or_else(|| not_found(&id))?;
     Ok(Json(ProposalDetailView::from(&detail)))
 }
@@ -330,10 +322,9 @@ pub async fn events(
 ) -> Result<Json<Vec<EventView>>, ApiError> {
     let detail = state
         .engine
-        .proposal(&id)
+        .proposal_for(&identity.actor(), &id)
         .await
         .map_err(|e| ApiError::internal(&e))?
-        .filter(|d| may_see(&identity, &d.stored))
         .ok_or_else(|| not_found(&id))?;
     Ok(Json(detail.events.iter().map(EventView::from).collect()))
 }

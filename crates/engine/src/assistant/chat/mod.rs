@@ -147,19 +147,32 @@ fn is_staff(actor: &Actor) -> bool {
         .any_of(&[Role::Approver, Role::Manager, Role::Admin])
 }
 
+/// A widget session reaches only the conversations it opened itself: not
+/// the customer's web-app conversations, nor another widget session's. Any
+/// other credential is not limited here.
+fn within_widget_lane(actor: &Actor, stored: &StoredConversation) -> bool {
+    match &actor.widget_session {
+        Some(session) => stored.widget_session_id.as_deref() == Some(session.as_str()),
+        None => true,
+    }
+}
+
 /// Its owner, its customer and staff may read a conversation.
 fn may_read(actor: &Actor, stored: &StoredConversation) -> bool {
-    stored.owner_id == actor.user_id || stored.customer_id == actor.user_id || is_staff(actor)
+    within_widget_lane(actor, stored)
+        && (stored.owner_id == actor.user_id
+            || stored.customer_id == actor.user_id
+            || is_staff(actor))
 }
 
 /// Only the person who opened it writes to it.
 fn may_write(actor: &Actor, stored: &StoredConversation) -> bool {
-    stored.owner_id == actor.user_id
+    within_widget_lane(actor, stored) && stored.owner_id == actor.user_id
 }
 
 /// Its owner and staff may stop a turn.
 fn may_stop(actor: &Actor, stored: &StoredConversation) -> bool {
-    stored.owner_id == actor.user_id || is_staff(actor)
+    within_widget_lane(actor, stored) && (stored.owner_id == actor.user_id || is_staff(actor))
 }
 
 /// The message, trimmed, if it is usable.
@@ -193,6 +206,57 @@ fn decode_state(stored: &StoredConversation) -> Result<ConversationState, ChatEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn stored(owner: &str, widget_session: Option<&str>) -> StoredConversation {
+        let now = chrono::Utc::now();
+        StoredConversation {
+            id: "cnv_1".into(),
+            owner_id: owner.into(),
+            customer_id: owner.into(),
+            status: storage::conversations::IDLE.into(),
+            active_agent: None,
+            state: "{}".into(),
+            turns: 0,
+            turn_id: None,
+            turn_lease_until: None,
+            stop_requested: false,
+            pending_message: None,
+            widget_session_id: widget_session.map(str::to_owned),
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    fn customer(widget_session: Option<&str>) -> Actor {
+        Actor {
+            user_id: "usr_cora".into(),
+            name: "cora".into(),
+            roles: domain::RoleSet::new([Role::Customer]),
+            widget_session: widget_session.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_widget_session_reaches_only_the_conversations_it_opened() {
+        let web_app = stored("usr_cora", None);
+        let its_own = stored("usr_cora", Some("wss_1"));
+        let another_widgets = stored("usr_cora", Some("wss_2"));
+        let widget = customer(Some("wss_1"));
+        for (conversation, reachable) in [
+            (&web_app, false),
+            (&its_own, true),
+            (&another_widgets, false),
+        ] {
+            assert_eq!(may_read(&widget, conversation), reachable);
+            assert_eq!(may_write(&widget, conversation), reachable);
+            assert_eq!(may_stop(&widget, conversation), reachable);
+        }
+        // Signed in to the web app, the customer reaches all of their own.
+        let browser = customer(None);
+        for conversation in [&web_app, &its_own, &another_widgets] {
+            assert!(may_read(&browser, conversation) && may_write(&browser, conversation));
+        }
+    }
 
     #[test]
     fn messages_must_be_short_plain_text() {

@@ -59,6 +59,7 @@ impl Engine {
                 owner_id: &actor.user_id,
                 customer_id: &customer_id,
                 state: &state_json,
+                widget_session_id: actor.widget_session.as_deref(),
                 now,
             },
         )
@@ -110,7 +111,8 @@ impl Engine {
     }
 
     /// The conversation the actor opened that was active most recently,
-    /// with its transcript: where a returning customer resumes.
+    /// with its transcript: where a returning customer resumes (a widget
+    /// session: among those it opened).
     ///
     /// # Errors
     /// As [`Engine::conversation`].
@@ -118,8 +120,12 @@ impl Engine {
         &self,
         actor: &Actor,
     ) -> Result<Option<Conversation>, ChatError> {
-        let latest =
-            storage::conversations::latest_owned_by(self.db.conn(), &actor.user_id).await?;
+        let latest = storage::conversations::latest_owned_by(
+            self.db.conn(),
+            &actor.user_id,
+            actor.widget_session.as_deref(),
+        )
+        .await?;
         match latest {
             Some(stored) => self.conversation(actor, &stored.id).await.map(Some),
             None => Ok(None),
@@ -175,7 +181,7 @@ impl Engine {
         }
     }
 
-    pub(super) async fn readable(
+    pub(crate) async fn readable(
         &self,
         actor: &Actor,
         id: &str,
