@@ -2,7 +2,6 @@
 //! against live records, stored immutably.
 
 pub mod authority;
-mod answers;
 pub(crate) mod created;
 pub(crate) mod one_live;
 pub mod queries;
