@@ -1,13 +1,20 @@
 //! The one error shape every server function and JSON endpoint answers with:
-//! `{"code": "...", "message": "..."}`. Internal causes are logged on the
-//! server and never sent to the client.
+//! `{"error": {"code": "...", "message": "..."}}`. Internal causes are logged
+//! on the server and never sent to the client.
 
 use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
-#[serde(tag = "code", content = "message", rename_all = "snake_case")]
+/// How long a client is asked to wait (`Retry-After`, seconds) before
+/// repeating a request that met an [`AppError::Unavailable`].
+pub const RETRY_AFTER_SECONDS: u32 = 2;
+
+/// What a client is told when the database is briefly unavailable.
+pub const DATABASE_UNAVAILABLE: &str =
+    "the database is briefly unavailable; nothing was changed, try again shortly";
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AppError {
     #[error("please sign in first")]
     Unauthenticated,
@@ -21,8 +28,9 @@ pub enum AppError {
     Conflict(String),
     #[error("{0}")]
     Throttled(String),
-    /// Something outside Countersign (the payment provider) did not answer;
-    /// nothing was changed and the same request may be tried again.
+    /// Something Countersign depends on (the database, the payment provider)
+    /// did not answer; nothing was changed and the same request may be tried
+    /// again after `Retry-After`.
     #[error("{0}")]
     Unavailable(String),
     #[error("something went wrong on our side; it has been logged")]
@@ -58,6 +66,55 @@ impl AppError {
             AppError::Internal => 500,
             AppError::Transport(_) => 502,
         }
+    }
+
+    /// The error a client reads back from `code` and `message`; a code this
+    /// build does not know (a newer server, a refusal by a layer in front of
+    /// the functions) keeps its message as a transport failure.
+    fn from_wire(code: &str, message: String) -> AppError {
+        match code {
+            "unauthenticated" => AppError::Unauthenticated,
+            "forbidden" => AppError::Forbidden(message),
+            "invalid" => AppError::Invalid(message),
+            "not_found" => AppError::NotFound(message),
+            "conflict" => AppError::Conflict(message),
+            "throttled" => AppError::Throttled(message),
+            "unavailable" => AppError::Unavailable(message),
+            "internal" => AppError::Internal,
+            _ => AppError::Transport(message),
+        }
+    }
+}
+
+/// `{"error": {"code", "message"}}` on the wire, as every JSON endpoint.
+#[derive(Serialize, Deserialize)]
+struct Wire {
+    error: WireDetail,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WireDetail {
+    code: String,
+    #[serde(default)]
+    message: String,
+}
+
+impl Serialize for AppError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Wire {
+            error: WireDetail {
+                code: self.code().to_owned(),
+                message: self.to_string(),
+            },
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for AppError {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let wire = Wire::deserialize(deserializer)?;
+        Ok(AppError::from_wire(&wire.error.code, wire.error.message))
     }
 }
 
@@ -124,7 +181,26 @@ pub fn undecodable(detail: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::undecodable;
+    use super::{AppError, undecodable};
+
+    #[test]
+    fn server_function_errors_have_the_api_s_one_error_shape_and_read_back_the_same() {
+        let error = AppError::Unavailable("the database is unavailable".to_owned());
+        let wire = serde_json::to_value(&error).unwrap();
+        assert_eq!(
+            wire,
+            serde_json::json!({"error": {"code": "unavailable", "message": "the database is unavailable"}})
+        );
+        assert_eq!(serde_json::from_value::<AppError>(wire).unwrap(), error);
+        let internal = serde_json::to_value(AppError::Internal).unwrap();
+        assert_eq!(internal["error"]["code"], "internal");
+        let refused_in_front =
+            serde_json::json!({"error": {"code": "payload_too_large", "message": "too big"}});
+        assert_eq!(
+            serde_json::from_value::<AppError>(refused_in_front).unwrap(),
+            AppError::Transport("too big".to_owned())
+        );
+    }
 
     #[test]
     fn decoding_failures_name_the_problem_without_the_decoder_s_wording() {

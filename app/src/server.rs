@@ -159,21 +159,46 @@ pub async fn session() -> Result<tower_sessions::Session, AppError> {
         .map_err(|e| internal(&e))
 }
 
-/// Sets the HTTP status for the error and returns it.
+/// Sets the HTTP status for the error (and `Retry-After` when the same
+/// request may simply be sent again) and returns it.
 pub fn fail(error: AppError) -> AppError {
     if let Some(response) = use_context::<ResponseOptions>() {
         response.set_status(
             http::StatusCode::from_u16(error.status())
                 .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR),
         );
+        if matches!(error, AppError::Unavailable(_)) {
+            response.insert_header(
+                http::header::RETRY_AFTER,
+                http::HeaderValue::from(crate::error::RETRY_AFTER_SECONDS),
+            );
+        }
     }
     error
 }
 
-/// Logs an internal failure once and hides it from the client.
-pub fn internal(error: &dyn std::fmt::Display) -> AppError {
-    tracing::error!(%error, "internal error in a server function");
-    fail(AppError::Internal)
+/// Logs a failure on our side once and hides it from the client. A database
+/// that is briefly unavailable (no connection to be had, locked, shutting
+/// down) is not such a failure: the same request will likely succeed in a
+/// moment, so the client is told so (503 with `Retry-After`). Every server
+/// function's storage errors pass through here, so none can forget it.
+pub fn internal<E: std::fmt::Display + 'static>(error: &E) -> AppError {
+    let any: &dyn std::any::Any = error;
+    match any.downcast_ref::<storage::StorageError>() {
+        Some(storage::StorageError::Unavailable(reason)) => {
+            tracing::warn!(%reason, "database unavailable in a server function");
+            fail(AppError::Unavailable(
+                crate::error::DATABASE_UNAVAILABLE.to_owned(),
+            ))
+        }
+        Some(storage::StorageError::OutOfRange(message)) => {
+            fail(AppError::Invalid(message.clone()))
+        }
+        _ => {
+            tracing::error!(%error, "internal error in a server function");
+            fail(AppError::Internal)
+        }
+    }
 }
 
 /// A fresh random token (CSRF).

@@ -12,8 +12,10 @@ pub enum StorageError {
     Unavailable(String),
     #[error("stored data is invalid: {0}")]
     Corrupt(String),
-    /// A number the database cannot take (limits and offsets above
-    /// `i64::MAX`): refused before any query is built.
+    /// A value the database cannot take: limits and offsets above
+    /// `i64::MAX` (refused before any query is built), or text PostgreSQL
+    /// cannot hold (a NUL character). The caller sent it; it is no fault of
+    /// the database's.
     #[error("{0}")]
     OutOfRange(String),
     #[error("database error: {0}")]
@@ -28,6 +30,9 @@ impl From<DbErr> for StorageError {
         if let Some(SqlErr::ForeignKeyConstraintViolation(detail)) = err.sql_err() {
             return StorageError::Conflict { constraint: detail };
         }
+        if let Some(message) = unstorable_text(&err) {
+            return StorageError::OutOfRange(message.to_owned());
+        }
         match &err {
             DbErr::ConnectionAcquire(e) => StorageError::Unavailable(e.to_string()),
             DbErr::Conn(RuntimeErr::SqlxError(e)) => StorageError::Unavailable(e.to_string()),
@@ -41,10 +46,27 @@ impl From<DbErr> for StorageError {
     }
 }
 
+/// PostgreSQL refuses text with a NUL character (or one its encoding cannot
+/// hold) in any statement, a lookup by such an id included; SQLite stores
+/// it. Either way it came from the client, so it is refused as input.
+fn unstorable_text(err: &DbErr) -> Option<&'static str> {
+    let (DbErr::Exec(RuntimeErr::SqlxError(sqlx::Error::Database(db)))
+    | DbErr::Query(RuntimeErr::SqlxError(sqlx::Error::Database(db)))) = err
+    else {
+        return None;
+    };
+    // character_not_in_repertoire, untranslatable_character.
+    matches!(db.code().as_deref(), Some("22021" | "22P05"))
+        .then_some("text with a NUL or other unstorable character is not accepted")
+}
+
 /// Errors that say "not now" rather than "never": the caller may retry and
 /// the client should be told to try again (503), not that something broke.
 fn is_transient(error: &sqlx::Error) -> bool {
     match error {
+        // PostgreSQL's class 08, connection exceptions: the connection
+        // failed or broke, not the statement.
+        sqlx::Error::Database(db) if db.code().is_some_and(|code| code.starts_with("08")) => true,
         sqlx::Error::Database(db) => matches!(
             db.code().as_deref(),
             // SQLite: busy, locked, busy recovery / snapshot / timeout.

@@ -27,8 +27,22 @@ const HEADER: [&str; 10] = [
     "hash",
 ];
 
+/// The journal as CSV (managers and admins), filtered like the audit page.
 /// Every matching event, however many: the body streams chunk by chunk, so
 /// an export is never cut short and never held in memory whole.
+#[utoipa::path(get, path = "/api/v1/audit/events.csv", tag = "operations",
+    params(
+        ("order" = Option<String>, Query, description = "Only events of this order id"),
+        ("proposal" = Option<String>, Query, description = "Only events of this proposal id"),
+        ("user" = Option<String>, Query, description = "A user name, or an actor as the journal names it (`system:executor-1`)"),
+        ("action" = Option<String>, Query, description = "An event kind: `proposed`, `approved`, `sent`, `verified`, …"),
+        ("from" = Option<String>, Query, description = "`YYYY-MM-DD`, inclusive, UTC"),
+        ("until" = Option<String>, Query, description = "`YYYY-MM-DD`, inclusive, UTC"),
+    ),
+    responses(
+        (status = 200, description = "`seq,at,actor,action,proposal_id,order_id,from_status,to_status,payload,hash`, oldest first", content_type = "text/csv", body = String),
+        (status = 403, description = "The audit trail is for managers and admins", body = crate::web::api::openapi::ErrorBody),
+        (status = 422, description = "A filter that is not a date or a known action", body = crate::web::api::openapi::ErrorBody)))]
 pub async fn export(
     State(state): State<AppState>,
     Caller(identity): Caller,
@@ -45,10 +59,11 @@ pub async fn export(
     let filter = journal_filter(&query)
         .map_err(|m| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", m))?;
     // The first chunk is read before answering, so a failing database is a
-    // clear 500 rather than a cut-off download.
+    // clear error status (503 while it is unavailable) rather than a cut-off
+    // download.
     let first = storage::journal::list_after(state.db.conn(), &filter, 0, CHUNK)
         .await
-        .map_err(|e| ApiError::internal(&e))?;
+        .map_err(ApiError::from)?;
     let db = state.db.clone();
     let body = async_stream::stream! {
         yield csv_rows(None);

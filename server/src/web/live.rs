@@ -14,6 +14,11 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use tokio::sync::broadcast::error::RecvError;
 
+/// Server-sent events, for as long as the connection stays open: `proposal`
+/// (a JSON change of one proposal) and `resync` (changes may have been
+/// missed: reload what is shown).
+#[utoipa::path(get, path = "/api/live/proposals", tag = "live",
+    responses((status = 200, description = "`event: proposal` with a JSON change, `event: resync` with `{}`", content_type = "text/event-stream", body = String)))]
 pub async fn proposal_events(
     State(state): State<AppState>,
     Caller(identity): Caller,

@@ -35,9 +35,9 @@ async fn a_customer_is_refused_the_review_queue_page_and_staff_order_function() 
     let response = app.get("/fn/staff_order?order_id=4821").await;
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
     let body = json(response).await;
-    assert_eq!(body["code"], "forbidden");
+    assert_eq!(body["error"]["code"], "forbidden");
     assert_eq!(
-        body["message"],
+        body["error"]["message"],
         "this needs the approver or manager or admin role"
     );
 }
@@ -60,7 +60,7 @@ async fn an_approver_opens_the_review_queue_and_reads_any_order() {
 
     let missing = app.get("/fn/staff_order?order_id=0000").await;
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
-    assert_eq!(json(missing).await["code"], "not_found");
+    assert_eq!(json(missing).await["error"]["code"], "not_found");
 }
 
 #[tokio::test]
@@ -68,7 +68,7 @@ async fn a_signed_out_caller_of_a_server_function_is_unauthenticated() {
     let app = TestApp::spawn().await;
     let response = app.get("/fn/staff_order?order_id=4821").await;
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
-    assert_eq!(json(response).await["code"], "unauthenticated");
+    assert_eq!(json(response).await["error"]["code"], "unauthenticated");
 }
 
 #[tokio::test]

@@ -50,8 +50,11 @@ async fn a_paging_number_too_large_for_the_database_is_refused_precisely_instead
     let path = "/fn/audit_events?query[order]=&page=18446744073709551615";
     let (status, body) = get_json(&app, path).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{path}: {body}");
-    assert_eq!(body["code"], "invalid", "{body}");
-    assert!(body["message"].as_str().unwrap().contains("page"), "{body}");
+    assert_eq!(body["error"]["code"], "invalid", "{body}");
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains("page"),
+        "{body}"
+    );
     still_answers(&app).await;
 
     // The largest page that exists is still served, empty.
@@ -73,8 +76,8 @@ async fn a_server_function_call_with_a_missing_or_malformed_argument_is_a_422_th
     ] {
         let (status, body) = get_json(&app, path).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{path}: {body}");
-        assert_eq!(body["code"], "invalid", "{path}: {body}");
-        let message = body["message"].as_str().unwrap();
+        assert_eq!(body["error"]["code"], "invalid", "{path}: {body}");
+        let message = body["error"]["message"].as_str().unwrap();
         assert!(message.contains(named), "{path}: {message}");
         for internal in ["serde", "deserializ", "ServerFn", "server function", "qs"] {
             assert!(
@@ -99,7 +102,7 @@ async fn a_server_function_call_with_a_missing_or_malformed_argument_is_a_422_th
     let body = json(response).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert!(
-        body["message"]
+        body["error"]["message"]
             .as_str()
             .unwrap()
             .contains("`csrf_token` is missing"),

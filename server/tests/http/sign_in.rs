@@ -58,8 +58,8 @@ async fn a_wrong_password_is_422_invalid_and_signs_nobody_in() {
 
     assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
     let body = json(response).await;
-    assert_eq!(body["code"], "invalid");
-    assert_eq!(body["message"], "wrong user name or password");
+    assert_eq!(body["error"]["code"], "invalid");
+    assert_eq!(body["error"]["message"], "wrong user name or password");
     assert_eq!(app.whoami().await, None);
     assert_eq!(app.me().await.status(), StatusCode::UNAUTHORIZED);
 }
@@ -70,8 +70,8 @@ async fn an_unknown_user_gets_the_same_answer_as_a_wrong_password() {
     let response = app.login("nobody", PASSWORD).await;
     assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
     let body = json(response).await;
-    assert_eq!(body["code"], "invalid");
-    assert_eq!(body["message"], "wrong user name or password");
+    assert_eq!(body["error"]["code"], "invalid");
+    assert_eq!(body["error"]["message"], "wrong user name or password");
 }
 
 #[tokio::test]
@@ -86,9 +86,9 @@ async fn five_failures_lock_the_account_with_429_even_for_the_right_password() {
 
     assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
     let body = json(response).await;
-    assert_eq!(body["code"], "throttled");
+    assert_eq!(body["error"]["code"], "throttled");
     assert_eq!(
-        body["message"],
+        body["error"]["message"],
         "too many failed sign-ins for this account from your network address; try again in 15 minute(s)"
     );
     assert_eq!(app.whoami().await, None);
@@ -109,7 +109,7 @@ async fn too_many_failures_from_one_address_lock_it_for_every_account() {
     assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
     let body = json(response).await;
     assert_eq!(
-        body["message"],
+        body["error"]["message"],
         "too many failed sign-ins from your network address; try again in 15 minute(s)"
     );
 }
@@ -127,7 +127,7 @@ async fn a_disabled_user_cannot_sign_in() {
     .unwrap();
     let response = app.login("customer", PASSWORD).await;
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
-    assert_eq!(json(response).await["code"], "forbidden");
+    assert_eq!(json(response).await["error"]["code"], "forbidden");
     assert_eq!(app.whoami().await, None);
 }
 

@@ -107,3 +107,15 @@ async fn a_new_password_hash_bumps_the_session_epoch() {
             .unwrap()
     );
 }
+
+#[tokio::test]
+async fn a_lookup_by_an_id_with_a_nul_character_is_refused_as_input_not_a_database_failure() {
+    let test = TestDatabase::new().await;
+    match users::find_by_id(test.db.conn(), "usr_\0").await {
+        // SQLite compares the text as given: no such user.
+        Ok(found) => assert!(found.is_none()),
+        // PostgreSQL refuses NUL in any text: the caller's input, said so.
+        Err(StorageError::OutOfRange(message)) => assert!(message.contains("NUL"), "{message}"),
+        Err(other) => panic!("a database failure for bad input: {other:?}"),
+    }
+}

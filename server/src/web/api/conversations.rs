@@ -4,12 +4,12 @@
 //! transcript and its agent events.
 
 use super::Caller;
-use super::extract::ApiJson;
+use super::extract::{ApiJson, ApiPath};
 use super::openapi::ErrorBody;
 use crate::startup::AppState;
 use crate::web::api_error::ApiError;
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use engine::assistant::{
@@ -153,11 +153,12 @@ pub async fn create(
 
 /// The conversation and its transcript, for its owner, its customer or staff.
 #[utoipa::path(get, path = "/api/v1/conversations/{id}", tag = "chat",
+    params(("id" = String, Path, description = "The conversation id")),
     responses((status = 200, body = ConversationView), (status = 404, body = ErrorBody)))]
 pub async fn get_one(
     State(state): State<AppState>,
     Caller(identity): Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Json<ConversationView>, ApiError> {
     let conversation = state
         .engine
@@ -170,12 +171,13 @@ pub async fn get_one(
 /// Send a message and wait for the reply. One turn at a time per
 /// conversation: a message while a turn runs is a 409.
 #[utoipa::path(post, path = "/api/v1/conversations/{id}/messages", tag = "chat", request_body = MessageBody,
+    params(("id" = String, Path, description = "The conversation id")),
     responses((status = 200, body = TurnView), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody), (status = 422, body = ErrorBody), (status = 502, body = ErrorBody)))]
 pub async fn message(
     State(state): State<AppState>,
     Caller(identity): Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<MessageBody>,
 ) -> Result<Json<TurnView>, ApiError> {
     let chars = body.text.trim().chars().count();
@@ -196,11 +198,12 @@ pub async fn message(
 
 /// Stop the turn in flight; it ends cleanly and its transcript is saved.
 #[utoipa::path(post, path = "/api/v1/conversations/{id}/stop", tag = "chat",
+    params(("id" = String, Path, description = "The conversation id")),
     responses((status = 202, body = StopView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn stop(
     State(state): State<AppState>,
     Caller(identity): Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<(StatusCode, Json<StopView>), ApiError> {
     state
         .engine
@@ -219,11 +222,12 @@ pub async fn stop(
 /// The agent events of a conversation (model calls, tool calls and their
 /// outcomes, handoffs, stops), oldest first.
 #[utoipa::path(get, path = "/api/v1/conversations/{id}/events", tag = "chat",
+    params(("id" = String, Path, description = "The conversation id")),
     responses((status = 200, body = [ConversationEventView]), (status = 404, body = ErrorBody)))]
 pub async fn events(
     State(state): State<AppState>,
     Caller(identity): Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Json<Vec<ConversationEventView>>, ApiError> {
     let events = state
         .engine

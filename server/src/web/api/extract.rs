@@ -1,7 +1,7 @@
 //! Extractors whose rejections use the API's one error shape.
 
 use crate::web::api_error::ApiError;
-use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use http::StatusCode;
 use http::request::Parts;
@@ -48,5 +48,24 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 }
 
 fn query_rejection(rejection: &QueryRejection) -> ApiError {
+    ApiError::new(StatusCode::BAD_REQUEST, "invalid", rejection.body_text())
+}
+
+/// Path parameters; one that does not decode (`%FF` is no UTF-8) is a 400
+/// in the one error shape, not the framework's plain text.
+pub struct ApiPath<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::extract::Path::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(value)) => Ok(ApiPath(value)),
+            Err(rejection) => Err(path_rejection(&rejection)),
+        }
+    }
+}
+
+fn path_rejection(rejection: &PathRejection) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, "invalid", rejection.body_text())
 }

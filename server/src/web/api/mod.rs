@@ -2,7 +2,7 @@
 //! session (plus the CSRF header for writes), machines with bearer tokens.
 
 mod conversations;
-mod extract;
+pub(crate) mod extract;
 pub mod openapi;
 mod operations;
 mod orders;
@@ -46,6 +46,7 @@ pub fn router() -> Router<AppState> {
         .route("/audit/verify", get(operations::verify_journal))
         .route("/audit/events.csv", get(crate::web::audit_csv::export))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
 }
 
 /// The authenticated caller, for every API handler.
@@ -75,4 +76,13 @@ pub async fn me(Caller(identity): Caller) -> Json<UserSummary> {
 
 async fn not_found() -> ApiError {
     ApiError::new(http::StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+}
+
+/// In the one error shape; the router adds `Allow` with the methods that are.
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        http::StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this endpoint does not answer that method",
+    )
 }

@@ -2,11 +2,11 @@
 //! bearer token) upserts its orders by its own id and version, reads them
 //! back, and records refunds it made through other channels.
 
-use super::extract::ApiJson;
+use super::extract::{ApiJson, ApiPath};
 use crate::startup::AppState;
 use crate::web::api_error::ApiError;
 use axum::Json;
-use axum::extract::{FromRequestParts, Path, State};
+use axum::extract::{FromRequestParts, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use engine::orders::{
@@ -174,7 +174,7 @@ impl RefundView {
 pub async fn upsert(
     State(state): State<AppState>,
     ShopCaller(feeder): ShopCaller,
-    Path(external_id): Path<String>,
+    ApiPath(external_id): ApiPath<String>,
     ApiJson(body): ApiJson<OrderUpsert>,
 ) -> Result<(StatusCode, Json<OrderView>), ApiError> {
     let engine = &state.engine;
@@ -207,7 +207,7 @@ pub async fn upsert(
 pub async fn get_one(
     State(state): State<AppState>,
     ShopCaller(feeder): ShopCaller,
-    Path(external_id): Path<String>,
+    ApiPath(external_id): ApiPath<String>,
 ) -> Result<Json<OrderView>, ApiError> {
     let record = engine::orders::get_order(&state.engine.db, &feeder, &external_id)
         .await
@@ -234,7 +234,7 @@ pub async fn get_one(
 pub async fn record_refund(
     State(state): State<AppState>,
     ShopCaller(feeder): ShopCaller,
-    Path(external_id): Path<String>,
+    ApiPath(external_id): ApiPath<String>,
     ApiJson(body): ApiJson<RecordRefund>,
 ) -> Result<(StatusCode, Json<RefundView>), ApiError> {
     let RecordedRefund {

@@ -2,14 +2,14 @@
 //! list, read, approve, reject, and the journal of one proposal.
 
 use super::Caller;
-use super::extract::{ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::views::{EventView, ProposalDetailView, ProposalView};
 use crate::startup::AppState;
 use crate::web::api_error::ApiError;
 use app::server::Identity;
 use app::server_errors::{decision_error, resolve_error, submit_error};
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use domain::Role;
@@ -24,6 +24,7 @@ const STAFF: &[Role] = &[Role::Approver, Role::Manager, Role::Admin];
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Only proposals in this status (e.g. `awaiting_approval`).
     pub status: Option<String>,
@@ -33,6 +34,7 @@ pub struct ListQuery {
     pub limit: Option<u64>,
     /// Proposals to skip; at most 9223372036854775807 (the database's
     /// largest integer).
+    #[param(maximum = 9_223_372_036_854_775_807_u64)]
     pub offset: Option<u64>,
 }
 
@@ -136,7 +138,8 @@ fn not_found(id: &str) -> ApiError {
 
 /// List proposals visible to the caller.
 #[utoipa::path(get, path = "/api/v1/proposals", tag = "proposals", params(ListQuery),
-    responses((status = 200, body = [ProposalView]), (status = 400, body = super::openapi::ErrorBody), (status = 401, body = super::openapi::ErrorBody)))]
+    responses((status = 200, body = [ProposalView]),
+        (status = 400, description = "An unknown status or parameter, or a limit or offset out of bounds", body = super::openapi::ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,
     Caller(identity): Caller,
@@ -211,11 +214,12 @@ fn submit_refusal(error: SubmitError) -> Response {
 
 /// A proposal with its decisions and receipt.
 #[utoipa::path(get, path = "/api/v1/proposals/{id}", tag = "proposals",
+    params(("id" = String, Path, description = "The proposal id (`prp_…`)")),
     responses((status = 200, body = ProposalDetailView), (status = 404, body = super::openapi::ErrorBody)))]
 pub async fn get_one(
     State(state): State<AppState>,
     Caller(identity): Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Json<ProposalDetailView>, ApiError> {
     let detail = state
         .engine
@@ -231,6 +235,7 @@ pub async fn get_one(
 /// what is left on the charge. An approval that revalidation stops answers
 /// 409 `invalidated` with the reason: nothing was refunded.
 #[utoipa::path(post, path = "/api/v1/proposals/{id}/approve", tag = "proposals", request_body = ApproveBody,
+    params(("id" = String, Path, description = "The proposal id (`prp_…`)")),
     responses((status = 200, body = ProposalView), (status = 403, body = super::openapi::ErrorBody),
         (status = 409, description = "no longer approvable, or approved but invalidated by revalidation (code `invalidated`)", body = super::openapi::ErrorBody),
         (status = 422, body = super::openapi::ErrorBody),
@@ -238,7 +243,7 @@ pub async fn get_one(
 pub async fn approve(
     State(state): State<AppState>,
     Caller(identity): Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<ApproveBody>,
 ) -> Result<Json<ProposalView>, ApiError> {
     let stored = state
@@ -258,11 +263,14 @@ pub async fn approve(
 
 /// Reject the proposal, with a reason.
 #[utoipa::path(post, path = "/api/v1/proposals/{id}/reject", tag = "proposals", request_body = RejectBody,
-    responses((status = 200, body = ProposalView), (status = 403, body = super::openapi::ErrorBody), (status = 409, body = super::openapi::ErrorBody)))]
+    params(("id" = String, Path, description = "The proposal id (`prp_…`)")),
+    responses((status = 200, body = ProposalView), (status = 403, body = super::openapi::ErrorBody),
+        (status = 409, description = "No longer awaiting approval", body = super::openapi::ErrorBody),
+        (status = 422, description = "An empty or over-long reason", body = super::openapi::ErrorBody)))]
 pub async fn reject(
     State(state): State<AppState>,
     Caller(identity): Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<RejectBody>,
 ) -> Result<Json<ProposalView>, ApiError> {
     let stored = state
@@ -275,7 +283,7 @@ pub async fn reject(
 
 /// Resolve a proposal that needs attention (approvers and managers).
 #[utoipa::path(post, path = "/api/v1/proposals/{id}/resolve", tag = "proposals", request_body = ResolveBody,
-    params(("id" = String, Path, description = "proposal id")),
+    params(("id" = String, Path, description = "The proposal id (`prp_…`)")),
     responses((status = 200, body = ResolvedView), (status = 403, body = super::openapi::ErrorBody),
         (status = 404, body = super::openapi::ErrorBody),
         (status = 409, description = "not waiting for a person, or the provider shows otherwise", body = super::openapi::ErrorBody),
@@ -284,7 +292,7 @@ pub async fn reject(
 pub async fn resolve(
     State(state): State<AppState>,
     Caller(identity): Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<ResolveBody>,
 ) -> Result<Json<ResolvedView>, ApiError> {
     let how = match (body.resolution, body.provider_refund_id) {
@@ -314,11 +322,12 @@ pub async fn resolve(
 
 /// The journal of one proposal, oldest first.
 #[utoipa::path(get, path = "/api/v1/proposals/{id}/events", tag = "proposals",
+    params(("id" = String, Path, description = "The proposal id (`prp_…`)")),
     responses((status = 200, body = [EventView]), (status = 404, body = super::openapi::ErrorBody)))]
 pub async fn events(
     State(state): State<AppState>,
     Caller(identity): Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Json<Vec<EventView>>, ApiError> {
     let detail = state
         .engine

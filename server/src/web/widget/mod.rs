@@ -13,7 +13,7 @@
 //! session storage, which carries no ambient authority to forge.
 
 mod frame;
-mod sessions;
+pub(crate) mod sessions;
 
 use crate::startup::AppState;
 use axum::Router;

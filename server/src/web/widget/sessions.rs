@@ -2,16 +2,18 @@
 //! session out.
 
 use crate::startup::AppState;
+use crate::web::api::extract::ApiJson;
+use crate::web::api::openapi::ErrorBody;
 use crate::web::api_error::ApiError;
 use axum::Json;
 use axum::extract::State;
-use axum::extract::rejection::JsonRejection;
 use chrono::{DateTime, Utc};
 use engine::widget::WidgetTokenError;
 use http::StatusCode;
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpenBody {
     pub site_id: String,
@@ -19,7 +21,7 @@ pub struct OpenBody {
     pub token: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct OpenedView {
     /// Send as `Authorization: Bearer …` to the chat API.
     pub session_token: String,
@@ -27,26 +29,22 @@ pub struct OpenedView {
     pub customer: CustomerView,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct CustomerView {
     pub id: String,
     pub display_name: String,
 }
 
+/// Exchange a host site's signed customer token (EdDSA JWT, used once) for a
+/// widget session, sent as a bearer token to the chat API.
+#[utoipa::path(post, path = "/widget/sessions", tag = "widget", security(()), request_body = OpenBody,
+    responses((status = 201, body = OpenedView),
+        (status = 401, description = "The token is invalid, expired, used before, or for an unknown site (`invalid_token`, `token_expired`, `token_used`, `unknown_site`)", body = ErrorBody),
+        (status = 503, description = "The database is briefly unavailable; send a fresh token after `Retry-After` seconds", body = ErrorBody)))]
 pub async fn open(
     State(state): State<AppState>,
-    body: Result<Json<OpenBody>, JsonRejection>,
+    ApiJson(body): ApiJson<OpenBody>,
 ) -> Result<(StatusCode, Json<OpenedView>), ApiError> {
-    let Json(body) = body.map_err(|rejection| {
-        ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid",
-            format!(
-                "expected a JSON body {{\"site_id\", \"token\"}}: {}",
-                rejection.body_text()
-            ),
-        )
-    })?;
     let opened = engine::widget::open_session(&state.db, &body.site_id, &body.token, engine::now())
         .await
         .map_err(token_error)?;
