@@ -71,3 +71,16 @@ if [[ ! -x end2end/node_modules/.bin/playwright ]] || [[ end2end/package-lock.js
   say "installing Playwright (npm, no browser download: Debian's Chromium is used)"
   (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
 fi
+
+# --- schemathesis for the API fuzz pass (scripts/api-fuzz.sh) ---------------
+schemathesis_version=4.32.5
+if [[ "$(.venv/api-fuzz/bin/schemathesis --version 2>/dev/null | awk '{ print $NF }')" != "$schemathesis_version" ]]; then
+  say "installing schemathesis $schemathesis_version (PyPI, in .venv/api-fuzz)"
+  command -v curl >/dev/null || apt_install curl
+  if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+    apt_install python3 python3-venv
+  fi
+  rm -rf .venv/api-fuzz
+  python3 -m venv .venv/api-fuzz
+  .venv/api-fuzz/bin/pip install --quiet --disable-pip-version-check "schemathesis==$schemathesis_version"
+fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything and runs every check: formatting, clippy, unit and
-# integration tests on SQLite and on a real PostgreSQL, and the Playwright
-# browser tests in Debian's Chromium. Idempotent; CI runs exactly this.
+# integration tests on SQLite and on a real PostgreSQL, a schemathesis pass
+# over the OpenAPI document, and the Playwright browser tests in Debian's
+# Chromium. Idempotent; CI runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
@@ -32,6 +33,11 @@ say "tests on PostgreSQL"
 # database rerun their tests in a few seconds.
 TEST_DATABASE_URL="postgres://countersign:countersign@127.0.0.1:5432/countersign" \
   cargo test
+
+disk
+say "API fuzz pass (schemathesis against a real server, one pass per role)"
+cargo build -p server
+scripts/api-fuzz.sh
 
 disk
 say "browser tests (Playwright + Chromium)"
