@@ -13,6 +13,9 @@ pub enum PageAccess {
 pub const QUEUE_ROLES: &[Role] = &[Role::Approver];
 pub const AUDIT_ROLES: &[Role] = &[Role::Manager];
 pub const ADMIN_ROLES: &[Role] = &[Role::Admin];
+/// Who may open the staff inbox page: the staff roles an admin can give
+/// it. The inbox itself answers only the roles the admin chose.
+pub const INBOX_ROLES: &[Role] = &[Role::Approver, Role::Manager, Role::Admin];
 
 /// The access rule for a page path.
 pub fn page_access(path: &str) -> PageAccess {
@@ -23,6 +26,7 @@ pub fn page_access(path: &str) -> PageAccess {
         "queue" => PageAccess::AnyOf(QUEUE_ROLES),
         "audit" => PageAccess::AnyOf(AUDIT_ROLES),
         "admin" => PageAccess::AnyOf(ADMIN_ROLES),
+        "inbox" => PageAccess::AnyOf(INBOX_ROLES),
         _ => PageAccess::Public,
     }
 }
@@ -56,7 +60,7 @@ mod tests {
     #[test]
     fn a_shop_service_account_opens_no_staff_page() {
         let shop = RoleSet::new([Role::Shop]);
-        for path in ["/queue", "/audit", "/admin"] {
+        for path in ["/queue", "/audit", "/admin", "/inbox"] {
             assert!(!page_access(path).allows(Some(&shop)), "{path}");
         }
     }

@@ -31,6 +31,8 @@ pub struct ChatView {
     pub messages: Vec<ChatMessage>,
     /// Every proposal this conversation prepared, oldest first.
     pub proposals: Vec<ChatProposal>,
+    /// Whether the agents answer, a person is awaited, or a person holds it.
+    pub handover: crate::handover::ChatHandover,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,6 +41,8 @@ pub enum MessageKind {
     Agent,
     /// A handoff between agents or a Stop, told in a line.
     Note,
+    /// A member of the team who took the conversation over.
+    Person,
 }
 
 /// One line of the transcript.
@@ -163,6 +167,7 @@ mod backend {
             }
         }
         let own = conversation.owner_id == me.user_id;
+        let handover = crate::handover::backend::chat_handover(ctx, me, &conversation.id).await?;
         Ok(ChatView {
             messages: transcript(conversation.state.messages(), own),
             can_write: own,
@@ -173,6 +178,7 @@ mod backend {
             customer_id: conversation.customer_id,
             id: conversation.id,
             proposals,
+            handover,
         })
     }
 
@@ -236,7 +242,9 @@ mod backend {
                     for call in &message.tool_calls {
                         calls.insert(&call.id, (&call.name, &call.arguments));
                     }
-                    if !message.content.trim().is_empty() {
+                    if let Some((kind, speaker)) = crate::handover::backend::outside_turn(message) {
+                        out.push(line(kind, speaker, None, message.content.clone()));
+                    } else if !message.content.trim().is_empty() {
                         let agent = message.agent.clone().unwrap_or_default();
                         turn.last_reply = Some(out.len());
                         out.push(line(

@@ -12,6 +12,7 @@ pub mod csp;
 pub mod csrf;
 pub mod error;
 pub mod format;
+pub mod handover;
 pub mod live;
 pub mod orders;
 pub mod pages;
@@ -28,8 +29,8 @@ use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 use pages::{
-    admin::AdminPage, audit::AuditPage, chat::ChatPage, home::HomePage, login::LoginPage,
-    not_found::NotFound, proposal::ProposalPage, queue::QueuePage,
+    admin::AdminPage, audit::AuditPage, chat::ChatPage, home::HomePage, inbox::InboxPage,
+    login::LoginPage, not_found::NotFound, proposal::ProposalPage, queue::QueuePage,
 };
 
 /// The signed-in user, loaded once per page and shared by every component.
@@ -83,6 +84,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/audit") view=AuditPage/>
                     <Route path=path!("/admin") view=AdminPage/>
                     <Route path=path!("/chat") view=ChatPage/>
+                    <Route path=path!("/inbox") view=InboxPage/>
                     <Route path=path!("/proposals/:id") view=ProposalPage/>
                 </Routes>
             </main>

@@ -29,7 +29,8 @@ fn connect(set_tick: WriteSignal<u64>) {
         Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |_: web_sys::MessageEvent| {
             set_tick.update(|n| *n += 1);
         });
-    for kind in ["proposal", "resync"] {
+    // A conversation's handover (a person joins, writes or leaves) ticks it too.
+    for kind in ["proposal", "conversation", "resync"] {
         let _ = source.add_event_listener_with_callback(kind, on_change.as_ref().unchecked_ref());
     }
     // The closure lives as long as the page's event source.

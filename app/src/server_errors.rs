@@ -37,6 +37,7 @@ pub fn decision_error(error: DecisionError) -> AppError {
         DecisionError::Denied(denied) => match denied {
             ApproveError::NotAnApprover
             | ApproveError::SelfApproval
+            | ApproveError::SpokeInConversation
             | ApproveError::OverLimit { .. }
             | ApproveError::AlreadyApprovedByYou => AppError::Forbidden(denied.to_string()),
             ApproveError::NotAwaitingApproval { .. }

@@ -16,6 +16,7 @@ mod m20261202_000010_order_source;
 mod m20261202_000011_orders_payment_reference_index;
 mod m20261203_000012_proposal_submitter;
 mod m20261203_000013_widget_lanes;
+mod m20261203_000015_handover;
 
 pub struct Migrator;
 
@@ -36,6 +37,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261202_000011_orders_payment_reference_index::Migration),
             Box::new(m20261203_000012_proposal_submitter::Migration),
             Box::new(m20261203_000013_widget_lanes::Migration),
+            Box::new(m20261203_000015_handover::Migration),
         ]
     }
 }

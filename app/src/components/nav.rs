@@ -1,7 +1,7 @@
 //! The top bar: links for the roles the user holds, and sign-out.
 
 use crate::MeResource;
-use crate::access::{ADMIN_ROLES, AUDIT_ROLES, QUEUE_ROLES};
+use crate::access::{ADMIN_ROLES, AUDIT_ROLES, INBOX_ROLES, QUEUE_ROLES};
 use crate::auth::Logout;
 use crate::csrf::CsrfField;
 use leptos::form::ActionForm;
@@ -25,6 +25,9 @@ pub fn Nav() -> impl IntoView {
                                     <a href="/chat">"Chat"</a>
                                     <Show when={let r = roles.clone(); move || r.any_of(QUEUE_ROLES)}>
                                         <a href="/queue">"Review queue"</a>
+                                    </Show>
+                                    <Show when={let r = roles.clone(); move || r.any_of(INBOX_ROLES)}>
+                                        <a href="/inbox">"Inbox"</a>
                                     </Show>
                                     <Show when={let r = roles.clone(); move || r.any_of(AUDIT_ROLES)}>
                                         <a href="/audit">"Audit"</a>

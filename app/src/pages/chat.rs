@@ -14,6 +14,7 @@ use crate::chat::{
     ChatMessage, ChatProposal, ChatView, EvidenceChip, MAX_MESSAGE_CHARS, MessageKind, MyChat,
     NewConversation, SendMessage, StopTurn, check_message, conversation_view, my_conversation,
 };
+use crate::components::handover_bar::HandoverBar;
 use crate::components::proposal_card::StatusBadge;
 use crate::csrf::{CsrfField, csrf_token};
 use crate::format::short_digest;
@@ -33,9 +34,6 @@ pub fn ChatPage() -> impl IntoView {
             .filter(|id| !id.is_empty())
     };
     let fresh = ServerAction::<NewConversation>::new();
-    // One live connection for the page, whether or not a conversation is
-    // open yet: proposal cards follow their status through it.
-    let changes = use_proposal_changes();
     // Opens the conversation once per URL (or new conversation); the
     // transcript below refreshes on its own.
     let opened = Resource::new(
@@ -71,8 +69,8 @@ pub fn ChatPage() -> impl IntoView {
             <Suspense fallback=|| view! { <p class="muted" role="status">"Loading your conversation…"</p> }>
                 {move || Suspend::new(async move {
                     match opened.await {
-                        Ok(MyChat::Resumed(initial)) => view! { <Conversation initial first_message=None changes/> }.into_any(),
-                        Ok(MyChat::NotStarted) => view! { <FirstMessage changes/> }.into_any(),
+                        Ok(MyChat::Resumed(initial)) => view! { <Conversation initial first_message=None/> }.into_any(),
+                        Ok(MyChat::NotStarted) => view! { <FirstMessage/> }.into_any(),
                         Ok(MyChat::NotACustomer) => view! {
                             <p class="card muted" data-testid="chat-staff-note">
                                 "Chat is for customers; open a customer's conversation from a proposal."
@@ -92,7 +90,7 @@ pub fn ChatPage() -> impl IntoView {
 /// sending opens the conversation (a POST) and then sends the message in it,
 /// so Stop can reach the first reply too.
 #[component]
-fn FirstMessage(changes: ReadSignal<u64>) -> impl IntoView {
+fn FirstMessage() -> impl IntoView {
     let open = ServerAction::<NewConversation>::new();
     let text = RwSignal::new(String::new());
     let first = RwSignal::new(None::<String>);
@@ -117,15 +115,19 @@ fn FirstMessage(changes: ReadSignal<u64>) -> impl IntoView {
     view! {
         {move || match open.value().get() {
             Some(Ok(initial)) => {
-                view! { <Conversation initial first_message=first.get_untracked() changes/> }.into_any()
+                view! { <Conversation initial first_message=first.get_untracked()/> }.into_any()
             }
             failed => view! {
                 <div class="chat">
                     <EmptyChat/>
-                    // Only "opening": the reply is being worked on once the
-                    // message is sent, which the conversation below shows.
                     <Show when=move || open.pending().get()>
-                        <p class="muted small" role="status">"Opening your conversation…"</p>
+                        <ol class="transcript pending" aria-live="polite">
+                            <li class="msg customer sending">
+                                <span class="speaker">"You"</span>
+                                <p class="text">{move || first.get()}</p>
+                            </li>
+                            <li class="msg note" role="status" data-testid="chat-thinking">"The assistant is working on a reply…"</li>
+                        </ol>
                     </Show>
                     <form class="chat-form" data-testid="chat-form" on:submit=on_submit>
                         <label for="chat-text" class="sr-only">"Your message"</label>
@@ -150,11 +152,7 @@ fn FirstMessage(changes: ReadSignal<u64>) -> impl IntoView {
 }
 
 #[component]
-fn Conversation(
-    initial: ChatView,
-    first_message: Option<String>,
-    changes: ReadSignal<u64>,
-) -> impl IntoView {
+fn Conversation(initial: ChatView, first_message: Option<String>) -> impl IntoView {
     let id = initial.id.clone();
     let can_write = initial.can_write;
     let model = initial.model.clone();
@@ -174,6 +172,7 @@ fn Conversation(
             });
         }
     });
+    let changes = use_proposal_changes();
     // What the page shows: the server-rendered view, then each view a turn
     // returns, then refreshes when a proposal changes (its status lives on
     // the cards). Only the browser refreshes, so hydration sees the same
@@ -276,6 +275,12 @@ fn Conversation(
                     <li class="msg note" role="status" data-testid="chat-thinking">"The assistant is working on a reply…"</li>
                 </ol>
             </Show>
+            {
+                let bar_id = id.clone();
+                move || view! {
+                    <HandoverBar id=bar_id.clone() handover=current.with(|v| v.handover.clone()) can_write/>
+                }
+            }
             {if can_write {
                 let form_id = id.clone();
                 view! {
@@ -375,6 +380,7 @@ fn Line(message: ChatMessage, cards: Vec<ChatProposal>) -> impl IntoView {
         MessageKind::Customer => "msg customer",
         MessageKind::Agent => "msg agent",
         MessageKind::Note => "msg note",
+        MessageKind::Person => "msg person",
     };
     let is_note = message.kind == MessageKind::Note;
     view! {

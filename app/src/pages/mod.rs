@@ -3,6 +3,7 @@ pub mod admin_widget;
 pub mod audit;
 pub mod chat;
 pub mod home;
+pub mod inbox;
 pub mod login;
 pub mod not_found;
 pub mod proposal;

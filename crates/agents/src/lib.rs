@@ -32,6 +32,7 @@ mod events;
 mod handoff;
 pub mod model;
 mod outcome;
+mod outside_turn;
 mod runner;
 mod state;
 mod tool;

@@ -21,11 +21,13 @@ pub enum SettingKind {
     WidgetSiteChanged,
     WidgetKeyAdded,
     WidgetKeyRevoked,
+    /// Which roles see the staff inbox (conversations waiting for a person).
+    InboxRolesSet,
 }
 
 impl SettingKind {
     /// Every kind, in the order the admin page shows its controls.
-    pub const ALL: [SettingKind; 11] = [
+    pub const ALL: [SettingKind; 12] = [
         SettingKind::ApprovalLimitSet,
         SettingKind::FourEyesThresholdSet,
         SettingKind::UserCreated,
@@ -37,6 +39,7 @@ impl SettingKind {
         SettingKind::WidgetSiteChanged,
         SettingKind::WidgetKeyAdded,
         SettingKind::WidgetKeyRevoked,
+        SettingKind::InboxRolesSet,
     ];
 
     /// The journal's event kind.
@@ -54,6 +57,7 @@ impl SettingKind {
             SettingKind::WidgetSiteChanged => "widget_site_changed",
             SettingKind::WidgetKeyAdded => "widget_key_added",
             SettingKind::WidgetKeyRevoked => "widget_key_revoked",
+            SettingKind::InboxRolesSet => "inbox_roles_set",
         }
     }
 

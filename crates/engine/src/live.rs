@@ -13,6 +13,8 @@ use tokio::sync::broadcast;
 
 /// The PostgreSQL channel changes travel on.
 pub const CHANNEL: &str = "countersign_proposals";
+/// The PostgreSQL channel conversation changes travel on.
+pub const CONVERSATION_CHANNEL: &str = "countersign_conversations";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProposalChanged {
@@ -23,11 +25,25 @@ pub struct ProposalChanged {
     pub customer_id: Option<String>,
 }
 
+/// A conversation changed outside an agent turn: a person was asked for,
+/// took it over, wrote in it or handed it back, or the customer wrote to
+/// that person. Who may hear it is who may read the conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConversationChanged {
+    pub conversation_id: String,
+    pub owner_id: String,
+    pub customer_id: String,
+    /// The widget session that opened it (the only one that may hear it).
+    pub widget_session_id: Option<String>,
+}
+
 /// What subscribers hear.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LiveEvent {
     /// A committed change of one proposal.
     Changed(ProposalChanged),
+    /// A committed change of one conversation's handover or transcript.
+    Conversation(ConversationChanged),
     /// Changes may have been missed (the PostgreSQL listener lost its
     /// connection): whoever watches anything should reload what it shows.
     Resync,
@@ -88,6 +104,29 @@ impl LiveUpdates {
         }
     }
 
+    /// Announces a committed conversation change; nobody listening is fine.
+    pub fn publish_conversation(&self, change: ConversationChanged) {
+        match &self.notify {
+            None => {
+                let _ = self.sender.send(LiveEvent::Conversation(change));
+            }
+            Some(pool) => {
+                let pool = pool.clone();
+                tokio::spawn(async move {
+                    let payload = serde_json::to_string(&change).unwrap_or_default();
+                    let sent = sqlx::query("SELECT pg_notify($1, $2)")
+                        .bind(CONVERSATION_CHANNEL)
+                        .bind(payload)
+                        .execute(&pool)
+                        .await;
+                    if let Err(error) = sent {
+                        tracing::warn!(%error, "could not announce a conversation change");
+                    }
+                });
+            }
+        }
+    }
+
     /// Tells this process's subscribers that changes may have been missed.
     pub fn resync(&self) {
         let _ = self.sender.send(LiveEvent::Resync);
@@ -103,11 +142,18 @@ async fn listen(pool: sqlx::PgPool, sender: broadcast::Sender<LiveEvent>) {
     loop {
         match sqlx::postgres::PgListener::connect_with(&pool).await {
             Ok(mut listener) => {
-                if let Err(error) = listener.listen(CHANNEL).await {
+                if let Err(error) = listener.listen_all([CHANNEL, CONVERSATION_CHANNEL]).await {
                     tracing::warn!(%error, "could not LISTEN for proposal changes");
                 } else {
                     loop {
                         match listener.recv().await {
+                            Ok(notification) if notification.channel() == CONVERSATION_CHANNEL => {
+                                if let Ok(change) = serde_json::from_str::<ConversationChanged>(
+                                    notification.payload(),
+                                ) {
+                                    let _ = sender.send(LiveEvent::Conversation(change));
+                                }
+                            }
                             Ok(notification) => {
                                 let changes: Vec<ProposalChanged> =
                                     serde_json::from_str(notification.payload())

@@ -15,10 +15,11 @@ use std::convert::Infallible;
 use tokio::sync::broadcast::error::RecvError;
 
 /// Server-sent events, for as long as the connection stays open: `proposal`
-/// (a JSON change of one proposal) and `resync` (changes may have been
-/// missed: reload what is shown).
+/// (a JSON change of one proposal), `conversation` (`{"conversation_id"}`:
+/// a person was asked for, joined, wrote or left) and `resync` (changes may
+/// have been missed: reload what is shown).
 #[utoipa::path(get, path = "/api/live/proposals", tag = "live",
-    responses((status = 200, description = "`event: proposal` with a JSON change, `event: resync` with `{}`", content_type = "text/event-stream", body = String)))]
+    responses((status = 200, description = "`event: proposal` with a JSON change, `event: conversation` with `{\"conversation_id\"}`, `event: resync` with `{}`", content_type = "text/event-stream", body = String)))]
 pub async fn proposal_events(
     State(state): State<AppState>,
     Caller(identity): Caller,
@@ -58,6 +59,25 @@ pub async fn proposal_events(
                         };
                     }
                     if visible && let Ok(event) = Event::default().event("proposal").json_data(&change) {
+                        yield Ok(event);
+                    }
+                }
+                // A conversation changed outside an agent turn (a person joined,
+                // wrote or left): those who may read it reload it. Only its id
+                // travels to the browser.
+                Ok(LiveEvent::Conversation(change)) => {
+                    let lane = match &actor.widget_session {
+                        Some(session) => change.widget_session_id.as_deref() == Some(session.as_str()),
+                        None => true,
+                    };
+                    let reader = staff
+                        || change.owner_id == actor.user_id
+                        || change.customer_id == actor.user_id;
+                    if lane && reader
+                        && let Ok(event) = Event::default()
+                            .event("conversation")
+                            .json_data(serde_json::json!({ "conversation_id": change.conversation_id }))
+                    {
                         yield Ok(event);
                     }
                 }

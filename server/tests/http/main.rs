@@ -8,6 +8,7 @@ mod api;
 mod audit;
 mod cli;
 mod csrf;
+mod handover;
 mod headers;
 mod input_edges;
 mod live;

@@ -148,6 +148,10 @@ pub struct Approver {
     pub roles: RoleSet,
     /// The most this person may approve, in the proposal's currency.
     pub limit_minor: Option<i64>,
+    /// This person took over the conversation the proposal was prepared in
+    /// and spoke to the customer there: they asked for the refund as much
+    /// as the customer did.
+    pub spoke_in_conversation: bool,
 }
 
 /// Everything a decision depends on. The existing approvals are the ones in
@@ -213,6 +217,10 @@ pub enum ApproveError {
     DigestInvalid,
     #[error("you asked for this refund or would receive it, so someone else must approve it")]
     SelfApproval,
+    #[error(
+        "you spoke for the team in the conversation this refund was prepared in, so someone else must approve it"
+    )]
+    SpokeInConversation,
     #[error("{amount} is above your approval limit of {limit}")]
     OverLimit { limit: Money, amount: Money },
     #[error(
@@ -237,6 +245,9 @@ pub fn check_approval(ctx: &ApprovalContext<'_>) -> Result<ApprovalOutcome, Appr
     }
     if proposal.provenance.involves(&ctx.approver.id) {
         return Err(ApproveError::SelfApproval);
+    }
+    if ctx.approver.spoke_in_conversation {
+        return Err(ApproveError::SpokeInConversation);
     }
     if let Some(limit) = ctx.approver.limit_minor
         && proposal.amount.amount_minor > limit

@@ -12,6 +12,7 @@ fn approver(id: &str) -> Approver {
         id: id.into(),
         roles: RoleSet::new([Role::Approver]),
         limit_minor: None,
+        spoke_in_conversation: false,
     }
 }
 
@@ -94,6 +95,18 @@ fn staff_who_submitted_a_refund_cannot_approve_it() {
         now: t0(),
     });
     assert_eq!(result, Err(ApproveError::SelfApproval));
+}
+
+#[test]
+fn a_person_who_spoke_for_the_team_in_the_chat_cannot_approve_its_refund() {
+    let mut anna = approver("usr_anna");
+    anna.spoke_in_conversation = true;
+    assert_eq!(
+        check(&anna, &fixtures::awaiting(), 10_000, t0()),
+        Err(ApproveError::SpokeInConversation)
+    );
+    anna.spoke_in_conversation = false;
+    assert!(check(&anna, &fixtures::awaiting(), 10_000, t0()).is_ok());
 }
 
 #[test]

@@ -55,6 +55,9 @@ struct BatchReads {
     limits: HashMap<(String, String), Option<i64>>,
     /// The approval policy of each currency in the batch.
     policies: HashMap<String, ApprovalPolicy>,
+    /// (proposal, approver) pairs where the approver spoke for the team in
+    /// the conversation the proposal was prepared in.
+    spoke: HashSet<(String, String)>,
 }
 
 impl Engine {
@@ -178,10 +181,16 @@ impl Engine {
             .collect();
         let orders = storage::orders::lock_and_get_many(&**tx, &order_ids).await?;
         let (mut limits, mut policies) = (HashMap::new(), HashMap::new());
+        let mut spoke = HashSet::new();
         for ask in asks {
             let Some(stored) = proposals.get(&ask.proposal_id) else {
                 continue;
             };
+            if let Some(conversation) = &stored.proposal.provenance.conversation_id
+                && storage::handovers::spoke_in(&**tx, conversation, &ask.actor.user_id).await?
+            {
+                spoke.insert((ask.proposal_id.clone(), ask.actor.user_id.clone()));
+            }
             let currency = stored.proposal.amount.currency.code().to_owned();
             let key = (ask.actor.user_id.clone(), currency.clone());
             if let Entry::Vacant(slot) = limits.entry(key) {
@@ -200,6 +209,7 @@ impl Engine {
             orders,
             limits,
             policies,
+            spoke,
         })
     }
 
@@ -224,6 +234,9 @@ impl Engine {
                 .get(&(ask.actor.user_id.clone(), currency.clone()))
                 .copied()
                 .flatten(),
+            spoke_in_conversation: reads
+                .spoke
+                .contains(&(ask.proposal_id.clone(), ask.actor.user_id.clone())),
         };
         // Read for every currency of the batch's proposals.
         let policy = reads.policies.get(&currency).ok_or_else(|| {

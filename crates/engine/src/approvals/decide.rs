@@ -119,6 +119,8 @@ impl Engine {
             id: actor.user_id.clone(),
             roles: actor.roles.clone(),
             limit_minor: None,
+            // Rejecting is always allowed, whoever spoke.
+            spoke_in_conversation: false,
         };
         let policy = ApprovalPolicy {
             four_eyes_threshold_minor: self.settings.four_eyes_threshold_minor,

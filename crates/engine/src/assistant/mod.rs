@@ -12,10 +12,12 @@
 //! | `tools/` | `get_order`, `search_policy`, `record_unknown`, `prepare_refund` |
 //! | `scope.rs`, `ledger.rs` | what tools get from the application; what the conversation read |
 //! | `chat/` | use cases: open, read, run a turn, stop a turn |
+//! | `handover/` | a person takes over: request, inbox, take over, reply, hand back |
 //! | `running.rs`, `sink.rs` | turns in flight (for Stop); the turn's events |
 //! | `offline/` | `countersign-offline-rules`, a deterministic intent and slot parser |
 
 pub mod chat;
+pub mod handover;
 pub mod ledger;
 pub mod offline;
 mod running;

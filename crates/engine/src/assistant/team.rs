@@ -1,7 +1,7 @@
 //! The two agents: who is accountable for what, which tools each may call,
 //! and to whom each may hand the conversation (checked by the runtime).
 
-use super::tools::{GetOrder, PrepareRefund, RecordUnknown, SearchPolicy};
+use super::tools::{GetOrder, PrepareRefund, RecordUnknown, RequestPerson, SearchPolicy};
 use agents::{Agent, AgentError, Workflow, WorkflowError};
 use std::sync::Arc;
 
@@ -16,6 +16,7 @@ const COORDINATOR_INSTRUCTIONS: &str = "You are the coordinator of a shop's cust
 - Answer general questions (returns, refunds, shipping) only from passages you found with search_policy, and cite each passage by its reference (e.g. returns-policy:section-3). If search_policy returns not_found, say the policies do not cover it; if it returns unknown, say you could not search them just now — never that there is no rule.
 - When the customer asks for a refund, a return or anything about one of their orders, hand the conversation to refund_specialist with the handoff tool. Do not look orders up or promise refunds yourself.
 - If you do not understand the message, say so plainly and say what you can help with.
+- When the customer asks to talk to a person (a human, an agent, someone from the team), call request_person and tell them a member of the team will reply here.
 - Be brief and factual. Never invent policy text, order data or amounts.";
 
 const SPECIALIST_INSTRUCTIONS: &str = "You are the refund specialist of a shop's customer chat. You investigate and propose; you never refund anything yourself.
@@ -25,7 +26,8 @@ const SPECIALIST_INSTRUCTIONS: &str = "You are the refund specialist of a shop's
 4. What the records cannot tell (for example whether the parcel was opened) is an explicit unknown: record it with record_unknown, ask the customer, and wait for the answer. Never guess.
 5. When the evidence supports a refund, call prepare_refund with the order, the policy references you read and a one-paragraph recommendation. The amount is computed from the order. Then tell the customer the proposal id, the amount, and that it is waiting for approval by a person — not that they have been refunded.
 6. If the policy does not allow a full refund, explain the rule that applies, citing it, and do not prepare one.
-7. If the customer asks about something unrelated to refunds or their orders, hand the conversation back to coordinator.";
+7. When the customer asks to talk to a person (a human, an agent, someone from the team), call request_person and tell them a member of the team will reply here.
+8. If the customer asks about something unrelated to refunds or their orders, hand the conversation back to coordinator.";
 
 /// Why the built-in definitions were refused by the runtime.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -58,6 +60,7 @@ fn agents(get_order: GetOrder) -> Result<(Agent, Agent), AgentError> {
         .description(COORDINATOR_DESCRIPTION)
         .instructions(COORDINATOR_INSTRUCTIONS)
         .tool(Arc::new(SearchPolicy))
+        .tool(Arc::new(RequestPerson))
         .can_handoff_to(REFUND_SPECIALIST)
         .build()?;
     let specialist = Agent::builder(REFUND_SPECIALIST)
@@ -67,6 +70,7 @@ fn agents(get_order: GetOrder) -> Result<(Agent, Agent), AgentError> {
         .tool(Arc::new(SearchPolicy))
         .tool(Arc::new(RecordUnknown))
         .tool(Arc::new(PrepareRefund))
+        .tool(Arc::new(RequestPerson))
         .can_handoff_to(COORDINATOR)
         .build()?;
     Ok((coordinator, specialist))
@@ -90,7 +94,8 @@ mod tests {
                 "get_order",
                 "search_policy",
                 "record_unknown",
-                "prepare_refund"
+                "prepare_refund",
+                "request_person"
             ]
         );
         assert!(coordinator.tool("get_order").is_none());

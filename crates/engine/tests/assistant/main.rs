@@ -7,6 +7,7 @@
 mod access;
 mod evidence;
 mod flagship;
+mod handover;
 mod model_path;
 mod one_live;
 mod runtime;

@@ -8,6 +8,7 @@ mod authority;
 mod batches;
 mod execution;
 mod faults;
+mod handover;
 mod journal;
 mod provider_view;
 mod resolution;

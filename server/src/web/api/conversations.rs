@@ -107,7 +107,9 @@ pub struct TurnView {
     /// The agent that spoke.
     pub agent: String,
     pub reply: String,
-    /// `answered`, `stopped` or `step_limit`.
+    /// `answered`, `stopped`, `step_limit`, or `for_person` (a person was
+    /// asked for or holds the conversation: the message went to them, the
+    /// agents stayed silent and `reply` is empty).
     pub outcome: String,
     /// What the reply rests on.
     pub evidence: Vec<EvidenceItemView>,
@@ -296,6 +298,7 @@ fn turn_view(result: TurnResult) -> TurnView {
         TurnEnd::Answered => "answered",
         TurnEnd::Stopped { .. } => "stopped",
         TurnEnd::StepLimit { .. } => "step_limit",
+        TurnEnd::ForPerson => "for_person",
     };
     TurnView {
         conversation_id: result.conversation_id,
@@ -346,7 +349,7 @@ fn open_error(error: OpenConversationError) -> ApiError {
     }
 }
 
-fn chat_error(error: ChatError) -> ApiError {
+pub(super) fn chat_error(error: ChatError) -> ApiError {
     let message = error.to_string();
     match error {
         ChatError::InvalidMessage(_) => {

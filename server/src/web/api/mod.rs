@@ -3,6 +3,7 @@
 
 mod conversations;
 pub(crate) mod extract;
+mod handover;
 pub mod openapi;
 mod operations;
 mod orders;
@@ -32,6 +33,17 @@ pub fn router() -> Router<AppState> {
         .route("/conversations/{id}/messages", post(conversations::message))
         .route("/conversations/{id}/stop", post(conversations::stop))
         .route("/conversations/{id}/events", get(conversations::events))
+        .route(
+            "/conversations/{id}/handover",
+            get(handover::get_handover).post(handover::request),
+        )
+        .route("/conversations/{id}/takeover", post(handover::take_over))
+        .route(
+            "/conversations/{id}/person-messages",
+            post(handover::person_message),
+        )
+        .route("/conversations/{id}/handback", post(handover::hand_back))
+        .route("/inbox", get(handover::inbox))
         .route(
             "/orders/{external_id}",
             put(orders::upsert)

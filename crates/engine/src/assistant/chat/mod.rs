@@ -71,6 +71,9 @@ pub enum TurnEnd {
     Stopped { during: StopPoint },
     /// The step bound was reached; the reply says so.
     StepLimit { steps: u32 },
+    /// A person from the team was asked for or holds the conversation: the
+    /// message went to them, the agents stayed silent (no reply yet).
+    ForPerson,
 }
 
 /// What one turn produced.
@@ -166,7 +169,7 @@ fn may_read(actor: &Actor, stored: &StoredConversation) -> bool {
 }
 
 /// Only the person who opened it writes to it.
-fn may_write(actor: &Actor, stored: &StoredConversation) -> bool {
+pub(crate) fn may_write(actor: &Actor, stored: &StoredConversation) -> bool {
     within_widget_lane(actor, stored) && stored.owner_id == actor.user_id
 }
 
@@ -176,7 +179,7 @@ fn may_stop(actor: &Actor, stored: &StoredConversation) -> bool {
 }
 
 /// The message, trimmed, if it is usable.
-fn checked_message(text: &str) -> Result<&str, ChatError> {
+pub(crate) fn checked_message(text: &str) -> Result<&str, ChatError> {
     let trimmed = text.trim();
     let chars = trimmed.chars().count();
     if chars == 0 {
@@ -196,7 +199,7 @@ fn checked_message(text: &str) -> Result<&str, ChatError> {
     Ok(trimmed)
 }
 
-fn decode_state(stored: &StoredConversation) -> Result<ConversationState, ChatError> {
+pub(crate) fn decode_state(stored: &StoredConversation) -> Result<ConversationState, ChatError> {
     serde_json::from_str(&stored.state).map_err(|error| {
         tracing::error!(%error, conversation.id = %stored.id, "stored conversation state does not parse");
         ChatError::Corrupt(stored.id.clone())

@@ -51,6 +51,11 @@ impl Engine {
         if !may_write(actor, &stored) {
             return Err(ChatError::ReadOnly(conversation_id.to_owned()));
         }
+        // A person was asked for or holds the conversation: the message is
+        // theirs and the agents stay silent (see `assistant::handover`).
+        if let Some(kept) = self.message_for_person(&stored, &message).await? {
+            return Ok(kept);
+        }
         let turn_id = new_id("trn");
         let now = crate::now();
         let tx = self.db.begin_write().await?;

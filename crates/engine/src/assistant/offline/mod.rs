@@ -21,10 +21,13 @@
 //! - an order not on the customer's account: "I can't find an order …";
 //! - a failed lookup or search: said plainly, never turned into "no such
 //!   order" or "no rule";
+//! - "can I talk to a human?" (a person, an agent, someone): either agent
+//!   asks for a person with `request_person` and says one will reply here;
 //! - anything else: "I didn't understand", with what it can do.
 
 mod coordinator;
 mod parse;
+mod person;
 mod specialist;
 mod text;
 mod view;
@@ -66,6 +69,11 @@ impl ChatModel for OfflineRules {
 /// The next assistant message for `request`.
 pub fn respond(request: &ModelRequest) -> ModelResponse {
     let view = View::new(&request.messages);
+    // "Can I talk to a human?" is answered by whichever agent holds the
+    // conversation: it asks for a person and says so.
+    if let Some(step) = person::next(&view) {
+        return step.into_response(&view, request);
+    }
     let step = match request.agent.as_str() {
         COORDINATOR => coordinator::next(&view),
         REFUND_SPECIALIST => specialist::next(&view),

@@ -1,0 +1,56 @@
+//! A customer message while the agents are silent: a person was asked for
+//! or holds the conversation, so the message joins the transcript for them
+//! and no agent turn runs.
+
+use super::{Handover, Held};
+use crate::assistant::chat::{ChatError, TurnEnd, TurnResult};
+use crate::core::Engine;
+use agents::Message;
+use storage::conversations::StoredConversation;
+
+impl Engine {
+    /// Keeps `message` for the person when conversation `stored` is waiting
+    /// for one or held by one; `None` when the agents answer it.
+    ///
+    /// # Errors
+    /// [`ChatError::TurnInProgress`] while an agent turn still runs, storage
+    /// failures.
+    pub(crate) async fn message_for_person(
+        &self,
+        stored: &StoredConversation,
+        message: &str,
+    ) -> Result<Option<TurnResult>, ChatError> {
+        // Most conversations never see a person: read before writing.
+        if storage::handovers::get(self.db.conn(), &stored.id)
+            .await?
+            .is_none()
+        {
+            return Ok(None);
+        }
+        let now = crate::now();
+        let tx = self.db.begin_write().await?;
+        // Read again in the transaction: the person may just have left.
+        let handover = Handover::of(storage::handovers::get(&*tx, &stored.id).await?);
+        let person = match &handover {
+            Handover::Agents => return Ok(None),
+            Handover::Waiting { .. } => String::new(),
+            Handover::TakenOver { person_name, .. } => person_name.clone(),
+        };
+        let mut held = Held::take(&*tx, &stored.id, now).await?;
+        held.state.record_outside_turn(Message::user(message));
+        let turn = held.state.turns();
+        held.save(&*tx, &stored.id, now).await?;
+        tx.commit().await?;
+        self.announce(stored);
+        Ok(Some(TurnResult {
+            conversation_id: stored.id.clone(),
+            turn,
+            agent: person,
+            reply: String::new(),
+            end: TurnEnd::ForPerson,
+            evidence: Vec::new(),
+            proposal_id: None,
+            questions: Vec::new(),
+        }))
+    }
+}
