@@ -110,6 +110,9 @@ pub async fn build_router(
         .route("/readyz", get(web::health::readyz))
         .nest("/api/v1", web::api::router())
         .route("/api/openapi.json", get(web::api::openapi::document))
+        // Anything else under /api is an API client's mistake: a JSON 404,
+        // not the pages' HTML one.
+        .route("/api/{*rest}", axum::routing::any(web::api::not_found))
         .route("/api/live/proposals", get(web::live::proposal_events))
         .route(
             "/fn/{*name}",

@@ -66,6 +66,16 @@ async fn without_credentials_the_api_answers_401_json() {
 }
 
 #[tokio::test]
+async fn a_mistyped_path_under_api_is_a_json_404_not_the_pages_html() {
+    let app = TestApp::spawn().await;
+    for path in ["/api/nothing", "/api/v2/proposals", "/api/live/nothing"] {
+        let response = app.get(path).await;
+        assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
+        assert_eq!(json(response).await["error"]["code"], "not_found", "{path}");
+    }
+}
+
+#[tokio::test]
 async fn bearer_requests_without_cookies_skip_the_csrf_token_but_are_authenticated() {
     let app = TestApp::spawn().await;
     let token = engine::accounts::tokens::create_token(app.db(), "agent", "ci", engine::now())

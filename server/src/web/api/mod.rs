@@ -86,7 +86,7 @@ pub async fn me(Caller(identity): Caller) -> Json<UserSummary> {
     Json(identity.summary())
 }
 
-async fn not_found() -> ApiError {
+pub async fn not_found() -> ApiError {
     ApiError::new(http::StatusCode::NOT_FOUND, "not_found", "no such endpoint")
 }
 
