@@ -223,3 +223,43 @@ async fn the_inbox_page_is_for_staff_and_lists_the_waiting_customer() {
     assert!(page.contains("can I talk to a human?"));
     assert!(page.contains(&format!(r#"data-conversation="{id}""#)));
 }
+
+#[tokio::test]
+async fn the_customer_hears_live_when_a_person_writes_in_their_chat_and_nobody_else_hears_it() {
+    let app = TestApp::spawn().await;
+    let cora = Caller::new(&app, "customer").await;
+    let (_, mine) = cora.post("/api/v1/conversations", json!({})).await;
+    let mine = mine["id"].as_str().unwrap().to_owned();
+    let cas = Caller::new(&app, "customer2").await;
+    let (_, theirs) = cas.post("/api/v1/conversations", json!({})).await;
+    let theirs = theirs["id"].as_str().unwrap().to_owned();
+
+    app.login_ok("customer").await;
+    let mut stream = app.get("/api/live/proposals").await;
+    assert_eq!(stream.status(), StatusCode::OK);
+
+    let approver = Caller::new(&app, "approver").await;
+    for id in [&theirs, &mine] {
+        let (status, body) = approver
+            .post(&format!("/api/v1/conversations/{id}/takeover"), json!({}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    // Another customer's chat was announced first: had Cora heard it, it
+    // would arrive before her own.
+    let heard = crate::live::events(&mut stream, 1).await;
+    assert_eq!(heard[0].0, "conversation");
+    let data: Value = serde_json::from_str(&heard[0].1).unwrap();
+    assert_eq!(data, json!({ "conversation_id": mine }));
+
+    let (status, _) = approver
+        .post(
+            &format!("/api/v1/conversations/{mine}/person-messages"),
+            json!({ "text": "Hello Cora" }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let heard = crate::live::events(&mut stream, 1).await;
+    assert_eq!(heard[0].0, "conversation");
+    assert!(heard[0].1.contains(&mine), "{heard:?}");
+}
