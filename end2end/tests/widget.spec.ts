@@ -57,9 +57,15 @@ async function registerSite(page: Page, name: string, origin: string): Promise<S
   const section = page.getByTestId("widget-sites");
   await section.getByLabel("Name").fill(name);
   await section.getByLabel("Origin (scheme, host and port)").fill(origin);
+  // The notice of an earlier registration stays until this one's arrives.
+  const earlier = await section.getByTestId("widget-site-id").allTextContents();
   await section.getByRole("button", { name: "Register site" }).click();
   const shown = section.getByTestId("widget-new-key").last();
   await expect(shown).toBeVisible();
+  await expect(async () => {
+    const id = (await shown.getByTestId("widget-site-id").textContent())!.trim();
+    expect(earlier.map((t) => t.trim())).not.toContain(id);
+  }).toPass();
   return {
     siteId: (await shown.getByTestId("widget-site-id").textContent())!.trim(),
     keyId: (await shown.getByTestId("widget-key-id").textContent())!.trim(),
@@ -71,7 +77,7 @@ async function registerSite(page: Page, name: string, origin: string): Promise<S
 async function allowCustomers(page: Page, key: SiteKey, names: string[]) {
   const row = page.locator(`[data-site="${key.siteId}"]`);
   for (const name of names) {
-    await row.getByLabel("Customer (user name)").fill(name);
+    await row.getByLabel("Customer to allow").fill(name);
     await row.getByRole("button", { name: "Allow customer" }).click();
     await expect(row.getByTestId("widget-site-customers")).toContainText(name);
   }

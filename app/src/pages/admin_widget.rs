@@ -91,7 +91,7 @@ fn site_customers(site: &WidgetSiteInfo, actions: SiteActions) -> impl IntoView 
         <ActionForm action=actions.allow attr:class="inline">
             <CsrfField/>
             <input type="hidden" name="site_id" value=allow_site_id/>
-            <label for=input_id.clone()>"Customer (user name)"</label>
+            <label for=input_id.clone()>"Customer to allow"</label>
             <input id=input_id name="customer" required maxlength="64" autocomplete="off"/>
             <button type="submit">"Allow customer"</button>
         </ActionForm>

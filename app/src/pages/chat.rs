@@ -34,6 +34,9 @@ pub fn ChatPage() -> impl IntoView {
             .filter(|id| !id.is_empty())
     };
     let fresh = ServerAction::<NewConversation>::new();
+    // One live connection for the page, whether or not a conversation is
+    // open yet: proposal cards follow their status through it.
+    let changes = use_proposal_changes();
     // Opens the conversation once per URL (or new conversation); the
     // transcript below refreshes on its own.
     let opened = Resource::new(
@@ -69,8 +72,8 @@ pub fn ChatPage() -> impl IntoView {
             <Suspense fallback=|| view! { <p class="muted" role="status">"Loading your conversation…"</p> }>
                 {move || Suspend::new(async move {
                     match opened.await {
-                        Ok(MyChat::Resumed(initial)) => view! { <Conversation initial first_message=None/> }.into_any(),
-                        Ok(MyChat::NotStarted) => view! { <FirstMessage/> }.into_any(),
+                        Ok(MyChat::Resumed(initial)) => view! { <Conversation initial first_message=None changes/> }.into_any(),
+                        Ok(MyChat::NotStarted) => view! { <FirstMessage changes/> }.into_any(),
                         Ok(MyChat::NotACustomer) => view! {
                             <p class="card muted" data-testid="chat-staff-note">
                                 "Chat is for customers; open a customer's conversation from a proposal."
@@ -90,7 +93,7 @@ pub fn ChatPage() -> impl IntoView {
 /// sending opens the conversation (a POST) and then sends the message in it,
 /// so Stop can reach the first reply too.
 #[component]
-fn FirstMessage() -> impl IntoView {
+fn FirstMessage(changes: ReadSignal<u64>) -> impl IntoView {
     let open = ServerAction::<NewConversation>::new();
     let text = RwSignal::new(String::new());
     let first = RwSignal::new(None::<String>);
@@ -115,19 +118,15 @@ fn FirstMessage() -> impl IntoView {
     view! {
         {move || match open.value().get() {
             Some(Ok(initial)) => {
-                view! { <Conversation initial first_message=first.get_untracked()/> }.into_any()
+                view! { <Conversation initial first_message=first.get_untracked() changes/> }.into_any()
             }
             failed => view! {
                 <div class="chat">
                     <EmptyChat/>
+                    // Only "opening": the reply is being worked on once the
+                    // message is sent, which the conversation below shows.
                     <Show when=move || open.pending().get()>
-                        <ol class="transcript pending" aria-live="polite">
-                            <li class="msg customer sending">
-                                <span class="speaker">"You"</span>
-                                <p class="text">{move || first.get()}</p>
-                            </li>
-                            <li class="msg note" role="status" data-testid="chat-thinking">"The assistant is working on a reply…"</li>
-                        </ol>
+                        <p class="muted small" role="status">"Opening your conversation…"</p>
                     </Show>
                     <form class="chat-form" data-testid="chat-form" on:submit=on_submit>
                         <label for="chat-text" class="sr-only">"Your message"</label>
@@ -152,7 +151,11 @@ fn FirstMessage() -> impl IntoView {
 }
 
 #[component]
-fn Conversation(initial: ChatView, first_message: Option<String>) -> impl IntoView {
+fn Conversation(
+    initial: ChatView,
+    first_message: Option<String>,
+    changes: ReadSignal<u64>,
+) -> impl IntoView {
     let id = initial.id.clone();
     let can_write = initial.can_write;
     let model = initial.model.clone();
@@ -172,7 +175,6 @@ fn Conversation(initial: ChatView, first_message: Option<String>) -> impl IntoVi
             });
         }
     });
-    let changes = use_proposal_changes();
     // What the page shows: the server-rendered view, then each view a turn
     // returns, then refreshes when a proposal changes (its status lives on
     // the cards). Only the browser refreshes, so hydration sees the same

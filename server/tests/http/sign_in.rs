@@ -75,7 +75,7 @@ async fn an_unknown_user_gets_the_same_answer_as_a_wrong_password() {
 }
 
 #[tokio::test]
-async fn five_failures_lock_the_account_with_429_even_for_the_right_password() {
+async fn five_failures_lock_the_account_from_that_address_with_429_even_for_the_right_password() {
     let app = TestApp::spawn().await;
     for _ in 0..5 {
         let response = app.login("customer", "not the password").await;
