@@ -58,6 +58,9 @@ pub struct ChatMessage {
     pub evidence: Vec<EvidenceChip>,
     /// Proposals prepared in the turn this reply ends.
     pub proposal_ids: Vec<String>,
+    /// Its position in the conversation's transcript: the page anchors it
+    /// as `m-<index>`, which is how a proposal links to the answer it quotes.
+    pub index: usize,
 }
 
 /// A source an agent read: `order:4821`, `returns-policy:section-3`.
@@ -217,21 +220,24 @@ mod backend {
         let mut out: Vec<ChatMessage> = Vec::new();
         let mut turn = Turn::default();
         let mut calls: HashMap<&str, (&str, &serde_json::Value)> = HashMap::new();
-        let line = |kind, speaker: String, agent: Option<String>, text: String| ChatMessage {
-            kind,
-            speaker,
-            agent,
-            text,
-            evidence: Vec::new(),
-            proposal_ids: Vec::new(),
-        };
-        for message in messages {
+        let line =
+            |index, kind, speaker: String, agent: Option<String>, text: String| ChatMessage {
+                kind,
+                speaker,
+                agent,
+                text,
+                evidence: Vec::new(),
+                proposal_ids: Vec::new(),
+                index,
+            };
+        for (index, message) in messages.iter().enumerate() {
             match message.role {
                 Role::System => {}
                 Role::User => {
                     std::mem::take(&mut turn).close(&mut out);
                     let speaker = if own { "You" } else { "Customer" };
                     out.push(line(
+                        index,
                         MessageKind::Customer,
                         speaker.to_owned(),
                         None,
@@ -243,11 +249,12 @@ mod backend {
                         calls.insert(&call.id, (&call.name, &call.arguments));
                     }
                     if let Some((kind, speaker)) = crate::handover::backend::outside_turn(message) {
-                        out.push(line(kind, speaker, None, message.content.clone()));
+                        out.push(line(index, kind, speaker, None, message.content.clone()));
                     } else if !message.content.trim().is_empty() {
                         let agent = message.agent.clone().unwrap_or_default();
                         turn.last_reply = Some(out.len());
                         out.push(line(
+                            index,
                             MessageKind::Agent,
                             agent_display_name(&agent),
                             Some(agent),
@@ -272,6 +279,7 @@ mod backend {
                                 .map(agent_display_name)
                                 .unwrap_or_else(|| "another agent".to_owned());
                             out.push(line(
+                                index,
                                 MessageKind::Note,
                                 String::new(),
                                 None,

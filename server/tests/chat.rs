@@ -208,10 +208,12 @@ async fn the_flagship_flow_over_http_ends_in_a_proposal_awaiting_approval() {
         .map(|e| e["reference"].as_str().unwrap())
         .collect();
     assert_eq!(cited, ["order:4821", "returns-policy:section-3"]);
-    assert_eq!(
-        proposal["open_questions"],
-        json!([{ "question": "Was the item opened?", "ask": "customer", "answer": "no, still sealed" }])
-    );
+    let question = &proposal["open_questions"][0];
+    assert_eq!(proposal["open_questions"].as_array().unwrap().len(), 1);
+    assert_eq!(question["question"], "Was the item opened?");
+    assert_eq!(question["ask"], "customer");
+    assert_eq!(question["answer"], "no, still sealed");
+    assert_eq!(question["answered_in"]["conversation_id"], id.as_str());
 
     // The transcript and the events are stored and linked to the proposal.
     let response = app
@@ -810,4 +812,187 @@ async fn a_reply_cut_off_by_the_model_reaches_the_customer_as_could_not_finish_a
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0]["temperature"], json!(0.1));
     assert_eq!(requests[0]["max_tokens"], json!(512));
+}
+
+/// A model server that plays `script` (chat completion bodies), one per
+/// request, in order.
+async fn scripted_model_server(script: Vec<Value>) -> String {
+    use axum::{Json, Router, extract::State, routing::post};
+    type Script = Arc<std::sync::Mutex<std::collections::VecDeque<Value>>>;
+    async fn complete(State(script): State<Script>) -> Json<Value> {
+        let next = script.lock().unwrap().pop_front();
+        Json(next.unwrap_or_else(|| {
+            completion(json!({ "role": "assistant", "content": "script exhausted" }))
+        }))
+    }
+    let script: Script = Arc::new(std::sync::Mutex::new(script.into()));
+    let app = Router::new()
+        .route("/v1/chat/completions", post(complete))
+        .with_state(script);
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    address
+}
+
+fn completion(message: Value) -> Value {
+    let finish_reason = if message.get("tool_calls").is_some() {
+        "tool_calls"
+    } else {
+        "stop"
+    };
+    json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1_733_000_000,
+        "model": "gpt-4o-2024-08-06",
+        "choices": [{ "index": 0, "message": message, "finish_reason": finish_reason }],
+        "usage": { "prompt_tokens": 900, "completion_tokens": 30, "total_tokens": 930 },
+    })
+}
+
+fn model_says(text: &str) -> Value {
+    completion(json!({ "role": "assistant", "content": text }))
+}
+
+fn model_calls(id: &str, name: &str, arguments: Value) -> Value {
+    completion(json!({
+        "role": "assistant", "content": null,
+        "tool_calls": [{ "id": id, "type": "function",
+                         "function": { "name": name, "arguments": arguments.to_string() } }],
+    }))
+}
+
+#[tokio::test]
+async fn only_the_reply_to_was_the_item_opened_is_its_answer_and_a_status_question_then_prepares_nothing()
+ {
+    let base_url = scripted_model_server(vec![
+        // "I want a refund for my tent": the model asks before it knows the order.
+        model_calls(
+            "c1",
+            "handoff",
+            json!({ "to": "refund_specialist", "reason": "refund" }),
+        ),
+        model_calls(
+            "c2",
+            "record_unknown",
+            json!({ "question": "Was the item opened?" }),
+        ),
+        model_says("Was the item opened?"),
+        // "no, still sealed", "thanks!", "can I talk to a human?"
+        model_says("Thanks. Which order is it?"),
+        model_says("You're welcome. Which order number?"),
+        model_says("I can check your order for you here."),
+        // "check order 4822"
+        model_calls("c3", "get_order", json!({ "order_id": "4822" })),
+        model_calls(
+            "c4",
+            "search_policy",
+            json!({ "query": "return unopened items within 30 days of delivery" }),
+        ),
+        model_calls(
+            "c5",
+            "prepare_refund",
+            json!({
+                "order_id": "4822",
+                "policy_references": ["returns-policy:section-3"],
+                "recommendation": "The customer says the tent is still sealed: refund it in full."
+            }),
+        ),
+        model_says("Proposal prepared; it is waiting for approval."),
+        // "What is the status of my refund for 4822?"
+        model_calls("c6", "refund_status", json!({ "order_id": "4822" })),
+        model_says("Your refund for order 4822 is waiting for approval by our staff."),
+    ])
+    .await;
+    let app = ChatApp::spawn_with(|settings| {
+        settings.model_backend = ModelBackend::Openai;
+        settings.model_base_url = Some(base_url);
+        settings.model_name = Some("gpt-4o".into());
+    })
+    .await;
+    let customer = app.token("customer2").await;
+    let response = app
+        .post(&customer, "/api/v1/conversations", &json!({}))
+        .await;
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let id = response.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for text in [
+        "I want a refund for my tent",
+        "no, still sealed",
+        "thanks!",
+        "can I talk to a human?",
+    ] {
+        let turn = app.say(&customer, &id, text).await;
+        assert!(turn["proposal_id"].is_null(), "{turn}");
+    }
+    let named = app.say(&customer, &id, "check order 4822").await;
+    let proposal_id = named["proposal_id"].as_str().unwrap().to_owned();
+
+    let proposal = app.proposal(&customer, &proposal_id).await;
+    let questions = proposal["open_questions"].as_array().unwrap();
+    assert_eq!(questions.len(), 1, "{proposal}");
+    assert_eq!(questions[0]["answer"], "no, still sealed", "{proposal}");
+    let answered_in = &questions[0]["answered_in"];
+    assert_eq!(answered_in["conversation_id"], id.as_str());
+    let index = answered_in["message_index"].as_u64().unwrap();
+    assert_eq!(
+        answered_in["link"],
+        format!("/chat?conversation={id}#m-{index}")
+    );
+    let conversation: Value = app
+        .get(&customer, &format!("/api/v1/conversations/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let message = &conversation["messages"][usize::try_from(index).unwrap()];
+    assert_eq!(message["role"], "user");
+    assert_eq!(message["text"], "no, still sealed");
+    assert!(answered_in["at"].is_string(), "{answered_in}");
+
+    let status = app
+        .say(&customer, &id, "What is the status of my refund for 4822?")
+        .await;
+    assert!(status["proposal_id"].is_null(), "{status}");
+    let proposals = app.proposals_for(&customer, "4822").await;
+    assert_eq!(proposals.len(), 1, "no second proposal: {proposals:?}");
+}
+
+#[tokio::test]
+async fn a_customer_asking_the_status_of_a_refund_awaiting_approval_is_told_it_and_no_proposal_is_made()
+ {
+    let app = ChatApp::spawn().await;
+    let agent = app.token("agent").await;
+    let submitted = app
+        .post(
+            &agent,
+            "/api/v1/proposals",
+            &json!({
+                "order_id": "4822",
+                "evidence": [{ "reference": "order:4822" }, { "reference": "returns-policy:section-3" }],
+                "open_questions": [],
+                "recommendation": "Unopened, within the window."
+            }),
+        )
+        .await;
+    assert_eq!(submitted.status(), StatusCode::CREATED);
+    let live: Value = submitted.json().await.unwrap();
+    let customer = app.token("customer2").await;
+    let id = app.open(&customer).await;
+    let before = app.proposals_for(&customer, "4822").await.len();
+
+    let turn = app
+        .say(&customer, &id, "What is the status of my refund for 4822?")
+        .await;
+
+    assert!(turn["proposal_id"].is_null(), "{turn}");
+    assert!(
+        reply(&turn).contains(live["id"].as_str().unwrap()),
+        "{turn}"
+    );
+    assert!(reply(&turn).contains("waiting for approval"), "{turn}");
+    assert!(reply(&turn).contains("they decide by"), "{turn}");
+    assert_eq!(app.proposals_for(&customer, "4822").await.len(), before);
 }

@@ -5,7 +5,7 @@ use crate::clock::use_clock;
 use crate::components::order_card::OrderCard;
 use crate::format::{countdown, due_soon, short_digest, utc};
 use crate::proposals::ProposalCard;
-use domain::proposal::{EvidenceKind, ProposalState, ProposalStatus};
+use domain::proposal::{AnsweredIn, EvidenceKind, ProposalState, ProposalStatus};
 use leptos::prelude::*;
 
 #[component]
@@ -81,9 +81,15 @@ pub fn ProposalSummary(card: ProposalCard, #[prop(optional)] link: bool) -> impl
                 <strong>"Open questions"</strong>
                 <ul>
                     {p.open_questions.iter().map(|q| view! {
-                        <li>
+                        <li data-testid="open-question">
                             {q.question.clone()} " — "
-                            {q.answer.clone().map(|a| format!("answered: {a}")).unwrap_or_else(|| "unknown".to_owned())}
+                            {match q.answer.clone() {
+                                Some(answer) => view! {
+                                    "answered: " <q data-testid="answer">{answer}</q>
+                                    {q.answered_in.clone().map(|source| view! { " " <AnswerSource source/> })}
+                                }.into_any(),
+                                None => view! { "unknown" }.into_any(),
+                            }}
                         </li>
                     }).collect_view()}
                 </ul>
@@ -92,6 +98,28 @@ pub fn ProposalSummary(card: ProposalCard, #[prop(optional)] link: bool) -> impl
         <p class="muted small mono" title="SHA-256 of exactly what would execute">
             "Proposal " {p.id.clone()} " · action digest " {short_digest(&p.action_digest)}
         </p>
+    }
+}
+
+/// Where an answer was given: a link to the customer's message in the
+/// conversation (staff and the customer may read it), with when it was sent.
+#[component]
+fn AnswerSource(source: AnsweredIn) -> impl IntoView {
+    let href = format!(
+        "/chat?conversation={}#{}",
+        source.conversation_id,
+        source.anchor()
+    );
+    let when = source
+        .at
+        .map(|at| format!(", sent {}", utc(at)))
+        .unwrap_or_default();
+    view! {
+        <span class="muted small">
+            "(" <a href=href data-testid="answer-link">
+                {format!("the customer's message in the chat{when}")}
+            </a> ")"
+        </span>
     }
 }
 

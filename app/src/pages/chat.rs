@@ -386,7 +386,7 @@ fn Line(message: ChatMessage, cards: Vec<ChatProposal>) -> impl IntoView {
     };
     let is_note = message.kind == MessageKind::Note;
     view! {
-        <li class=class data-agent=message.agent.clone()>
+        <li class=class id=format!("m-{}", message.index) data-agent=message.agent.clone()>
             {(!is_note).then(|| view! { <span class="speaker">{message.speaker.clone()}</span> })}
             <p class="text">{message.text.clone()}</p>
             {(!message.evidence.is_empty()).then(|| view! {

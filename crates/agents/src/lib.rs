@@ -52,7 +52,7 @@ pub use outcome::{OutcomeKind, Provenance, ToolOutcome};
 pub use runner::{FAILED_NOTE, RunError, Runner, RunnerConfig, TurnOutcome};
 pub use state::{ConversationState, TranscriptError};
 pub use tool::{Tool, ToolSpec, parse_arguments};
-pub use transcript::{MalformedArguments, Message, Role, ToolCall};
+pub use transcript::{MalformedArguments, Message, Role, ToolCall, UserMessage};
 pub use workflow::{Workflow, WorkflowError};
 
 /// The token behind [`TurnControl::child_of`], re-exported so callers need

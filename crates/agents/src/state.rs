@@ -116,6 +116,26 @@ impl ConversationState {
         }
     }
 
+    /// Whether the transcript ends on a user message no reply answers (a
+    /// turn that failed before failures were recorded).
+    #[must_use]
+    pub fn ends_unanswered(&self) -> bool {
+        self.dangling_tool_calls().is_empty()
+            && self
+                .messages
+                .last()
+                .is_some_and(|message| message.role == Role::User)
+    }
+
+    /// Where the next turn's user message will stand in the transcript:
+    /// after the results and the note the turn first adds to close what an
+    /// interrupted earlier turn left open. The application refers to a
+    /// message by this position.
+    #[must_use]
+    pub fn next_user_message_index(&self) -> usize {
+        self.messages.len() + self.dangling_tool_calls().len() + usize::from(self.ends_unanswered())
+    }
+
     pub(crate) fn push(&mut self, message: Message) {
         self.messages.push(message);
     }

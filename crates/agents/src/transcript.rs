@@ -1,6 +1,7 @@
 //! The messages of a conversation as the model sees them. The invariant
 //! over them (one result per tool call) is kept in [`crate::ConversationState`].
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -111,6 +112,40 @@ pub struct Message {
     /// For tool messages: which kind of result it is, typed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<OutcomeKind>,
+    /// For user messages: when it was sent, so what the application keeps
+    /// from it (an answer quoted as evidence) can say when it was said.
+    /// Never sent to a model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<DateTime<Utc>>,
+}
+
+/// The user's message that starts a turn, and when it was sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserMessage {
+    pub text: String,
+    pub at: DateTime<Utc>,
+}
+
+impl UserMessage {
+    #[must_use]
+    pub fn new(text: impl Into<String>, at: DateTime<Utc>) -> Self {
+        Self {
+            text: text.into(),
+            at,
+        }
+    }
+}
+
+impl From<String> for UserMessage {
+    fn from(text: String) -> Self {
+        Self::new(text, Utc::now())
+    }
+}
+
+impl From<&str> for UserMessage {
+    fn from(text: &str) -> Self {
+        Self::new(text, Utc::now())
+    }
 }
 
 impl Message {
@@ -124,6 +159,15 @@ impl Message {
     #[must_use]
     pub fn user(content: impl Into<String>) -> Self {
         Self::plain(Role::User, None, content.into())
+    }
+
+    /// A user message sent at `at`.
+    #[must_use]
+    pub fn user_at(content: impl Into<String>, at: DateTime<Utc>) -> Self {
+        Self {
+            at: Some(at),
+            ..Self::user(content)
+        }
     }
 
     /// An assistant message written by `agent`.
@@ -220,6 +264,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             outcome: None,
+            at: None,
         }
     }
 }

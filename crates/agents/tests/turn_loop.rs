@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agents::{
-    EventKind, HANDOFF_TOOL, ModelError, ModelResponse, Role, RunError, Runner, ScriptedModel,
-    ToolCall, ToolOutcome, TurnControl, TurnOutcome, Workflow,
+    ConversationState, EventKind, HANDOFF_TOOL, ModelError, ModelResponse, Role, RunError, Runner,
+    ScriptedModel, ToolCall, ToolOutcome, TurnControl, TurnOutcome, UserMessage, Workflow,
 };
 use common::{FakeTool, agent, outcomes, run_turn, run_turn_with, tool_results};
 use serde_json::json;
@@ -207,4 +207,51 @@ async fn a_state_held_by_an_agent_the_workflow_lacks_is_an_error_and_left_untouc
         Err(RunError::UnknownActiveAgent { agent: "c".into() })
     );
     assert_eq!(ran.state, before);
+}
+
+#[tokio::test]
+async fn a_customer_message_lands_where_the_application_was_told_and_keeps_when_it_was_sent() {
+    // What an interrupted older turn left: a call without a result, and
+    // (another one) a customer message no reply answers. The turn closes
+    // both before the new message, and the application, which refers to the
+    // message by its position, must know where it lands before it does.
+    let dangling: ConversationState = serde_json::from_value(json!({
+        "messages": [
+            { "role": "user", "content": "check 4821" },
+            { "role": "assistant", "agent": "a", "content": "",
+              "tool_calls": [{ "id": "c1", "name": "t", "arguments": {} }] },
+        ],
+        "active_agent": "a", "turns": 1,
+    }))
+    .unwrap();
+    let unanswered: ConversationState = serde_json::from_value(json!({
+        "messages": [{ "role": "user", "content": "hello" }],
+        "active_agent": "a", "turns": 1,
+    }))
+    .unwrap();
+    let workflow = Workflow::new(vec![agent("a", vec![], &[])], "a").unwrap();
+    for stored in [dangling, unanswered, ConversationState::new()] {
+        let expected = stored.next_user_message_index();
+        let sent_at = chrono::DateTime::parse_from_rfc3339("2026-12-01T18:00:00Z")
+            .unwrap()
+            .to_utc();
+        let model = Arc::new(ScriptedModel::new([ModelResponse::text("ok")]));
+        let runner = Runner::new(model);
+        let mut state = stored;
+        runner
+            .run_turn(
+                &workflow,
+                &mut state,
+                UserMessage::new("no, still sealed", sent_at),
+                &common::ctx(),
+                &TurnControl::new(),
+                &agents::NoopSink,
+            )
+            .await
+            .unwrap();
+        let message = &state.messages()[expected];
+        assert_eq!(message.role, Role::User);
+        assert_eq!(message.content, "no, still sealed");
+        assert_eq!(message.at, Some(sent_at));
+    }
 }

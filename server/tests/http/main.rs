@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod access;
+mod answers;
 mod api;
 mod audit;
 mod cli;

@@ -17,6 +17,7 @@ use crate::control::{StopPoint, TurnControl};
 use crate::events::EventSink;
 use crate::model::{ChatModel, ModelError};
 use crate::state::ConversationState;
+use crate::transcript::UserMessage;
 use crate::workflow::Workflow;
 
 /// Limits of one turn.
@@ -110,7 +111,7 @@ impl Runner {
         &self,
         workflow: &Workflow,
         state: &mut ConversationState,
-        user_message: impl Into<String>,
+        user_message: impl Into<UserMessage>,
         ctx: &ToolContext,
         control: &TurnControl,
         sink: &dyn EventSink,

@@ -14,7 +14,7 @@ use crate::events::{Event, EventKind, EventSink};
 use crate::handoff;
 use crate::model::{ChatModel, FinishReason, ModelError, ModelRequest};
 use crate::state::ConversationState;
-use crate::transcript::{Message, Role, ToolCall};
+use crate::transcript::{Message, ToolCall, UserMessage};
 use crate::workflow::Workflow;
 
 /// Result text for calls an earlier turn left without one.
@@ -51,7 +51,7 @@ pub(super) struct Turn<'a> {
 }
 
 impl<'a> Turn<'a> {
-    pub(super) async fn run(mut self, user_message: String) -> Result<TurnOutcome, RunError> {
+    pub(super) async fn run(mut self, user_message: UserMessage) -> Result<TurnOutcome, RunError> {
         self.emit(EventKind::TurnStarted {
             max_steps: self.config.max_steps,
         })
@@ -65,7 +65,8 @@ impl<'a> Turn<'a> {
             })
             .await;
         }
-        self.state.push(Message::user(user_message));
+        self.state
+            .push(Message::user_at(user_message.text, user_message.at));
         self.state.set_active_agent(self.agent.name());
         loop {
             if self.control.is_stop_requested() {
@@ -223,11 +224,7 @@ impl<'a> Turn<'a> {
     /// before failures were recorded) gets the failure note; returns
     /// whether it did.
     fn close_unanswered(&mut self) -> bool {
-        let unanswered = self
-            .state
-            .messages()
-            .last()
-            .is_some_and(|message| message.role == Role::User);
+        let unanswered = self.state.ends_unanswered();
         if unanswered {
             self.state.push(Message::assistant(
                 self.agent.name(),

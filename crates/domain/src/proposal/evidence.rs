@@ -4,6 +4,7 @@
 //! version it was read at and the words relied on, so an approver (or a
 //! manager, later) can check it against the record.
 
+use crate::Timestamp;
 use crate::order::OrderSnapshot;
 use serde::{Deserialize, Serialize};
 
@@ -98,7 +99,32 @@ pub enum Asker {
 pub struct OpenQuestion {
     pub question: String,
     pub ask: Asker,
+    /// The answer, quoted word for word.
     pub answer: Option<String>,
+    /// The message that gave the answer, when it was given in a
+    /// conversation (none on answers an outside agent submitted, and on
+    /// proposals stored before answers were bound to their message).
+    #[serde(default)]
+    pub answered_in: Option<AnsweredIn>,
+}
+
+/// The customer message that answered an open question: the reply in the
+/// turn right after the agent asked it, never a later message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnsweredIn {
+    pub conversation_id: String,
+    /// The message's position in the conversation's transcript (0-based);
+    /// the conversation page anchors it as `m-<index>`.
+    pub message_index: u64,
+    /// When the customer sent it (none: sent before messages were timed).
+    pub at: Option<Timestamp>,
+}
+
+impl AnsweredIn {
+    /// The fragment that names the message on the conversation page.
+    pub fn anchor(&self) -> String {
+        format!("m-{}", self.message_index)
+    }
 }
 
 impl OpenQuestion {
@@ -107,6 +133,7 @@ impl OpenQuestion {
             question: question.into(),
             ask,
             answer: None,
+            answered_in: None,
         }
     }
 
@@ -180,6 +207,14 @@ mod tests {
         assert!(question.is_open());
         question.answer = Some("No, still sealed".into());
         assert!(!question.is_open());
+    }
+
+    #[test]
+    fn an_answer_stored_before_answers_were_bound_to_their_message_still_reads() {
+        let stored = r#"{"question":"Was the parcel opened?","ask":"customer","answer":"no"}"#;
+        let question: OpenQuestion = serde_json::from_str(stored).unwrap();
+        assert_eq!(question.answer.as_deref(), Some("no"));
+        assert_eq!(question.answered_in, None);
     }
 
     #[test]

@@ -37,7 +37,9 @@ pub use approval::{
 pub use command::{Command, Resolution, may_resolve};
 pub use content::{MAX_RECOMMENDATION_CHARS, ProposalDraft, ProposalError, RefundProposal};
 pub use effect::{Effect, Transition, event};
-pub use evidence::{Asker, Evidence, EvidenceKind, OpenQuestion, Provenance, Submitter};
+pub use evidence::{
+    AnsweredIn, Asker, Evidence, EvidenceKind, OpenQuestion, Provenance, Submitter,
+};
 pub use invalidation::{ChargeAtProvider, InvalidationReason, revalidate, revalidate_at_provider};
 pub use overlap::{LiveClaim, overlapping};
 pub use state::{ApprovalRef, ChargeBooks, ProposalState, ProviderRefund, Receipt, Uncertainty};

@@ -4,19 +4,32 @@
 //! during a turn.
 //!
 //! `prepare_refund` refuses unless the ledger holds the order record and the
-//! policy passages it cites; open questions and the customer's own words in
-//! reply go into the proposal from here.
+//! policy passages it cites; open questions and the customer's answers go
+//! into the proposal from here.
+//!
+//! An answer is bound to its question: it is the customer's message in the
+//! turn right after the question was asked, quoted with where and when it
+//! was said. Later messages ("thanks!", "can I talk to a human?", another
+//! order) are messages, never more answer. Asking the same question again
+//! makes the next message its answer instead.
 
 use super::tools::{
     GET_ORDER, PREPARE_REFUND, PreparedProposal, RECORD_UNKNOWN, RecordedQuestion, SEARCH_POLICY,
 };
 use agents::{Message, OutcomeKind, Provenance, Role};
-use domain::proposal::{Asker, OpenQuestion};
+use domain::Timestamp;
+use domain::proposal::{AnsweredIn, Asker, OpenQuestion};
 use std::collections::HashMap;
 
-/// Replies kept per question: enough for "no" after a "sorry?", bounded so a
-/// long conversation does not pile every later message onto an old question.
-const MAX_ANSWERS: usize = 3;
+/// A customer message, as the ledger refers to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomerMessage {
+    pub text: String,
+    /// Its position in the conversation's transcript.
+    pub index: usize,
+    /// When it was sent (none on messages stored before they were timed).
+    pub at: Option<Timestamp>,
+}
 
 /// An explicit unknown recorded in the conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,8 +37,11 @@ pub struct AskedQuestion {
     pub question: String,
     pub order_id: Option<String>,
     pub ask: Asker,
-    /// What the customer wrote after it was asked, verbatim.
-    pub replies: Vec<String>,
+    /// The customer's reply in the turn after it was asked, verbatim.
+    pub answer: Option<CustomerMessage>,
+    /// Asked, and the customer has not written since: their next message
+    /// is the answer.
+    pub awaiting_reply: bool,
     /// Written into a proposal already.
     pub closed: bool,
 }
@@ -33,19 +49,32 @@ pub struct AskedQuestion {
 /// Evidence read, questions asked and proposals made in one conversation.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ledger {
+    conversation_id: String,
     evidence: Vec<Provenance>,
     questions: Vec<AskedQuestion>,
     proposals: Vec<(String, String)>,
 }
 
 impl Ledger {
-    /// Replays a transcript.
-    pub fn from_transcript(messages: &[Message]) -> Ledger {
-        let mut ledger = Ledger::default();
+    /// An empty ledger for conversation `conversation_id`.
+    pub fn new(conversation_id: impl Into<String>) -> Ledger {
+        Ledger {
+            conversation_id: conversation_id.into(),
+            ..Ledger::default()
+        }
+    }
+
+    /// Replays the transcript of conversation `conversation_id`.
+    pub fn from_transcript(conversation_id: &str, messages: &[Message]) -> Ledger {
+        let mut ledger = Ledger::new(conversation_id);
         let mut tool_of: HashMap<&str, &str> = HashMap::new();
-        for message in messages {
+        for (index, message) in messages.iter().enumerate() {
             match message.role {
-                Role::User => ledger.customer_said(&message.content),
+                Role::User => ledger.customer_said(CustomerMessage {
+                    text: message.content.clone(),
+                    index,
+                    at: message.at,
+                }),
                 Role::Assistant => {
                     for call in &message.tool_calls {
                         tool_of.insert(&call.id, &call.name);
@@ -92,18 +121,21 @@ impl Ledger {
         }
     }
 
-    /// The customer wrote `text`: a reply to every question still open.
-    pub fn customer_said(&mut self, text: &str) {
-        let text = text.trim();
-        if text.is_empty() {
-            return;
-        }
+    /// The customer sent `message`: the answer to each question asked in
+    /// the turn before, and to no other.
+    pub fn customer_said(&mut self, message: CustomerMessage) {
         for question in &mut self.questions {
+            if !std::mem::take(&mut question.awaiting_reply) {
+                continue;
+            }
             if !question.closed
                 && question.ask == Asker::Customer
-                && question.replies.len() < MAX_ANSWERS
+                && !message.text.trim().is_empty()
             {
-                question.replies.push(text.to_owned());
+                question.answer = Some(CustomerMessage {
+                    text: message.text.trim().to_owned(),
+                    ..message.clone()
+                });
             }
         }
     }
@@ -123,8 +155,9 @@ impl Ledger {
         self.questions.push(AskedQuestion {
             question,
             order_id,
+            awaiting_reply: ask == Asker::Customer,
             ask,
-            replies: Vec::new(),
+            answer: None,
             closed: false,
         });
     }
@@ -162,8 +195,8 @@ impl Ledger {
             .collect()
     }
 
-    /// The questions a proposal for `order_id` must carry, with the
-    /// customer's replies as their answer.
+    /// The questions a proposal for `order_id` must carry, each with the
+    /// customer's answer and the message it was given in.
     pub fn open_questions_for(&self, order_id: &str) -> Vec<OpenQuestion> {
         self.questions
             .iter()
@@ -171,7 +204,12 @@ impl Ledger {
             .map(|q| OpenQuestion {
                 question: q.question.clone(),
                 ask: q.ask,
-                answer: (!q.replies.is_empty()).then(|| q.replies.join(" / ")),
+                answer: q.answer.as_ref().map(|a| a.text.clone()),
+                answered_in: q.answer.as_ref().map(|a| AnsweredIn {
+                    conversation_id: self.conversation_id.clone(),
+                    message_index: u64::try_from(a.index).unwrap_or(u64::MAX),
+                    at: a.at,
+                }),
             })
             .collect()
     }
@@ -185,7 +223,7 @@ impl Ledger {
             .find(|q| {
                 !q.closed
                     && q.ask == Asker::Customer
-                    && q.replies.is_empty()
+                    && q.answer.is_none()
                     && q.order_id.as_deref().is_none_or(|id| id == order_id)
             })
             .map(|q| q.question.as_str())
@@ -251,16 +289,24 @@ mod tests {
                 &found.to_model_json(),
             ),
         ];
-        let ledger = Ledger::from_transcript(&messages);
+        let ledger = Ledger::from_transcript("cnv_1", &messages);
         assert!(ledger.order_evidence("4821").is_some());
-        let without_result = Ledger::from_transcript(&messages[..3]);
+        let without_result = Ledger::from_transcript("cnv_1", &messages[..3]);
         assert!(without_result.order_evidence("4821").is_none());
+    }
+
+    fn said(ledger: &mut Ledger, index: usize, text: &str) {
+        ledger.customer_said(CustomerMessage {
+            text: text.into(),
+            index,
+            at: None,
+        });
     }
 
     #[test]
     fn the_customers_reply_answers_the_open_question_until_a_proposal_settles_it() {
-        let mut ledger = Ledger::default();
-        ledger.customer_said("check order 4821");
+        let mut ledger = Ledger::new("cnv_1");
+        said(&mut ledger, 0, "check order 4821");
         ledger.asked(
             "Was the item opened?".into(),
             Some("4821".into()),
@@ -271,15 +317,61 @@ mod tests {
             Some("Was the item opened?")
         );
         assert_eq!(ledger.unanswered_customer_question("4823"), None);
-        ledger.customer_said("no, still sealed");
+        said(&mut ledger, 7, "no, still sealed");
         assert_eq!(ledger.unanswered_customer_question("4821"), None);
         let questions = ledger.open_questions_for("4821");
         assert_eq!(questions.len(), 1);
         assert_eq!(questions[0].answer.as_deref(), Some("no, still sealed"));
+        let answered_in = questions[0].answered_in.as_ref().unwrap();
+        assert_eq!(
+            (
+                answered_in.conversation_id.as_str(),
+                answered_in.message_index
+            ),
+            ("cnv_1", 7)
+        );
         assert!(ledger.open_questions_for("4823").is_empty());
         ledger.proposed("4821", "prp_1");
-        ledger.customer_said("thanks");
+        said(&mut ledger, 9, "thanks");
         assert!(ledger.open_questions_for("4821").is_empty());
         assert_eq!(ledger.proposal_for("4821"), Some("prp_1"));
+    }
+
+    #[test]
+    fn messages_after_the_answer_are_never_added_to_it() {
+        let mut ledger = Ledger::new("cnv_1");
+        ledger.asked("Was the item opened?".into(), None, Asker::Customer);
+        for (index, text) in [
+            (3, "no, still sealed"),
+            (5, "thanks!"),
+            (7, "can I talk to a human?"),
+            (9, "check order 4822"),
+        ] {
+            said(&mut ledger, index, text);
+        }
+        let questions = ledger.open_questions_for("4822");
+        assert_eq!(questions[0].answer.as_deref(), Some("no, still sealed"));
+        assert_eq!(questions[0].answered_in.as_ref().unwrap().message_index, 3);
+    }
+
+    #[test]
+    fn a_question_asked_again_is_answered_by_the_reply_to_the_new_asking() {
+        let mut ledger = Ledger::new("cnv_1");
+        ledger.asked("Was the item opened?".into(), None, Asker::Customer);
+        said(&mut ledger, 3, "sorry?");
+        ledger.asked("Was the item opened?".into(), None, Asker::Customer);
+        said(&mut ledger, 5, "no");
+        let questions = ledger.open_questions_for("4821");
+        assert_eq!(questions.len(), 1);
+        assert_eq!(questions[0].answer.as_deref(), Some("no"));
+        assert_eq!(questions[0].answered_in.as_ref().unwrap().message_index, 5);
+    }
+
+    #[test]
+    fn a_question_for_the_approver_takes_no_customer_message_as_its_answer() {
+        let mut ledger = Ledger::new("cnv_1");
+        ledger.asked("Was a return label sent?".into(), None, Asker::Approver);
+        said(&mut ledger, 3, "no");
+        assert_eq!(ledger.open_questions_for("4821")[0].answer, None);
     }
 }

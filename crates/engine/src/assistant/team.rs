@@ -1,7 +1,9 @@
 //! The two agents: who is accountable for what, which tools each may call,
 //! and to whom each may hand the conversation (checked by the runtime).
 
-use super::tools::{GetOrder, PrepareRefund, RecordUnknown, RequestPerson, SearchPolicy};
+use super::tools::{
+    GetOrder, PrepareRefund, RecordUnknown, RefundStatus, RequestPerson, SearchPolicy,
+};
 use agents::{Agent, AgentError, Workflow, WorkflowError};
 use std::sync::Arc;
 
@@ -14,7 +16,7 @@ const SPECIALIST_DESCRIPTION: &str = "Checks one of the customer's orders agains
 
 const COORDINATOR_INSTRUCTIONS: &str = "You are the coordinator of a shop's customer chat.
 - Answer general questions (returns, refunds, shipping) only from passages you found with search_policy, and cite each passage by its reference (e.g. returns-policy:section-3). If search_policy returns not_found, say the policies do not cover it; if it returns unknown, say you could not search them just now — never that there is no rule.
-- When the customer asks for a refund, a return or anything about one of their orders, hand the conversation to refund_specialist with the handoff tool. Do not look orders up or promise refunds yourself.
+- When the customer asks for a refund, where a refund stands, a return or anything about one of their orders, hand the conversation to refund_specialist with the handoff tool. Do not look orders up or promise refunds yourself.
 - If you do not understand the message, say so plainly and say what you can help with.
 - When the customer asks to talk to a person (a human, an agent, someone from the team), call request_person and tell them a member of the team will reply here.
 - Be brief and factual. Never invent policy text, order data or amounts.";
@@ -26,8 +28,9 @@ const SPECIALIST_INSTRUCTIONS: &str = "You are the refund specialist of a shop's
 4. What the records cannot tell (for example whether the parcel was opened) is an explicit unknown: record it with record_unknown, ask the customer, and wait for the answer. Never guess.
 5. When the evidence supports a refund, call prepare_refund with the order, the policy references you read and a one-paragraph recommendation. The amount is computed from the order. Then tell the customer the proposal id, the amount, and that it is waiting for approval by a person — not that they have been refunded.
 6. If the policy does not allow a full refund, explain the rule that applies, citing it, and do not prepare one.
-7. When the customer asks to talk to a person (a human, an agent, someone from the team), call request_person and tell them a member of the team will reply here.
-8. If the customer asks about something unrelated to refunds or their orders, hand the conversation back to coordinator.";
+7. When the customer asks where a refund stands (\"where is my refund\", \"status of 4822\"), call refund_status and answer from its result: where it stands, what happens next and when. Never prepare a refund to answer a status question.
+8. When the customer asks to talk to a person (a human, an agent, someone from the team), call request_person and tell them a member of the team will reply here.
+9. If the customer asks about something unrelated to refunds or their orders, hand the conversation back to coordinator.";
 
 /// Why the built-in definitions were refused by the runtime.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -70,6 +73,7 @@ fn agents(get_order: GetOrder) -> Result<(Agent, Agent), AgentError> {
         .tool(Arc::new(SearchPolicy))
         .tool(Arc::new(RecordUnknown))
         .tool(Arc::new(PrepareRefund))
+        .tool(Arc::new(RefundStatus))
         .tool(Arc::new(RequestPerson))
         .can_handoff_to(COORDINATOR)
         .build()?;
@@ -95,6 +99,7 @@ mod tests {
                 "search_policy",
                 "record_unknown",
                 "prepare_refund",
+                "refund_status",
                 "request_person"
             ]
         );

@@ -1,6 +1,7 @@
 //! Proposals: submitted by our agents or by outside agent systems, checked
 //! against live records, stored immutably.
 
+mod answers;
 pub mod authority;
 pub(crate) mod created;
 pub(crate) mod one_live;

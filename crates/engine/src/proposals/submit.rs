@@ -133,6 +133,8 @@ pub enum SubmitError {
     },
     #[error("evidence {reference:?}: {problem}")]
     Evidence { reference: String, problem: String },
+    #[error("open question {question:?}: {problem}")]
+    AnswerSource { question: String, problem: String },
     #[error("the agent name must be 1 to 100 characters")]
     InvalidAgent,
     #[error("proposal {0} cannot be superseded: {1}")]
@@ -250,13 +252,20 @@ impl Engine {
         for citation in &input.evidence {
             evidence.push(resolve_evidence(&*tx, &order, citation, now).await?);
         }
+        let open_questions = super::answers::checked(
+            &*tx,
+            &proposer,
+            input.conversation_id.as_deref(),
+            input.open_questions,
+        )
+        .await?;
         let draft = ProposalDraft {
             order_id: order.id.clone(),
             payment_reference: order.payment_reference.clone(),
             amount,
             lines,
             evidence,
-            open_questions: input.open_questions,
+            open_questions,
             recommendation: input.recommendation.trim().to_owned(),
             provenance: Provenance {
                 agent,

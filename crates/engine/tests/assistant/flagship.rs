@@ -113,6 +113,8 @@ async fn the_flagship_flow_ends_in_a_proposal_for_7900_eur_citing_the_order_and_
             "search_policy",
             "record_unknown",
             "prepare_refund",
+            "refund_status",
+            "request_person",
             "handoff"
         ]
     );
@@ -149,6 +151,9 @@ async fn the_unknown_is_asked_of_the_customer_and_recorded_in_the_proposal_with_
             question: "Was the item opened?".into(),
             ask: Asker::Customer,
             answer: Some("no, still sealed".into()),
+            answered_in: Some(
+                crate::answers::answered_in(&chat, &customer, &id, "no, still sealed").await
+            ),
         }]
     );
 }

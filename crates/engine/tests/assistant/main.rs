@@ -5,10 +5,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod access;
+mod answers;
 mod evidence;
 mod flagship;
 mod handover;
 mod model_path;
 mod one_live;
 mod runtime;
+mod status;
 mod support;

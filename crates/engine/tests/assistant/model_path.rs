@@ -36,7 +36,7 @@ fn gpt4o(message: Value, finish_reason: &str) -> Value {
     })
 }
 
-fn calls(calls: &[(&str, &str, Value)]) -> Value {
+pub fn calls(calls: &[(&str, &str, Value)]) -> Value {
     let calls: Vec<Value> = calls
         .iter()
         .map(|(id, name, arguments)| {
@@ -50,7 +50,7 @@ fn calls(calls: &[(&str, &str, Value)]) -> Value {
     )
 }
 
-fn text(content: &str) -> Value {
+pub fn text(content: &str) -> Value {
     gpt4o(
         json!({ "role": "assistant", "content": content, "refusal": null }),
         "stop",
@@ -59,7 +59,7 @@ fn text(content: &str) -> Value {
 
 /// The demo data, with the standard agents on an OpenAI-compatible client
 /// talking to a fake server that plays `script`.
-async fn chat_on(script: Vec<Value>) -> (Chat, MockServer) {
+pub async fn chat_on(script: Vec<Value>) -> (Chat, MockServer) {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
@@ -173,6 +173,9 @@ async fn a_refund_is_never_proposed_before_the_customer_answers_the_question_ask
                 question: "Was the item opened?".into(),
                 ask: Asker::Customer,
                 answer: Some("no, still sealed".into()),
+                answered_in: Some(
+                    crate::answers::answered_in(&chat, &customer, &id, "no, still sealed").await
+                ),
             }],
             "{case}"
         );

@@ -75,7 +75,26 @@ pub struct QuestionView {
     pub question: String,
     /// `customer` or `approver`.
     pub ask: String,
+    /// The answer, quoted word for word.
     pub answer: Option<String>,
+    /// The customer message that gave the answer (the reply in the turn
+    /// after the question was asked); absent when the answer was not given
+    /// in a conversation or was stored before answers were bound to it.
+    pub answered_in: Option<AnsweredInView>,
+}
+
+/// A customer message in a conversation.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct AnsweredInView {
+    pub conversation_id: String,
+    /// Its position in the conversation's `messages`
+    /// (`GET /api/v1/conversations/{id}`), 0-based.
+    pub message_index: u64,
+    /// When the customer sent it (absent for messages stored before
+    /// messages were timed).
+    pub at: Option<DateTime<Utc>>,
+    /// Where a person reads it: the conversation page, at the message.
+    pub link: String,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -147,6 +166,16 @@ fn question_view(q: &OpenQuestion) -> QuestionView {
         question: q.question.clone(),
         ask: enum_name(&q.ask),
         answer: q.answer.clone(),
+        answered_in: q.answered_in.as_ref().map(|source| AnsweredInView {
+            conversation_id: source.conversation_id.clone(),
+            message_index: source.message_index,
+            at: source.at,
+            link: format!(
+                "/chat?conversation={}#{}",
+                source.conversation_id,
+                source.anchor()
+            ),
+        }),
     }
 }
 

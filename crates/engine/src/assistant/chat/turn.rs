@@ -9,7 +9,7 @@ use super::{
     ChatError, RENEW_EVERY, STOP_POLL, TURN_LEASE, TurnEnd, TurnResult, checked_message,
     decode_state, may_write,
 };
-use crate::assistant::ledger::Ledger;
+use crate::assistant::ledger::{CustomerMessage, Ledger};
 use crate::assistant::running::Registration;
 use crate::assistant::scope::TurnScope;
 use crate::assistant::sink::TurnEvents;
@@ -19,7 +19,7 @@ use crate::assistant::tools::{
 use crate::core::{Actor, Engine};
 use agents::{
     ConversationState, Event, OutcomeKind, Principal, Provenance, Role, RunError, ToolContext,
-    TurnControl, TurnOutcome,
+    TurnControl, TurnOutcome, UserMessage,
 };
 use std::collections::HashMap;
 use storage::Database;
@@ -128,8 +128,13 @@ impl TurnJob {
                 return Err(error);
             }
         };
-        let mut ledger = Ledger::from_transcript(state.messages());
-        ledger.customer_said(&self.message);
+        let mut ledger = Ledger::from_transcript(&self.conversation_id, state.messages());
+        let sent_at = crate::now();
+        ledger.customer_said(CustomerMessage {
+            text: self.message.clone(),
+            index: state.next_user_message_index(),
+            at: Some(sent_at),
+        });
         let scope = TurnScope::new(
             self.engine.clone(),
             self.actor.clone(),
@@ -162,7 +167,7 @@ impl TurnJob {
             .run_turn(
                 &assistant.workflow,
                 &mut state,
-                self.message.as_str(),
+                UserMessage::new(self.message.as_str(), sent_at),
                 &ctx,
                 &self.control,
                 &sink,

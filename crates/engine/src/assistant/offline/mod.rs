@@ -17,6 +17,9 @@
 //!   opened → the opened-items rule is explained (window and restocking fee
 //!   read from the policy text) and no proposal is made, because partial
 //!   refunds are left to staff;
+//! - status questions ("where is my refund?", "status of 4822"): the
+//!   specialist reads the refunds' real state with `refund_status` and says
+//!   where each stands, what happens next and when; nothing is prepared;
 //! - several orders in one conversation, one at a time;
 //! - an order not on the customer's account: "I can't find an order …";
 //! - a failed lookup or search: said plainly, never turned into "no such
@@ -29,6 +32,7 @@ mod coordinator;
 mod parse;
 mod person;
 mod specialist;
+mod status;
 mod text;
 mod view;
 
@@ -119,7 +123,8 @@ impl Step {
 }
 
 /// The question recorded for the customer that still awaits an answer:
-/// no proposal settled it and no earlier message answered it. Returns
+/// no proposal settled it and the reply to it (the customer's next message,
+/// the only one that counts as its answer) was not an answer. Returns
 /// (order id, question).
 fn pending_question(view: &View<'_>) -> Option<(String, String)> {
     let asked = view.latest(RECORD_UNKNOWN, |r| r.value::<RecordedQuestion>().is_some())?;
@@ -132,9 +137,12 @@ fn pending_question(view: &View<'_>) -> Option<(String, String)> {
                     .is_some_and(|p| p.order_id == order_id)
         })
         .is_some();
-    let answered_before = view
-        .user_messages_after(asked.index)
-        .any(|(index, text)| index < view.turn_start() && Utterance::of(text).opened.is_some());
+    let answered_before =
+        view.user_messages_after(asked.index)
+            .next()
+            .is_some_and(|(index, text)| {
+                index < view.turn_start() && Utterance::of(text).opened.is_some()
+            });
     (!settled && !answered_before).then_some((order_id, recorded.question))
 }
 

@@ -14,6 +14,8 @@ pub struct Utterance {
     pub order_request: bool,
     /// A general question, e.g. about a policy.
     pub policy_question: bool,
+    /// Asks where a refund stands ("where is my refund", "status of 4822").
+    pub status_question: bool,
     /// "I want…", "can I get…", "please…": a request, not a question.
     pub first_person_request: bool,
     pub greeting: bool,
@@ -60,6 +62,32 @@ const ORDER_WORDS: &[&str] = &[
     "look up",
     "lookup",
 ];
+
+/// Words that ask how far something has got.
+const STATUS_WORDS: &[&str] = &[
+    "status",
+    "where is",
+    "where's",
+    "what happened",
+    "what's happening",
+    "any news",
+    "any update",
+    "an update",
+    "update on",
+    "how long until",
+    "when will i get",
+    "when do i get",
+    "when will my",
+    "has my refund",
+    "did my refund",
+    "is my refund",
+    "haven't received",
+    "have not received",
+    "still waiting",
+];
+
+/// What a status question is about: a refund, or an order named by number.
+const REFUND_SUBJECTS: &[&str] = &["refund", "money", "my money back", "reimburs"];
 
 const QUESTION_STARTS: &[&str] = &[
     "what", "how", "when", "can", "could", "do", "does", "is", "are", "which", "where", "why",
@@ -178,6 +206,10 @@ impl Utterance {
             || (!order_numbers.is_empty() && has_word(&lower, "order"));
         let asks = text.trim_end().ends_with('?') || starts_with_any(&lower, QUESTION_STARTS);
         let policy_question = contains_any(&lower, POLICY_WORDS) || asks;
+        // "Where is my refund", "status of 4822": how far a refund has got,
+        // never a request to start one.
+        let status_question = contains_any(&lower, STATUS_WORDS)
+            && (contains_any(&lower, REFUND_SUBJECTS) || !order_numbers.is_empty());
         let words = lower.split_whitespace().count();
         Utterance {
             greeting: words <= 4 && starts_with_any(&lower, GREETINGS),
@@ -188,6 +220,7 @@ impl Utterance {
             refund_request,
             order_request,
             policy_question,
+            status_question,
         }
     }
 
@@ -195,7 +228,8 @@ impl Utterance {
     /// customer's orders. A question *about* the refund policy with no
     /// order in it is a policy question instead.
     pub fn wants_specialist(&self) -> bool {
-        !self.order_numbers.is_empty()
+        self.status_question
+            || !self.order_numbers.is_empty()
             || self.order_request
             || (self.refund_request && !self.asks_about_policy_only())
     }
@@ -358,6 +392,30 @@ mod tests {
         assert!(Utterance::of("thanks!").thanks);
         let nonsense = Utterance::of("purple elephants dance");
         assert!(!nonsense.wants_specialist() && !nonsense.policy_question && !nonsense.greeting);
+    }
+
+    #[test]
+    fn questions_about_where_a_refund_stands_are_not_requests_for_one() {
+        for asked in [
+            "What is the status of my refund for 4822?",
+            "where is my refund",
+            "Where's my money?",
+            "status of 4822",
+            "what happened to my refund for order 4821",
+            "any news on my refund?",
+        ] {
+            let said = Utterance::of(asked);
+            assert!(said.status_question, "{asked}");
+            assert!(said.wants_specialist(), "{asked}");
+        }
+        for not_asked in [
+            "check order 4821 and refund it if it qualifies",
+            "I want a refund",
+            "what is your returns policy for unopened items?",
+            "where is my parcel",
+        ] {
+            assert!(!Utterance::of(not_asked).status_question, "{not_asked}");
+        }
     }
 
     #[test]

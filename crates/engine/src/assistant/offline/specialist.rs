@@ -23,6 +23,9 @@ const DAMAGED_QUERY: &str = "damaged or faulty items refunded in full";
 
 pub(super) fn next(view: &View<'_>) -> Step {
     let said = Utterance::of(view.user_text());
+    if said.status_question {
+        return super::status::next(view, &said);
+    }
     let pending = pending_question(view);
     let elsewhere = said.opened.is_none() && (said.policy_question || said.greeting || said.thanks);
     // The order this turn is already working on, if any.
@@ -167,15 +170,28 @@ fn case(view: &View<'_>, order_id: &str) -> Step {
         };
     };
     if asked.this_turn {
-        return Step::Say(ask_opened(&order, unopened, window));
+        let asked_before = view
+            .latest(RECORD_UNKNOWN, |r| for_order(r) && r.index < asked.index)
+            .is_some();
+        return Step::Say(if asked_before {
+            format!(
+                "To check order {order_id} I need your answer to one question: was the item opened? Please answer yes or no (or tell me if it arrived damaged or faulty)."
+            )
+        } else {
+            ask_opened(&order, unopened, window)
+        });
     }
-    let answer = view
-        .user_messages_after(asked.index)
-        .find_map(|(_, text)| Utterance::of(text).opened.map(|opened| (opened, text)));
+    // Only the reply to the question answers it. Anything else ("sorry?",
+    // a request for a person) stays a message: the question is asked again
+    // and the reply to that is the answer the approver will see.
+    let reply = view.user_messages_after(asked.index).next();
+    let answer =
+        reply.and_then(|(_, text)| Utterance::of(text).opened.map(|opened| (opened, text)));
     let Some((opened, words)) = answer else {
-        return Step::Say(format!(
-            "Sorry, I didn't catch that. To check order {order_id} I need to know: was the item opened? Please answer yes or no (or tell me if it arrived damaged or faulty)."
-        ));
+        return Step::Call {
+            tool: RECORD_UNKNOWN,
+            args: json!({ "question": OPENED_QUESTION, "order_id": order_id, "ask": "customer" }),
+        };
     };
     match opened {
         Opened::No => propose(&order, unopened, days, words, "unopened"),

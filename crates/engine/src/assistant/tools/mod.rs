@@ -6,12 +6,14 @@
 pub mod get_order;
 pub mod prepare_refund;
 pub mod record_unknown;
+pub mod refund_status;
 pub mod request_person;
 pub mod search_policy;
 
 pub use get_order::{GetOrder, OrderLineView, OrderView, PastRefundView};
 pub use prepare_refund::{PrepareRefund, PreparedProposal};
 pub use record_unknown::{RecordUnknown, RecordedQuestion};
+pub use refund_status::{RefundStatus, RefundStatusLine, RefundStatusReport};
 pub use request_person::{PersonRequested, RequestPerson};
 pub use search_policy::{PolicyPassage, PolicySearchResult, SearchPolicy};
 
@@ -26,6 +28,7 @@ pub const SEARCH_POLICY: &str = "search_policy";
 pub const RECORD_UNKNOWN: &str = "record_unknown";
 pub const PREPARE_REFUND: &str = "prepare_refund";
 pub const REQUEST_PERSON: &str = "request_person";
+pub const REFUND_STATUS: &str = "refund_status";
 
 /// Longest order id accepted from a model.
 const MAX_ORDER_ID_CHARS: usize = 64;
