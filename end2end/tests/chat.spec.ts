@@ -83,6 +83,9 @@ test("the flagship: a customer chats about order 4821, an approver approves, bot
   await expect(card).toBeVisible();
   await expect(card).toContainText("Refund 79.00 EUR for order 4821");
   await expect(card).toContainText("Was the item opened?");
+  // The customer's answer, quoted as given, with a link to the message that gave it.
+  await expect(card.getByTestId("answer")).toHaveText("no, it is still sealed");
+  await expect(card.getByTestId("answer-link")).toHaveAttribute("href", /^\/chat\?conversation=cnv_\w+#m-\d+$/);
   await card.getByRole("button", { name: "Approve…" }).click();
   await expect(card.getByTestId("confirm-what")).toHaveText("Refund 79.00 EUR to payment pay_4821 for order 4821");
   await card.getByTestId("confirm-approve").click();
@@ -113,10 +116,13 @@ test("the flagship: a customer chats about order 4821, an approver approves, bot
   await expect(customer.getByTestId("transcript")).toContainText("check order 4821 and refund it if it qualifies");
   await expect(customer.locator(`[data-chat-proposal="${proposalId}"] [data-testid="status"]`)).toHaveAttribute("data-status", "verified");
 
-  // Staff read it from the proposal's link but cannot write to it.
+  // Staff read it from the proposal's link but cannot write to it; the
+  // answer's link lands on the very message that gave it.
+  const answerHref = await detail.getByTestId("answer-link").getAttribute("href");
   await detail.getByRole("link", { name: /^cnv_/ }).click();
   await expect(detail).toHaveURL(/\/chat\?conversation=cnv_/);
   await expect(detail.getByTestId("transcript")).toContainText("no, it is still sealed");
+  await expect(detail.locator(`#${answerHref!.split("#")[1]}`)).toContainText("no, it is still sealed");
   await expect(detail.getByTestId("chat-read-only")).toBeVisible();
   await expect(detail.getByTestId("chat-input")).toHaveCount(0);
 
