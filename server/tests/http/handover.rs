@@ -263,3 +263,41 @@ async fn the_customer_hears_live_when_a_person_writes_in_their_chat_and_nobody_e
     assert_eq!(heard[0].0, "conversation");
     assert!(heard[0].1.contains(&mine), "{heard:?}");
 }
+
+#[tokio::test]
+async fn the_widget_asks_for_a_person_in_its_own_chat_but_never_reaches_the_inbox_or_another_chat()
+{
+    let app = TestApp::spawn().await;
+    let key = crate::widget::register(&app).await;
+    let widget = Caller {
+        client: app.bare_client(),
+        token: crate::widget::widget_session(&app, &key, "customer").await,
+        base: app.url(""),
+    };
+    let (status, opened) = widget.post("/api/v1/conversations", json!({})).await;
+    assert_eq!(status, StatusCode::CREATED, "{opened}");
+    let id = opened["id"].as_str().unwrap().to_owned();
+    let (status, asked) = widget
+        .post(&format!("/api/v1/conversations/{id}/handover"), json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{asked}");
+    assert_eq!(asked["status"], "waiting");
+
+    // The customer's web-app chat is outside the widget's lane.
+    let web = Caller::new(&app, "customer").await;
+    let (_, own) = web.post("/api/v1/conversations", json!({})).await;
+    let web_id = own["id"].as_str().unwrap();
+    let (status, _) = widget
+        .post(
+            &format!("/api/v1/conversations/{web_id}/handover"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = widget.get("/api/v1/inbox").await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _) = widget
+        .post(&format!("/api/v1/conversations/{id}/takeover"), json!({}))
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+}

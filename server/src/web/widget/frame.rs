@@ -123,6 +123,7 @@ const FRAME_TEMPLATE: &str = r#"<!DOCTYPE html>
     <div class="widget-actions">
       <button type="submit" id="send">Send</button>
       <button type="button" id="stop" hidden>Stop</button>
+      <button type="button" id="person" class="widget-person">Talk to a person</button>
     </div>
   </form>
   <noscript><p class="widget-status">The chat needs JavaScript.</p></noscript>

@@ -163,15 +163,19 @@
       if (m.role !== "user" && m.role !== "assistant") return;
       if (m.role === "assistant" && !m.text) return;
       var item = document.createElement("li");
-      item.className = "message " + m.role;
+      // A person from the team writes under their name; "handover" notes
+      // say who joined or left.
+      var note = m.agent === "handover";
+      var person = m.agent && m.agent.indexOf("person:") === 0;
+      item.className = "message " + (note ? "note" : person ? "assistant person" : m.role);
       if (m.agent) item.setAttribute("data-agent", m.agent);
       var who = document.createElement("span");
       who.className = "speaker";
-      who.textContent = m.role === "user" ? "You" : agentName(m.agent);
+      who.textContent = m.role === "user" ? "You" : person ? m.agent.slice(7) : agentName(m.agent);
       var words = document.createElement("p");
       words.className = "text";
       words.textContent = m.text;
-      item.appendChild(who);
+      if (!note) item.appendChild(who);
       item.appendChild(words);
       list.appendChild(item);
     });
@@ -282,6 +286,16 @@
     }
   });
 
+  $("person").addEventListener("click", function () {
+    if (!session || !session.conversation_id) return;
+    var button = $("person");
+    button.disabled = true;
+    api("POST", "/api/v1/conversations/" + encodeURIComponent(session.conversation_id) + "/handover")
+      .then(function () { return refresh(); })
+      .catch(function (e) { say(e.message, true); })
+      .then(function () { button.disabled = false; });
+  });
+
   stop.addEventListener("click", function () {
     if (!session) return;
     stop.disabled = true;
@@ -331,6 +345,13 @@
       else if (line.indexOf("data:") === 0) data += line.slice(5).trim();
     });
     if (kind === "resync") { refresh(); return; }
+    // A person joined, wrote in or left this chat.
+    if (kind === "conversation") {
+      try {
+        if (conversation && JSON.parse(data).conversation_id === conversation.id) refresh();
+      } catch (e) { /* ignore a garbled event */ }
+      return;
+    }
     if (kind !== "proposal" || !conversation) return;
     try {
       var change = JSON.parse(data);
