@@ -213,3 +213,57 @@ async fn no_tools_means_no_tool_choice_and_no_key_means_no_authorization_header(
     assert!(body.get("tools").is_none());
     assert!(body.get("tool_choice").is_none());
 }
+
+#[tokio::test]
+async fn two_customer_messages_in_a_row_travel_as_one_so_templates_that_need_alternation_accept_them()
+ {
+    // While a person held the chat the customer wrote twice, and the
+    // person's reply followed the note that they joined.
+    let server = MockServer::start().await;
+    mount(
+        &server,
+        completion(json!({ "role": "assistant", "content": "ok" }), "stop"),
+    )
+    .await;
+    let request = ModelRequest {
+        system: "You are a test.".into(),
+        messages: vec![
+            Message::user("can I talk to a human?"),
+            Message::assistant(
+                "coordinator",
+                "I've asked a member of our team to join.",
+                vec![],
+            ),
+            Message::user("my tent arrived torn"),
+            Message::user("are you there?"),
+            Message::assistant("handover", "Ada joined the conversation.", vec![]),
+            Message::assistant("person:Ada", "Yes, I'm here.", vec![]),
+            Message::user("thanks"),
+        ],
+        tools: vec![],
+        agent: "coordinator".into(),
+    };
+
+    model(config(&server)).complete(request).await.unwrap();
+
+    let requests = server.received_requests().await.unwrap();
+    let body: Value = requests[0].body_json().unwrap();
+    let roles: Vec<&str> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "user", "assistant", "user"]
+    );
+    assert_eq!(
+        body["messages"][3]["content"],
+        "my tent arrived torn\n\nare you there?"
+    );
+    assert_eq!(
+        body["messages"][4]["content"],
+        "Ada joined the conversation.\n\nYes, I'm here."
+    );
+}

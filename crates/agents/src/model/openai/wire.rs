@@ -18,7 +18,12 @@ pub(super) fn request_body(config: &OpenAiConfig, request: &ModelRequest) -> Val
     if !request.system.is_empty() {
         messages.push(json!({ "role": "system", "content": request.system }));
     }
-    messages.extend(request.messages.iter().map(message));
+    for next in request.messages.iter().map(message) {
+        match messages.last_mut() {
+            Some(previous) if joinable(previous, &next) => join(previous, &next),
+            _ => messages.push(next),
+        }
+    }
     let mut body = json!({ "model": model, "messages": messages });
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
@@ -46,6 +51,29 @@ pub(super) fn request_body(config: &OpenAiConfig, request: &ModelRequest) -> Val
         body[config.output_cap_field.as_str()] = json!(cap);
     }
     body
+}
+
+/// Two plain messages of the same speaker in a row: the customer writing
+/// twice to a person who took the chat over, or that person's reply next to
+/// a note that they joined. Chat templates that insist on user and
+/// assistant taking turns (Mistral's, Gemma's on vLLM) refuse them apart,
+/// so they travel as one message.
+fn joinable(previous: &Value, next: &Value) -> bool {
+    let plain = |m: &Value| {
+        matches!(m["role"].as_str(), Some("user" | "assistant"))
+            && m.get("tool_calls").is_none()
+            && m["content"].is_string()
+    };
+    plain(previous) && plain(next) && previous["role"] == next["role"]
+}
+
+fn join(previous: &mut Value, next: &Value) {
+    let joined = format!(
+        "{}\n\n{}",
+        previous["content"].as_str().unwrap_or_default(),
+        next["content"].as_str().unwrap_or_default()
+    );
+    previous["content"] = Value::String(joined);
 }
 
 fn message(message: &Message) -> Value {
