@@ -10,11 +10,14 @@
 //! An answer is bound to its question: it is the customer's message in the
 //! turn right after the question was asked, quoted with where and when it
 //! was said. Later messages ("thanks!", "can I talk to a human?", another
-//! order) are messages, never more answer. Asking the same question again
-//! makes the next message its answer instead.
+//! order) are messages, never more answer. A reply that asked for a person
+//! (the agent called `request_person` for it) answers nothing; the question
+//! stays open until it is asked again. Asking the same question again makes
+//! the next message its answer instead.
 
 use super::tools::{
-    GET_ORDER, PREPARE_REFUND, PreparedProposal, RECORD_UNKNOWN, RecordedQuestion, SEARCH_POLICY,
+    GET_ORDER, PREPARE_REFUND, PreparedProposal, RECORD_UNKNOWN, REQUEST_PERSON, RecordedQuestion,
+    SEARCH_POLICY,
 };
 use agents::{Message, OutcomeKind, Provenance, Role};
 use domain::Timestamp;
@@ -50,6 +53,8 @@ pub struct AskedQuestion {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ledger {
     conversation_id: String,
+    /// Where the latest customer message stands in the transcript.
+    last_customer_message: Option<usize>,
     evidence: Vec<Provenance>,
     questions: Vec<AskedQuestion>,
     proposals: Vec<(String, String)>,
@@ -117,6 +122,7 @@ impl Ledger {
                     self.proposed(&prepared.order_id, &prepared.proposal_id);
                 }
             }
+            REQUEST_PERSON => self.asked_for_person(),
             _ => {}
         }
     }
@@ -124,6 +130,7 @@ impl Ledger {
     /// The customer sent `message`: the answer to each question asked in
     /// the turn before, and to no other.
     pub fn customer_said(&mut self, message: CustomerMessage) {
+        self.last_customer_message = Some(message.index);
         for question in &mut self.questions {
             if !std::mem::take(&mut question.awaiting_reply) {
                 continue;
@@ -136,6 +143,19 @@ impl Ledger {
                     text: message.text.trim().to_owned(),
                     ..message.clone()
                 });
+            }
+        }
+    }
+
+    /// The latest customer message asked for a person: it is no answer,
+    /// whatever question it followed.
+    pub fn asked_for_person(&mut self) {
+        let Some(index) = self.last_customer_message else {
+            return;
+        };
+        for question in &mut self.questions {
+            if question.answer.as_ref().is_some_and(|a| a.index == index) {
+                question.answer = None;
             }
         }
     }
@@ -365,6 +385,25 @@ mod tests {
         assert_eq!(questions.len(), 1);
         assert_eq!(questions[0].answer.as_deref(), Some("no"));
         assert_eq!(questions[0].answered_in.as_ref().unwrap().message_index, 5);
+    }
+
+    #[test]
+    fn asking_for_a_person_right_after_the_question_answers_nothing() {
+        let mut ledger = Ledger::new("cnv_1");
+        ledger.asked(
+            "Was the item opened?".into(),
+            Some("4821".into()),
+            Asker::Customer,
+        );
+        said(&mut ledger, 3, "can I talk to a human?");
+        ledger.asked_for_person();
+        said(&mut ledger, 5, "no, still sealed");
+        assert_eq!(ledger.open_questions_for("4821")[0].answer, None);
+        assert_eq!(
+            ledger.unanswered_customer_question("4821"),
+            Some("Was the item opened?"),
+            "no refund is proposed over it until it is asked again"
+        );
     }
 
     #[test]

@@ -120,3 +120,59 @@ async fn a_reply_that_is_not_an_answer_is_asked_again_and_only_the_reply_to_that
         Some(answered_in(&chat, &customer, &id, "no, still sealed").await)
     );
 }
+
+#[tokio::test]
+async fn asking_for_a_person_right_after_was_the_item_opened_never_becomes_its_answer() {
+    let chat = Chat::scripted(Arc::new(ScriptedModel::new(vec![
+        handoff("c1", "refund_specialist"),
+        call("c2", "get_order", json!({ "order_id": "4821" })),
+        call(
+            "c3",
+            "search_policy",
+            json!({ "query": "return unopened items within 30 days of delivery" }),
+        ),
+        call(
+            "c4",
+            "record_unknown",
+            json!({ "question": "Was the item opened?", "order_id": "4821" }),
+        ),
+        say("Was the item opened?"),
+        // "can I talk to a human?"
+        call("c5", "request_person", json!({})),
+        say("A member of our team will reply here."),
+        // After the person hands the conversation back, the model skips
+        // asking again.
+        call(
+            "c6",
+            "prepare_refund",
+            json!({
+                "order_id": "4821",
+                "policy_references": ["returns-policy:section-3"],
+                "recommendation": "Unopened, within 30 days: refund in full under section 3."
+            }),
+        ),
+        say("Before I go on: was the item opened?"),
+    ])))
+    .await;
+    let (customer, id) = chat.open("customer").await;
+    let approver = chat.actor("approver").await;
+    chat.say(&customer, &id, "I'd like a refund for order 4821")
+        .await;
+    chat.say(&customer, &id, "can I talk to a human?").await;
+    chat.engine.take_over(&approver, &id).await.unwrap();
+    chat.engine.hand_back(&approver, &id).await.unwrap();
+
+    let turn = chat
+        .say(&customer, &id, "ok, please just refund order 4821")
+        .await;
+
+    assert_eq!(turn.proposal_id, None);
+    let conversation = chat.reload(&customer, &id).await;
+    let refused = crate::support::result_of(&conversation, "c6");
+    assert_eq!(refused["outcome"], "refused", "{refused}");
+    assert!(
+        refused.to_string().contains("has not answered"),
+        "{refused}"
+    );
+    assert!(chat.proposals_for("4821").await.is_empty());
+}

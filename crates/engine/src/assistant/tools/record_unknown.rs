@@ -64,7 +64,7 @@ pub(super) fn awaiting_customer(
             .map(str::to_owned)
     })?;
     Some(ToolOutcome::refused(format!(
-        "the customer has not answered {:?} yet; nothing was prepared. Ask it in your reply and wait for their answer before preparing a refund for order {order_id}",
+        "the customer has not answered {:?} yet; nothing was prepared. If you have not just recorded it, record it again with record_unknown; ask it in your reply and wait for their answer before preparing a refund for order {order_id}",
         question.trim()
     )))
 }
