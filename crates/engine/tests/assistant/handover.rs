@@ -195,3 +195,45 @@ async fn only_the_inbox_roles_may_take_a_conversation_over_and_only_its_holder_r
     assert!(chat.engine.inbox(&approver).await.is_err());
     assert_eq!(chat.engine.inbox(&manager).await.unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn two_people_taking_the_same_chat_over_at_once_leave_it_to_exactly_one_of_them() {
+    let chat = Chat::offline().await;
+    let (customer, id) = chat.open("customer").await;
+    chat.engine.request_person(&customer, &id).await.unwrap();
+    let ada = chat.actor("approver").await;
+    let mia = chat.actor("manager").await;
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
+    let attempts = [ada.clone(), mia.clone()].map(|person| {
+        let engine = chat.engine.clone();
+        let barrier = barrier.clone();
+        let id = id.clone();
+        tokio::spawn(async move {
+            barrier.wait().await;
+            engine.take_over(&person, &id).await
+        })
+    });
+    let mut won = 0;
+    for attempt in attempts {
+        match attempt.await.unwrap() {
+            Ok(Handover::TakenOver { .. }) => won += 1,
+            Err(engine::assistant::handover::HandoverError::HeldByAnother { .. }) => {}
+            Err(other) => panic!("{other}"),
+            Ok(other) => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(won, 1);
+    let notes = chat
+        .reload(&customer, &id)
+        .await
+        .state
+        .messages()
+        .iter()
+        .filter(|m| {
+            m.content
+                .ends_with("from our team joined the conversation.")
+        })
+        .count();
+    assert_eq!(notes, 1, "the customer reads that one person joined");
+    assert_eq!(journaled(&chat, &id).await.len(), 2);
+}
