@@ -39,6 +39,21 @@ impl Harness {
         Harness::with(SandboxConfig::default(), fast_settings("executor-test")).await
     }
 
+    /// Events and streams in the journal now: the demo data journals its
+    /// own set-up (users created, in the settings stream), so tests about
+    /// a refund's chain count what they added on top of this.
+    pub async fn journal_size(&self) -> (u64, u64) {
+        match storage::journal::verify_chain(self.engine.db.conn())
+            .await
+            .unwrap()
+        {
+            storage::journal::ChainReport::Intact {
+                events, streams, ..
+            } => (events, streams),
+            broken => panic!("the journal is broken before the test: {broken:?}"),
+        }
+    }
+
     pub async fn with(config: SandboxConfig, settings: EngineSettings) -> Harness {
         let test_db = TestDatabase::new().await;
         engine::demo::seed_demo(
