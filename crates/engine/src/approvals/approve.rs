@@ -180,6 +180,13 @@ impl Engine {
             .into_iter()
             .collect();
         let orders = storage::orders::lock_and_get_many(&**tx, &order_ids).await?;
+        let conversation_ids: Vec<String> = proposals
+            .values()
+            .filter_map(|p| p.proposal.provenance.conversation_id.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let speakers = storage::handovers::people_who_spoke_in(&**tx, &conversation_ids).await?;
         let (mut limits, mut policies) = (HashMap::new(), HashMap::new());
         let mut spoke = HashSet::new();
         for ask in asks {
@@ -187,7 +194,7 @@ impl Engine {
                 continue;
             };
             if let Some(conversation) = &stored.proposal.provenance.conversation_id
-                && storage::handovers::spoke_in(&**tx, conversation, &ask.actor.user_id).await?
+                && speakers.contains(&(conversation.clone(), ask.actor.user_id.clone()))
             {
                 spoke.insert((ask.proposal_id.clone(), ask.actor.user_id.clone()));
             }

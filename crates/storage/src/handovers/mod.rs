@@ -15,6 +15,7 @@ use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
+use std::collections::HashSet;
 
 /// `status` while waiting for a person.
 pub const REQUESTED: &str = "requested";
@@ -193,21 +194,26 @@ pub async fn record_speaker(
     Ok(())
 }
 
-/// Whether `user_id` spoke for the team in the conversation.
+/// Who spoke for the team in any of `conversation_ids`, as
+/// `(conversation_id, user_id)` pairs: one statement for a whole batch of
+/// approvals.
 ///
 /// # Errors
 /// Database failures.
-pub async fn spoke_in(
+pub async fn people_who_spoke_in(
     db: &impl ConnectionTrait,
-    conversation_id: &str,
-    user_id: &str,
-) -> Result<bool, StorageError> {
-    Ok(
-        conversation_person::Entity::find_by_id((conversation_id.to_owned(), user_id.to_owned()))
-            .one(db)
-            .await?
-            .is_some(),
-    )
+    conversation_ids: &[String],
+) -> Result<HashSet<(String, String)>, StorageError> {
+    if conversation_ids.is_empty() {
+        return Ok(HashSet::new());
+    }
+    Ok(conversation_person::Entity::find()
+        .filter(conversation_person::Column::ConversationId.is_in(conversation_ids.iter().cloned()))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|row| (row.conversation_id, row.user_id))
+        .collect())
 }
 
 /// The roles whose holders see the staff inbox.
