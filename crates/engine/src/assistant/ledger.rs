@@ -80,6 +80,7 @@ impl Ledger {
                     index,
                     at: message.at,
                 }),
+                Role::Assistant if written_by_the_team(message) => ledger.person_joined(),
                 Role::Assistant => {
                     for call in &message.tool_calls {
                         tool_of.insert(&call.id, &call.name);
@@ -144,6 +145,15 @@ impl Ledger {
                     ..message.clone()
                 });
             }
+        }
+    }
+
+    /// A person joined or spoke for the team: what the customer writes next
+    /// is addressed to them, not an answer to a question an agent asked
+    /// before. The question stays open until an agent asks it again.
+    pub fn person_joined(&mut self) {
+        for question in &mut self.questions {
+            question.awaiting_reply = false;
         }
     }
 
@@ -271,6 +281,13 @@ impl Ledger {
     pub fn questions(&self) -> &[AskedQuestion] {
         &self.questions
     }
+}
+
+/// A handover note or a person's message: the team, not an agent, wrote it.
+fn written_by_the_team(message: &Message) -> bool {
+    message.agent.as_deref().is_some_and(|agent| {
+        agent == super::handover::HANDOVER_NOTE || agent.starts_with(super::handover::PERSON_PREFIX)
+    })
 }
 
 #[cfg(test)]
@@ -403,6 +420,52 @@ mod tests {
             ledger.unanswered_customer_question("4821"),
             Some("Was the item opened?"),
             "no refund is proposed over it until it is asked again"
+        );
+    }
+
+    #[test]
+    fn a_message_to_a_person_who_took_the_chat_over_after_the_question_is_not_its_answer() {
+        let recorded = ToolOutcome::found(
+            json!({"question": "Was the item opened?", "order_id": "4821",
+                   "ask": "customer", "instruction": "ask the customer"}),
+            vec![],
+        );
+        let mut messages = vec![
+            Message::user("check order 4821"),
+            Message::assistant(
+                "refund_specialist",
+                "",
+                vec![ToolCall::new("c1", RECORD_UNKNOWN, json!({}))],
+            ),
+            Message::tool_result(
+                "refund_specialist",
+                "c1",
+                recorded.kind(),
+                &recorded.to_model_json(),
+            ),
+            Message::assistant("refund_specialist", "Was the item opened?", vec![]),
+        ];
+        let asked = Ledger::from_transcript("cnv_1", &messages);
+        assert_eq!(
+            asked.unanswered_customer_question("4821"),
+            Some("Was the item opened?"),
+            "the transcript records the question"
+        );
+        messages.extend([
+            Message::assistant(
+                crate::assistant::handover::HANDOVER_NOTE,
+                "Ada joined the conversation.",
+                vec![],
+            ),
+            Message::user("hello, is anyone there? it is sealed, by the way"),
+            Message::assistant("person:Ada", "Hi, I am here.", vec![]),
+        ]);
+        let ledger = Ledger::from_transcript("cnv_1", &messages);
+        assert_eq!(ledger.open_questions_for("4821")[0].answer, None);
+        assert_eq!(
+            ledger.unanswered_customer_question("4821"),
+            Some("Was the item opened?"),
+            "no refund is proposed over it until an agent asks again"
         );
     }
 
