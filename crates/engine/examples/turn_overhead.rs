@@ -136,7 +136,14 @@ async fn main() {
         test_db.db.clone(),
         Arc::new(provider),
         policies,
-        EngineSettings::default(),
+        EngineSettings {
+            // One customer asks for every refund of the run.
+            submission_limit: engine::proposals::SubmissionLimit {
+                max_per_window: u64::MAX,
+                window: chrono::Duration::hours(1),
+            },
+            ..EngineSettings::default()
+        },
     )
     .with_assistant(Assistant::new(Arc::new(Flagship)).unwrap());
     let user = storage::users::find_by_name(engine.db.conn(), "customer")
@@ -147,6 +154,16 @@ async fn main() {
         user_id: user.id,
         name: user.name,
         roles: user.roles,
+        widget_session: None,
+    };
+    let approver = storage::users::find_by_name(engine.db.conn(), "approver")
+        .await
+        .unwrap()
+        .unwrap();
+    let approver = Actor {
+        user_id: approver.id,
+        name: approver.name,
+        roles: approver.roles,
         widget_session: None,
     };
 
@@ -174,7 +191,13 @@ async fn main() {
             .unwrap();
         let done = Instant::now();
         assert_eq!(asked.questions.len(), 1);
-        assert!(proposed.proposal_id.is_some());
+        // One live proposal per order: the round's proposal is rejected
+        // (outside the timing) so the next round's turn prepares its own.
+        let proposal_id = proposed.proposal_id.expect("turn 2 prepares the refund");
+        engine
+            .reject(&approver, &proposal_id, "benchmark round over")
+            .await
+            .unwrap();
         if round >= warmup {
             first.push(middle - started);
             second.push(done - middle);
