@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 
 /// The PostgreSQL channel changes travel on.
 pub const CHANNEL: &str = "countersign_proposals";
@@ -54,6 +54,9 @@ pub struct LiveUpdates {
     sender: broadcast::Sender<LiveEvent>,
     /// Set on PostgreSQL: announcements go through NOTIFY.
     notify: Option<sqlx::PgPool>,
+    /// Whether announcements reach this process's subscribers now: always
+    /// on SQLite; on PostgreSQL while the listener holds its LISTEN.
+    listening: watch::Receiver<bool>,
 }
 
 impl LiveUpdates {
@@ -62,10 +65,25 @@ impl LiveUpdates {
     pub fn for_database(db: &storage::Database) -> Self {
         let sender = broadcast::channel(1024).0;
         let notify = db.postgres_pool().cloned();
+        let (listening_tx, listening) = watch::channel(notify.is_none());
         if let Some(pool) = &notify {
-            tokio::spawn(listen(pool.clone(), sender.clone()));
+            tokio::spawn(listen(pool.clone(), sender.clone(), listening_tx));
         }
-        LiveUpdates { sender, notify }
+        LiveUpdates {
+            sender,
+            notify,
+            listening,
+        }
+    }
+
+    /// Returns once announcements reach this process's subscribers (at once
+    /// on SQLite; on PostgreSQL when the listener's LISTEN is in place), so
+    /// whoever must not miss the next change waits on this, not on time.
+    pub async fn listening(&self) {
+        let mut listening = self.listening.clone();
+        // The sender lives as long as the listener task; if it is gone, so
+        // is every announcement, and waiting longer would never end.
+        let _ = listening.wait_for(|ready| *ready).await;
     }
 
     /// Announces a committed change; nobody listening is fine.
@@ -138,13 +156,18 @@ impl LiveUpdates {
 }
 
 /// Forwards NOTIFY payloads to local subscribers, reconnecting after errors.
-async fn listen(pool: sqlx::PgPool, sender: broadcast::Sender<LiveEvent>) {
+async fn listen(
+    pool: sqlx::PgPool,
+    sender: broadcast::Sender<LiveEvent>,
+    listening: watch::Sender<bool>,
+) {
     loop {
         match sqlx::postgres::PgListener::connect_with(&pool).await {
             Ok(mut listener) => {
                 if let Err(error) = listener.listen_all([CHANNEL, CONVERSATION_CHANNEL]).await {
                     tracing::warn!(%error, "could not LISTEN for proposal changes");
                 } else {
+                    listening.send_replace(true);
                     loop {
                         match listener.recv().await {
                             Ok(notification) if notification.channel() == CONVERSATION_CHANNEL => {
@@ -172,6 +195,7 @@ async fn listen(pool: sqlx::PgPool, sender: broadcast::Sender<LiveEvent>) {
             }
             Err(error) => tracing::warn!(%error, "could not connect the proposal change listener"),
         }
+        listening.send_replace(false);
         if pool.is_closed() {
             return;
         }

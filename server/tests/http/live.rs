@@ -58,8 +58,8 @@ async fn a_customer_hears_changes_to_their_own_refunds_and_every_resync_but_nobo
         .to_owned();
     let mut stream = app.get("/api/live/proposals").await;
     assert_eq!(stream.status(), StatusCode::OK);
-    // On PostgreSQL changes travel by NOTIFY: let the listener start.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // On PostgreSQL changes travel by NOTIFY: wait until its LISTEN is in place.
+    app.engine.live.listening().await;
 
     app.engine.live.publish_all(vec![
         change("prp_someone_elses", "usr_someone_else"),

@@ -536,8 +536,8 @@ async fn a_widget_session_hears_live_changes_only_of_the_proposals_it_prepared()
         .await
         .unwrap();
     assert_eq!(stream.status(), StatusCode::OK);
-    // On PostgreSQL changes travel by NOTIFY: let the listener start.
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // On PostgreSQL changes travel by NOTIFY: wait until its LISTEN is in place.
+    app.engine.live.listening().await;
 
     let change = |proposal_id: &str| engine::live::ProposalChanged {
         proposal_id: proposal_id.to_owned(),

@@ -224,8 +224,8 @@ async fn a_change_made_by_one_server_reaches_the_live_subscribers_of_another() {
         storage::Backend::Sqlite => &h.engine,
     };
     let mut changes = watcher.live.subscribe();
-    // Let the listener start listening before the change.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The watcher's listener holds its LISTEN before the change is made.
+    watcher.live.listening().await;
     let stored = h.propose(&h.actor("customer").await, "4821").await;
     let change = tokio::time::timeout(Duration::from_secs(5), async {
         loop {
