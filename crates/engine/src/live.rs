@@ -104,21 +104,7 @@ impl LiveUpdates {
                     let _ = self.sender.send(LiveEvent::Changed(change));
                 }
             }
-            Some(pool) => {
-                let pool = pool.clone();
-                tokio::spawn(async move {
-                    for payload in notify_payloads(&changes) {
-                        let sent = sqlx::query("SELECT pg_notify($1, $2)")
-                            .bind(CHANNEL)
-                            .bind(payload)
-                            .execute(&pool)
-                            .await;
-                        if let Err(error) = sent {
-                            tracing::warn!(%error, "could not announce a proposal change");
-                        }
-                    }
-                });
-            }
+            Some(pool) => announce(pool.clone(), CHANNEL, notify_payloads(&changes)),
         }
     }
 
@@ -128,20 +114,11 @@ impl LiveUpdates {
             None => {
                 let _ = self.sender.send(LiveEvent::Conversation(change));
             }
-            Some(pool) => {
-                let pool = pool.clone();
-                tokio::spawn(async move {
-                    let payload = serde_json::to_string(&change).unwrap_or_default();
-                    let sent = sqlx::query("SELECT pg_notify($1, $2)")
-                        .bind(CONVERSATION_CHANNEL)
-                        .bind(payload)
-                        .execute(&pool)
-                        .await;
-                    if let Err(error) = sent {
-                        tracing::warn!(%error, "could not announce a conversation change");
-                    }
-                });
-            }
+            Some(pool) => announce(
+                pool.clone(),
+                CONVERSATION_CHANNEL,
+                vec![serde_json::to_string(&change).unwrap_or_default()],
+            ),
         }
     }
 
@@ -156,6 +133,24 @@ impl LiveUpdates {
 }
 
 /// Forwards NOTIFY payloads to local subscribers, reconnecting after errors.
+/// Sends `payloads` on `channel` by NOTIFY, off the caller's path: a live
+/// announcement is a hint to reload (a page that misses one catches up on
+/// its next resync), so nothing waits for it and a failure is only logged.
+fn announce(pool: sqlx::PgPool, channel: &'static str, payloads: Vec<String>) {
+    tokio::spawn(async move {
+        for payload in payloads {
+            let sent = sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(channel)
+                .bind(payload)
+                .execute(&pool)
+                .await;
+            if let Err(error) = sent {
+                tracing::warn!(%error, channel, "could not announce a live change");
+            }
+        }
+    });
+}
+
 async fn listen(
     pool: sqlx::PgPool,
     sender: broadcast::Sender<LiveEvent>,
