@@ -174,19 +174,20 @@ pub async fn admin_create_user(
     let (ctx, me) = server::require_admin()?;
     let roles = backend::roles(&roles)?;
     let display = display_name.trim();
-    let user = engine::accounts::create_user(
-        &ctx.db,
-        &backend::changed_by(&me),
-        engine::accounts::users::CreateUser {
-            name: &name,
-            display_name: (!display.is_empty()).then_some(display),
-            password: &password,
-            roles,
-        },
-        engine::now(),
-    )
-    .await
-    .map_err(backend::account_error)?;
+    let user = ctx
+        .engine
+        .accounts
+        .create_user(
+            &backend::changed_by(&me),
+            engine::accounts::CreateUser {
+                name: &name,
+                display_name: (!display.is_empty()).then_some(display),
+                password: &password,
+                roles,
+            },
+        )
+        .await
+        .map_err(backend::account_error)?;
     Ok(format!("created {} with roles {}", user.name, user.roles))
 }
 
@@ -199,7 +200,9 @@ pub async fn admin_disable_user(csrf_token: String, name: String) -> Result<Stri
     if me.name == name.trim().to_lowercase() {
         return Err(backend::invalid("you cannot disable your own account"));
     }
-    engine::accounts::disable_user(&ctx.db, &backend::changed_by(&me), &name, engine::now())
+    ctx.engine
+        .accounts
+        .disable_user(&backend::changed_by(&me), &name)
         .await
         .map_err(backend::account_error)?;
     Ok(format!("disabled {name}; their sessions have ended"))
@@ -211,7 +214,9 @@ pub async fn admin_enable_user(csrf_token: String, name: String) -> Result<Strin
     use crate::server;
     server::check_csrf(&csrf_token)?;
     let (ctx, me) = server::require_admin()?;
-    engine::accounts::enable_user(&ctx.db, &backend::changed_by(&me), &name, engine::now())
+    ctx.engine
+        .accounts
+        .enable_user(&backend::changed_by(&me), &name)
         .await
         .map_err(backend::account_error)?;
     Ok(format!("enabled {}; they can sign in again", name.trim()))
@@ -233,15 +238,11 @@ pub async fn admin_set_roles(
             "you cannot remove your own admin role; ask another admin",
         ));
     }
-    engine::accounts::set_user_roles(
-        &ctx.db,
-        &backend::changed_by(&me),
-        &name,
-        &roles,
-        engine::now(),
-    )
-    .await
-    .map_err(backend::account_error)?;
+    ctx.engine
+        .accounts
+        .set_user_roles(&backend::changed_by(&me), &name, &roles)
+        .await
+        .map_err(backend::account_error)?;
     Ok(format!("{} now has the roles {roles}", name.trim()))
 }
 

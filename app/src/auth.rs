@@ -35,24 +35,20 @@ pub async fn login(
 
     server::check_csrf(&csrf_token)?;
     let ctx = server::context()?;
-    let now = engine::now();
-    let user = engine::accounts::authenticate(
-        &ctx.db,
-        &ctx.throttle,
-        &username,
-        &password,
-        &server::client_address(),
-        now,
-    )
-    .await
-    .map_err(|e| match e {
-        LoginError::InvalidCredentials => server::fail(AppError::Invalid(e.to_string())),
-        LoginError::Disabled => server::fail(AppError::Forbidden(e.to_string())),
-        LoginError::AccountThrottled { .. }
-        | LoginError::AddressThrottled { .. }
-        | LoginError::AccountSlowed { .. } => server::fail(AppError::Throttled(e.to_string())),
-        LoginError::Storage(inner) => server::internal(&inner),
-    })?;
+    let now = ctx.engine.now();
+    let user = ctx
+        .engine
+        .accounts
+        .login(&username, &password, &server::client_address())
+        .await
+        .map_err(|e| match e {
+            LoginError::InvalidCredentials => server::fail(AppError::Invalid(e.to_string())),
+            LoginError::Disabled => server::fail(AppError::Forbidden(e.to_string())),
+            LoginError::AccountThrottled { .. }
+            | LoginError::AddressThrottled { .. }
+            | LoginError::AccountSlowed { .. } => server::fail(AppError::Throttled(e.to_string())),
+            LoginError::Storage(inner) => server::internal(&inner),
+        })?;
     let session = server::session().await?;
     // A new session id at sign-in defeats session fixation.
     session.cycle_id().await.map_err(|e| server::internal(&e))?;

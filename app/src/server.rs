@@ -21,7 +21,6 @@ pub mod keys {
 #[derive(Clone, Debug)]
 pub struct ServerContext {
     pub db: Database,
-    pub throttle: engine::accounts::ThrottlePolicy,
     pub engine: engine::Engine,
 }
 

@@ -433,6 +433,12 @@ impl Settings {
                 .executor_name
                 .clone()
                 .unwrap_or(defaults.executor_name.clone()),
+            sign_in: engine::accounts::ThrottlePolicy {
+                max_failures_per_account_and_address: self.login_max_failures_per_account,
+                max_failures_per_address: self.login_max_failures_per_address,
+                window: chrono::Duration::minutes(self.login_window_minutes),
+                ..engine::accounts::ThrottlePolicy::default()
+            },
             ..defaults
         }
     }

@@ -71,12 +71,6 @@ pub async fn build_router(
     let server_context = ServerContext {
         db: db.clone(),
         engine: engine.clone(),
-        throttle: engine::accounts::ThrottlePolicy {
-            max_failures_per_account_and_address: settings.login_max_failures_per_account,
-            max_failures_per_address: settings.login_max_failures_per_address,
-            window: chrono::Duration::minutes(settings.login_window_minutes),
-            ..engine::accounts::ThrottlePolicy::default()
-        },
     };
     let state = AppState {
         db: db.clone(),

@@ -72,7 +72,8 @@ impl ChatApp {
 
     /// A bearer token for a demo user.
     async fn token(&self, user: &str) -> String {
-        engine::accounts::tokens::create_token(&self.database.db, user, "chat test", engine::now())
+        engine::accounts::Accounts::with_system_clock(self.database.db.clone())
+            .create_token(user, "chat test")
             .await
             .unwrap()
             .secret

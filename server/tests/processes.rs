@@ -56,7 +56,8 @@ impl Scenario {
         let token = |user: &'static str| {
             let db = db.db.clone();
             async move {
-                engine::accounts::tokens::create_token(&db, user, "crash test", engine::now())
+                engine::accounts::Accounts::with_system_clock(db)
+                    .create_token(user, "crash test")
                     .await
                     .unwrap()
                     .secret

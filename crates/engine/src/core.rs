@@ -1,7 +1,16 @@
-//! The engine: the database, the payment provider, the policy library and
-//! the rules' settings, shared by every use case, server function and worker.
+//! The engine is the composition root: it builds each use case's service
+//! from the few things that service uses (the database, the clock, live
+//! updates, the payment provider, its own settings) and exposes them as
+//! fields, so callers write `engine.accounts.login(..)`. No service holds
+//! the engine; one that needs another holds that one's public service or a
+//! narrow port (a trait) it implements.
+//!
+//! Approvals and execution are still written as `impl Engine` while they
+//! move to the same pattern; they read the shared parts below.
 
+use crate::accounts::{Accounts, ThrottlePolicy};
 use crate::batch::Combiner;
+use crate::clock::Clock;
 use crate::live::LiveUpdates;
 use crate::policies::PolicyLibrary;
 use chrono::Duration;
@@ -36,6 +45,8 @@ pub struct EngineSettings {
     pub executor_name: String,
     /// How many proposals one submitter may submit per rolling window.
     pub submission_limit: crate::proposals::SubmissionLimit,
+    /// How failed sign-ins are throttled.
+    pub sign_in: ThrottlePolicy,
 }
 
 impl Default for EngineSettings {
@@ -52,6 +63,7 @@ impl Default for EngineSettings {
             max_check_interval: Duration::minutes(10),
             executor_name: format!("executor-{}", std::process::id()),
             submission_limit: crate::proposals::SubmissionLimit::default(),
+            sign_in: ThrottlePolicy::default(),
         }
     }
 }
@@ -91,6 +103,8 @@ impl Actor {
 
 #[derive(Clone)]
 pub struct Engine {
+    /// Users, sign-in and API tokens.
+    pub accounts: Accounts,
     pub db: Database,
     pub provider: Arc<dyn PaymentProvider>,
     pub policies: PolicyLibrary,
@@ -102,14 +116,10 @@ pub struct Engine {
     pub(crate) batches: Batches,
     /// Which payment each proposal refunds (content never changes).
     pub(crate) payment_refs: Arc<crate::execution::payment_refs::PaymentRefs>,
-    /// What time it is for the use cases that read it through
-    /// [`Engine::now`] (submission limits): wall time unless a test sets
+    /// What time it is for every service: wall time unless a test sets
     /// its own with [`Engine::with_clock`].
-    pub(crate) clock: Clock,
+    pub clock: Clock,
 }
-
-/// A source of the current time.
-pub type Clock = Arc<dyn Fn() -> domain::Timestamp + Send + Sync>;
 
 /// The queues that combine concurrent writes of one kind into batches (see
 /// `crate::batch`): at most [`BATCH_SIZE`] requests per transaction; a
@@ -165,6 +175,7 @@ impl Engine {
     ) -> Self {
         let live = LiveUpdates::for_database(&db);
         Engine {
+            accounts: Accounts::new(db.clone(), Clock::system(), settings.sign_in),
             db,
             provider,
             policies,
@@ -173,26 +184,34 @@ impl Engine {
             assistant: crate::assistant::Assistant::offline(),
             batches: Batches::new(),
             payment_refs: Arc::default(),
-            clock: Arc::new(crate::now),
+            clock: Clock::system(),
         }
+        .assembled()
     }
 
-    /// The same engine reading the time from `clock` (tests move time
-    /// forward instead of sleeping).
+    /// Builds every service again from the shared parts (after one of
+    /// them changed), so no service keeps an old clock or assistant.
+    fn assembled(mut self) -> Self {
+        self.accounts = Accounts::new(self.db.clone(), self.clock.clone(), self.settings.sign_in);
+        self
+    }
+
+    /// The same engine, every service reading the time from `clock`
+    /// (tests move time forward instead of sleeping).
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
-        self
+        self.assembled()
     }
 
     /// The current time on the engine's clock.
     pub fn now(&self) -> domain::Timestamp {
-        (self.clock)()
+        self.clock.now()
     }
 
     /// The same engine with another chat model or agent set-up.
     pub fn with_assistant(mut self, assistant: crate::assistant::Assistant) -> Self {
         self.assistant = assistant;
-        self
+        self.assembled()
     }
 
     pub(crate) fn system_actor(&self) -> String {

@@ -5,6 +5,7 @@ pub mod accounts;
 pub mod approvals;
 pub mod assistant;
 mod batch;
+pub mod clock;
 pub mod core;
 pub mod demo;
 pub mod execution;
@@ -15,6 +16,7 @@ pub mod proposals;
 pub mod settings;
 pub mod widget;
 
+pub use crate::clock::{Clock, ManualClock};
 pub use crate::core::{Actor, Engine, EngineSettings};
 pub use storage::{Database, StorageError};
 

@@ -6,9 +6,8 @@
 
 use chrono::Duration;
 use domain::{Role, RoleSet, Timestamp};
-use engine::accounts::tokens::{authenticate_token, create_token, revoke_token};
-use engine::accounts::users::{AccountError, CreateUser, create_user};
-use engine::accounts::{LoginError, ThrottlePolicy, authenticate, disable_user};
+use engine::Clock;
+use engine::accounts::{AccountError, Accounts, CreateUser, LoginError, ThrottlePolicy};
 use engine::settings::ChangedBy;
 use storage::testing::TestDatabase;
 
@@ -17,8 +16,12 @@ const ADDRESS: &str = "192.0.2.10";
 
 async fn with_user(name: &str, roles: &[Role]) -> TestDatabase {
     let test = TestDatabase::new().await;
-    create_user(
-        &test.db,
+    Accounts::new(
+        test.db.clone(),
+        Clock::fixed(engine::now()),
+        ThrottlePolicy::default(),
+    )
+    .create_user(
         &ChangedBy::console(),
         CreateUser {
             name,
@@ -26,7 +29,6 @@ async fn with_user(name: &str, roles: &[Role]) -> TestDatabase {
             password: PASSWORD,
             roles: RoleSet::new(roles.iter().copied()),
         },
-        engine::now(),
     )
     .await
     .unwrap();
@@ -41,7 +43,9 @@ async fn sign_in(
     address: &str,
     now: Timestamp,
 ) -> Result<storage::users::UserRecord, LoginError> {
-    authenticate(&test.db, policy, name, password, address, now).await
+    Accounts::new(test.db.clone(), Clock::fixed(now), *policy)
+        .login(name, password, address)
+        .await
 }
 
 async fn failures(test: &TestDatabase, scope: &str) -> u64 {
@@ -225,9 +229,14 @@ async fn a_successful_sign_in_clears_the_counter_for_that_account_and_address() 
 #[tokio::test]
 async fn a_disabled_user_cannot_sign_in() {
     let test = with_user("ada", &[Role::Approver]).await;
-    disable_user(&test.db, &ChangedBy::console(), "ada", engine::now())
-        .await
-        .unwrap();
+    Accounts::new(
+        test.db.clone(),
+        Clock::fixed(engine::now()),
+        ThrottlePolicy::default(),
+    )
+    .disable_user(&ChangedBy::console(), "ada")
+    .await
+    .unwrap();
     let result = sign_in(
         &test,
         &ThrottlePolicy::default(),
@@ -243,8 +252,12 @@ async fn a_disabled_user_cannot_sign_in() {
 #[tokio::test]
 async fn a_user_name_can_be_taken_only_once() {
     let test = with_user("ada", &[Role::Approver]).await;
-    let again = create_user(
-        &test.db,
+    let again = Accounts::new(
+        test.db.clone(),
+        Clock::fixed(engine::now()),
+        ThrottlePolicy::default(),
+    )
+    .create_user(
         &ChangedBy::console(),
         CreateUser {
             name: "Ada",
@@ -252,7 +265,6 @@ async fn a_user_name_can_be_taken_only_once() {
             password: PASSWORD,
             roles: RoleSet::new([Role::Customer]),
         },
-        engine::now(),
     )
     .await;
     assert!(
@@ -265,20 +277,46 @@ async fn a_user_name_can_be_taken_only_once() {
 async fn a_bearer_token_authenticates_its_user_until_revoked() {
     let test = with_user("agent", &[Role::Agent]).await;
     let now = engine::now();
-    let token = create_token(&test.db, "agent", "ci", now).await.unwrap();
+    let token = Accounts::new(
+        test.db.clone(),
+        Clock::fixed(now),
+        ThrottlePolicy::default(),
+    )
+    .create_token("agent", "ci")
+    .await
+    .unwrap();
     assert!(token.secret.starts_with("cst_"));
 
-    let user = authenticate_token(&test.db, &token.secret, now)
-        .await
-        .unwrap()
-        .unwrap();
+    let user = Accounts::new(
+        test.db.clone(),
+        Clock::fixed(now),
+        ThrottlePolicy::default(),
+    )
+    .authenticate_token(&token.secret)
+    .await
+    .unwrap()
+    .unwrap();
     assert_eq!(user.name, "agent");
 
-    assert!(revoke_token(&test.db, &token.id, now).await.unwrap());
+    assert!(
+        Accounts::new(
+            test.db.clone(),
+            Clock::fixed(now),
+            ThrottlePolicy::default()
+        )
+        .revoke_token(&token.id)
+        .await
+        .unwrap()
+    );
     assert_eq!(
-        authenticate_token(&test.db, &token.secret, now)
-            .await
-            .unwrap(),
+        Accounts::new(
+            test.db.clone(),
+            Clock::fixed(now),
+            ThrottlePolicy::default()
+        )
+        .authenticate_token(&token.secret)
+        .await
+        .unwrap(),
         None
     );
 }
@@ -287,21 +325,45 @@ async fn a_bearer_token_authenticates_its_user_until_revoked() {
 async fn malformed_or_unknown_secrets_and_disabled_users_get_no_identity() {
     let test = with_user("agent", &[Role::Agent]).await;
     let now = engine::now();
-    let token = create_token(&test.db, "agent", "ci", now).await.unwrap();
+    let token = Accounts::new(
+        test.db.clone(),
+        Clock::fixed(now),
+        ThrottlePolicy::default(),
+    )
+    .create_token("agent", "ci")
+    .await
+    .unwrap();
     for secret in ["", "cst_", "nonsense", &format!("cst_{}", "0".repeat(64))] {
         assert_eq!(
-            authenticate_token(&test.db, secret, now).await.unwrap(),
+            Accounts::new(
+                test.db.clone(),
+                Clock::fixed(now),
+                ThrottlePolicy::default()
+            )
+            .authenticate_token(secret)
+            .await
+            .unwrap(),
             None,
             "{secret:?}"
         );
     }
-    disable_user(&test.db, &ChangedBy::console(), "agent", now)
-        .await
-        .unwrap();
+    Accounts::new(
+        test.db.clone(),
+        Clock::fixed(now),
+        ThrottlePolicy::default(),
+    )
+    .disable_user(&ChangedBy::console(), "agent")
+    .await
+    .unwrap();
     assert_eq!(
-        authenticate_token(&test.db, &token.secret, now)
-            .await
-            .unwrap(),
+        Accounts::new(
+            test.db.clone(),
+            Clock::fixed(now),
+            ThrottlePolicy::default()
+        )
+        .authenticate_token(&token.secret)
+        .await
+        .unwrap(),
         None
     );
 }
@@ -456,23 +518,59 @@ async fn re_enabling_a_user_does_not_bring_back_the_tokens_issued_before_the_dis
     let test = with_user("ada", &[Role::Approver]).await;
     let now = engine::now();
     let console = ChangedBy::console();
-    let before = create_token(&test.db, "ada", "ci", now).await.unwrap();
-    disable_user(&test.db, &console, "ada", now).await.unwrap();
-    engine::accounts::enable_user(&test.db, &console, "ada", now)
-        .await
-        .unwrap();
+    let before = Accounts::new(
+        test.db.clone(),
+        Clock::fixed(now),
+        ThrottlePolicy::default(),
+    )
+    .create_token("ada", "ci")
+    .await
+    .unwrap();
+    Accounts::new(
+        test.db.clone(),
+        Clock::fixed(now),
+        ThrottlePolicy::default(),
+    )
+    .disable_user(&console, "ada")
+    .await
+    .unwrap();
+    Accounts::new(
+        test.db.clone(),
+        Clock::fixed(now),
+        ThrottlePolicy::default(),
+    )
+    .enable_user(&console, "ada")
+    .await
+    .unwrap();
     assert!(
-        authenticate_token(&test.db, &before.secret, now)
-            .await
-            .unwrap()
-            .is_none(),
+        Accounts::new(
+            test.db.clone(),
+            Clock::fixed(now),
+            ThrottlePolicy::default()
+        )
+        .authenticate_token(&before.secret)
+        .await
+        .unwrap()
+        .is_none(),
         "a token from before the disable works again"
     );
-    let after = create_token(&test.db, "ada", "ci", now).await.unwrap();
+    let after = Accounts::new(
+        test.db.clone(),
+        Clock::fixed(now),
+        ThrottlePolicy::default(),
+    )
+    .create_token("ada", "ci")
+    .await
+    .unwrap();
     assert!(
-        authenticate_token(&test.db, &after.secret, now)
-            .await
-            .unwrap()
-            .is_some()
+        Accounts::new(
+            test.db.clone(),
+            Clock::fixed(now),
+            ThrottlePolicy::default()
+        )
+        .authenticate_token(&after.secret)
+        .await
+        .unwrap()
+        .is_some()
     );
 }

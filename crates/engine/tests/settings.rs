@@ -7,8 +7,8 @@
 
 use chrono::TimeZone;
 use domain::{Currency, Money, Role, RoleSet, SettingChange, Timestamp};
-use engine::accounts::users::{CreateUser, create_user};
-use engine::accounts::{disable_user, enable_user, set_user_roles};
+use engine::Clock;
+use engine::accounts::{Accounts, CreateUser, ThrottlePolicy};
 use engine::policies::PolicyLibrary;
 use engine::settings::{ChangedBy, LimitError, set_approval_limit, set_four_eyes_threshold};
 use storage::journal::{ChainReport, JournalEvent, JournalFilter, SETTINGS_STREAM};
@@ -27,8 +27,12 @@ fn eur(minor: i64) -> Money {
 }
 
 async fn user(test: &TestDatabase, name: &str, roles: &[Role]) -> String {
-    create_user(
-        &test.db,
+    Accounts::new(
+        test.db.clone(),
+        Clock::fixed(at(0)),
+        ThrottlePolicy::default(),
+    )
+    .create_user(
         &ChangedBy::system("test-setup"),
         CreateUser {
             name,
@@ -36,7 +40,6 @@ async fn user(test: &TestDatabase, name: &str, roles: &[Role]) -> String {
             password: "correct horse battery",
             roles: RoleSet::new(roles.iter().copied()),
         },
-        at(0),
     )
     .await
     .unwrap()
@@ -146,8 +149,12 @@ async fn granting_a_role_and_disabling_and_enabling_an_account_are_journaled_wit
     user(&test, "ben", &[Role::Customer]).await;
     let admin = ChangedBy::console();
 
-    create_user(
-        &test.db,
+    Accounts::new(
+        test.db.clone(),
+        Clock::fixed(at(1)),
+        ThrottlePolicy::default(),
+    )
+    .create_user(
         &admin,
         CreateUser {
             name: "dora",
@@ -155,16 +162,34 @@ async fn granting_a_role_and_disabling_and_enabling_an_account_are_journaled_wit
             password: "correct horse battery",
             roles: RoleSet::new([Role::Approver]),
         },
-        at(1),
     )
     .await
     .unwrap();
     let approver_and_manager = RoleSet::new([Role::Approver, Role::Manager]);
-    set_user_roles(&test.db, &admin, "ben", &approver_and_manager, at(2))
-        .await
-        .unwrap();
-    disable_user(&test.db, &admin, "ben", at(3)).await.unwrap();
-    enable_user(&test.db, &admin, "ben", at(4)).await.unwrap();
+    Accounts::new(
+        test.db.clone(),
+        Clock::fixed(at(2)),
+        ThrottlePolicy::default(),
+    )
+    .set_user_roles(&admin, "ben", &approver_and_manager)
+    .await
+    .unwrap();
+    Accounts::new(
+        test.db.clone(),
+        Clock::fixed(at(3)),
+        ThrottlePolicy::default(),
+    )
+    .disable_user(&admin, "ben")
+    .await
+    .unwrap();
+    Accounts::new(
+        test.db.clone(),
+        Clock::fixed(at(4)),
+        ThrottlePolicy::default(),
+    )
+    .enable_user(&admin, "ben")
+    .await
+    .unwrap();
 
     let events = changes_by(&test, &admin).await;
     let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();

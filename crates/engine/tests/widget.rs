@@ -7,7 +7,8 @@
 use chrono::Duration;
 use domain::{Role, RoleSet, Timestamp};
 use engine::Actor;
-use engine::accounts::users::{CreateUser, create_user};
+use engine::Clock;
+use engine::accounts::{Accounts, CreateUser, ThrottlePolicy};
 use engine::widget::{
     HostTokenClaims, NewSigningKey, OpenedSession, SiteAdminError, TOKEN_AUDIENCE,
     WidgetTokenError, add_key, authenticate_session, list_sites, open_session, register_site,
@@ -26,8 +27,12 @@ struct World {
 }
 
 async fn user(test: &TestDatabase, name: &str, role: Role) -> Actor {
-    let record = create_user(
-        &test.db,
+    let record = Accounts::new(
+        test.db.clone(),
+        Clock::fixed(engine::now()),
+        ThrottlePolicy::default(),
+    )
+    .create_user(
         &engine::settings::ChangedBy::console(),
         CreateUser {
             name,
@@ -35,7 +40,6 @@ async fn user(test: &TestDatabase, name: &str, role: Role) -> Actor {
             password: "correct horse battery",
             roles: RoleSet::new([role]),
         },
-        engine::now(),
     )
     .await
     .unwrap();
@@ -552,12 +556,22 @@ async fn re_enabling_a_disabled_customer_does_not_bring_back_their_widget_sessio
     let now = engine::now();
     let opened = open_as(&w, &w.site, &w.customer, now).await.unwrap();
     let console = engine::settings::ChangedBy::console();
-    engine::accounts::disable_user(&w.test.db, &console, "customer", now)
-        .await
-        .unwrap();
-    engine::accounts::enable_user(&w.test.db, &console, "customer", now)
-        .await
-        .unwrap();
+    Accounts::new(
+        w.test.db.clone(),
+        Clock::fixed(now),
+        ThrottlePolicy::default(),
+    )
+    .disable_user(&console, "customer")
+    .await
+    .unwrap();
+    Accounts::new(
+        w.test.db.clone(),
+        Clock::fixed(now),
+        ThrottlePolicy::default(),
+    )
+    .enable_user(&console, "customer")
+    .await
+    .unwrap();
     assert!(
         authenticate_session(&w.test.db, &opened.secret, now)
             .await

@@ -3,6 +3,7 @@
 use crate::config::Settings;
 use crate::startup::open_database;
 use clap::Subcommand;
+use engine::accounts::Accounts;
 
 #[derive(Subcommand)]
 pub enum TokenCommand {
@@ -24,15 +25,15 @@ pub enum TokenCommand {
 
 pub async fn run(command: TokenCommand, settings: &Settings) -> anyhow::Result<()> {
     let db = open_database(settings).await?;
+    let accounts = Accounts::with_system_clock(db.clone());
     match command {
         TokenCommand::Create { user, label } => {
-            let token =
-                engine::accounts::tokens::create_token(&db, &user, &label, engine::now()).await?;
+            let token = accounts.create_token(&user, &label).await?;
             println!("token id: {}", token.id);
             println!("secret (shown once): {}", token.secret);
         }
         TokenCommand::Revoke { id } => {
-            if engine::accounts::tokens::revoke_token(&db, &id, engine::now()).await? {
+            if accounts.revoke_token(&id).await? {
                 println!("revoked {id}");
             } else {
                 anyhow::bail!("no active token {id}");

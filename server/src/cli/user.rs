@@ -4,7 +4,7 @@ use crate::config::Settings;
 use crate::startup::open_database;
 use clap::Subcommand;
 use domain::{Role, RoleSet};
-use engine::accounts::users::CreateUser;
+use engine::accounts::{Accounts, CreateUser};
 use engine::settings::ChangedBy;
 use std::io::BufRead;
 
@@ -30,6 +30,7 @@ pub enum UserCommand {
 
 pub async fn run(command: UserCommand, settings: &Settings) -> anyhow::Result<()> {
     let db = open_database(settings).await?;
+    let accounts = Accounts::with_system_clock(db.clone());
     match command {
         UserCommand::Add {
             name,
@@ -44,18 +45,17 @@ pub async fn run(command: UserCommand, settings: &Settings) -> anyhow::Result<()
             } else {
                 (generated_password(), true)
             };
-            let user = engine::accounts::create_user(
-                &db,
-                &ChangedBy::console(),
-                CreateUser {
-                    name: &name,
-                    display_name: display_name.as_deref(),
-                    password: &password,
-                    roles: RoleSet::new(roles),
-                },
-                engine::now(),
-            )
-            .await?;
+            let user = accounts
+                .create_user(
+                    &ChangedBy::console(),
+                    CreateUser {
+                        name: &name,
+                        display_name: display_name.as_deref(),
+                        password: &password,
+                        roles: RoleSet::new(roles),
+                    },
+                )
+                .await?;
             println!(
                 "created user {} ({}) with roles {}",
                 user.name, user.id, user.roles
@@ -76,8 +76,7 @@ pub async fn run(command: UserCommand, settings: &Settings) -> anyhow::Result<()
             }
         }
         UserCommand::Disable { name } => {
-            engine::accounts::disable_user(&db, &ChangedBy::console(), &name, engine::now())
-                .await?;
+            accounts.disable_user(&ChangedBy::console(), &name).await?;
             println!("disabled {name}; their sessions have ended");
         }
     }

@@ -29,18 +29,14 @@ pub async fn identify(
                 Err(refusal) => return refusal.into_response(),
             }
         }
-        Some(secret) => {
-            match engine::accounts::tokens::authenticate_token(&state.db, &secret, engine::now())
-                .await
-            {
-                Ok(Some(user)) => Some(identity_of(user, AuthMethod::BearerToken)),
-                Ok(None) => {
-                    return ApiError::unauthenticated("the bearer token is invalid or revoked")
-                        .into_response();
-                }
-                Err(error) => return ApiError::internal(&error).into_response(),
+        Some(secret) => match state.engine.accounts.authenticate_token(&secret).await {
+            Ok(Some(user)) => Some(identity_of(user, AuthMethod::BearerToken)),
+            Ok(None) => {
+                return ApiError::unauthenticated("the bearer token is invalid or revoked")
+                    .into_response();
             }
-        }
+            Err(error) => return ApiError::internal(&error).into_response(),
+        },
         None => match session_identity(&state, &session).await {
             Ok(identity) => identity,
             Err(error) => return ApiError::internal(&error).into_response(),

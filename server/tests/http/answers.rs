@@ -102,7 +102,10 @@ async fn an_outside_agent_cannot_cite_a_customer_message_for_an_answer_the_custo
         .chat_turn(&customer, &conversation.id, said, TurnControl::new())
         .await
         .unwrap();
-    let agent = engine::accounts::tokens::create_token(app.db(), "agent", "tests", engine::now())
+    let agent = app
+        .engine
+        .accounts
+        .create_token("agent", "tests")
         .await
         .unwrap()
         .secret;

@@ -17,7 +17,10 @@ async fn the_probes_answer_when_the_database_does() {
 #[tokio::test]
 async fn a_bearer_token_identifies_its_user() {
     let app = TestApp::spawn().await;
-    let token = engine::accounts::tokens::create_token(app.db(), "agent", "ci", engine::now())
+    let token = app
+        .engine
+        .accounts
+        .create_token("agent", "ci")
         .await
         .unwrap();
 
@@ -33,13 +36,13 @@ async fn a_bearer_token_identifies_its_user() {
 #[tokio::test]
 async fn a_revoked_or_malformed_bearer_token_is_401_json() {
     let app = TestApp::spawn().await;
-    let now = engine::now();
-    let token = engine::accounts::tokens::create_token(app.db(), "agent", "ci", now)
+    let token = app
+        .engine
+        .accounts
+        .create_token("agent", "ci")
         .await
         .unwrap();
-    engine::accounts::tokens::revoke_token(app.db(), &token.id, now)
-        .await
-        .unwrap();
+    app.engine.accounts.revoke_token(&token.id).await.unwrap();
 
     for secret in [
         token.secret.as_str(),
@@ -78,7 +81,10 @@ async fn a_mistyped_path_under_api_is_a_json_404_not_the_pages_html() {
 #[tokio::test]
 async fn bearer_requests_without_cookies_skip_the_csrf_token_but_are_authenticated() {
     let app = TestApp::spawn().await;
-    let token = engine::accounts::tokens::create_token(app.db(), "agent", "ci", engine::now())
+    let token = app
+        .engine
+        .accounts
+        .create_token("agent", "ci")
         .await
         .unwrap();
     let client = app.bare_client();

@@ -16,7 +16,10 @@ struct Caller {
 
 impl Caller {
     async fn new(app: &TestApp, name: &str) -> Caller {
-        let token = engine::accounts::tokens::create_token(app.db(), name, "test", engine::now())
+        let token = app
+            .engine
+            .accounts
+            .create_token(name, "test")
             .await
             .unwrap();
         Caller {

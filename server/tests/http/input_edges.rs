@@ -193,7 +193,10 @@ async fn post_chunked(
 #[tokio::test]
 async fn a_misspelt_field_in_a_proposal_is_refused_instead_of_becoming_a_full_refund() {
     let app = TestApp::spawn().await;
-    let agent = engine::accounts::tokens::create_token(app.db(), "agent", "tests", engine::now())
+    let agent = app
+        .engine
+        .accounts
+        .create_token("agent", "tests")
         .await
         .unwrap()
         .secret;

@@ -182,7 +182,10 @@ struct Caller {
 }
 
 async fn caller(app: &TestApp, user: &'static str) -> Caller {
-    let bearer = engine::accounts::tokens::create_token(app.db(), user, "fuzz", engine::now())
+    let bearer = app
+        .engine
+        .accounts
+        .create_token(user, "fuzz")
         .await
         .unwrap()
         .secret;

@@ -18,7 +18,9 @@ async fn app() -> TestApp {
 }
 
 async fn token(app: &TestApp, user: &str) -> String {
-    engine::accounts::tokens::create_token(app.db(), user, "tests", engine::now())
+    app.engine
+        .accounts
+        .create_token(user, "tests")
         .await
         .unwrap()
         .secret

@@ -11,7 +11,9 @@ use storage::journal::{ChainReport, JournalFilter};
 
 /// A bearer token for a demo user.
 async fn token(app: &TestApp, user: &str) -> String {
-    engine::accounts::tokens::create_token(app.db(), user, "ci", engine::now())
+    app.engine
+        .accounts
+        .create_token(user, "ci")
         .await
         .unwrap()
         .secret

@@ -9,7 +9,9 @@ use reqwest::{Response, StatusCode};
 use serde_json::{Value, json};
 
 async fn token(app: &TestApp, user: &str) -> String {
-    engine::accounts::tokens::create_token(app.db(), user, "tests", engine::now())
+    app.engine
+        .accounts
+        .create_token(user, "tests")
         .await
         .unwrap()
         .secret

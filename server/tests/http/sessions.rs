@@ -38,14 +38,11 @@ async fn disabling_a_user_ends_their_existing_session_at_once() {
     let cookie = app.session_cookie().unwrap();
     assert_eq!(app.me().await.status(), StatusCode::OK);
 
-    engine::accounts::disable_user(
-        app.db(),
-        &engine::settings::ChangedBy::console(),
-        "customer",
-        engine::now(),
-    )
-    .await
-    .unwrap();
+    app.engine
+        .accounts
+        .disable_user(&engine::settings::ChangedBy::console(), "customer")
+        .await
+        .unwrap();
 
     assert_eq!(app.me().await.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(app.whoami().await, None);
@@ -209,7 +206,10 @@ async fn re_enabling_a_user_does_not_revive_any_credential_issued_before_the_dis
     let app = TestApp::spawn().await;
     app.login_ok("customer").await;
     let cookie = app.session_cookie().unwrap();
-    let token = engine::accounts::tokens::create_token(app.db(), "customer", "shop", engine::now())
+    let token = app
+        .engine
+        .accounts
+        .create_token("customer", "shop")
         .await
         .unwrap()
         .secret;
@@ -218,10 +218,14 @@ async fn re_enabling_a_user_does_not_revive_any_credential_issued_before_the_dis
     assert_eq!(app.me_with_bearer(&widget).await.status(), StatusCode::OK);
 
     let console = engine::settings::ChangedBy::console();
-    engine::accounts::disable_user(app.db(), &console, "customer", engine::now())
+    app.engine
+        .accounts
+        .disable_user(&console, "customer")
         .await
         .unwrap();
-    engine::accounts::enable_user(app.db(), &console, "customer", engine::now())
+    app.engine
+        .accounts
+        .enable_user(&console, "customer")
         .await
         .unwrap();
 

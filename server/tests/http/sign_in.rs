@@ -117,14 +117,11 @@ async fn too_many_failures_from_one_address_lock_it_for_every_account() {
 #[tokio::test]
 async fn a_disabled_user_cannot_sign_in() {
     let app = TestApp::spawn().await;
-    engine::accounts::disable_user(
-        app.db(),
-        &engine::settings::ChangedBy::console(),
-        "customer",
-        engine::now(),
-    )
-    .await
-    .unwrap();
+    app.engine
+        .accounts
+        .disable_user(&engine::settings::ChangedBy::console(), "customer")
+        .await
+        .unwrap();
     let response = app.login("customer", PASSWORD).await;
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
     assert_eq!(json(response).await["error"]["code"], "forbidden");

@@ -1,9 +1,10 @@
 //! API bearer tokens: `cst_` + 32 random bytes, shown once, stored as SHA-256.
 
-use domain::{Timestamp, UserName};
+use super::Accounts;
+use domain::UserName;
 use rand::RngCore;
 use storage::users::UserRecord;
-use storage::{Database, StorageError, ids::new_id};
+use storage::{StorageError, ids::new_id};
 
 const PREFIX: &str = "cst_";
 
@@ -27,64 +28,68 @@ pub fn hash_secret(secret: &str) -> String {
     domain::digest::sha256_hex(secret.as_bytes())
 }
 
-/// # Errors
-/// [`TokenError::NoSuchUser`] or [`TokenError::InvalidLabel`].
-pub async fn create_token(
-    db: &Database,
-    user_name: &str,
-    label: &str,
-    now: Timestamp,
-) -> Result<CreatedToken, TokenError> {
-    let label = label.trim();
-    if label.is_empty() || label.chars().count() > 200 {
-        return Err(TokenError::InvalidLabel);
+impl Accounts {
+    /// # Errors
+    /// [`TokenError::NoSuchUser`] or [`TokenError::InvalidLabel`].
+    pub async fn create_token(
+        &self,
+        user_name: &str,
+        label: &str,
+    ) -> Result<CreatedToken, TokenError> {
+        let (db, now) = (&self.db, self.clock.now());
+        let label = label.trim();
+        if label.is_empty() || label.chars().count() > 200 {
+            return Err(TokenError::InvalidLabel);
+        }
+        let name =
+            UserName::parse(user_name).map_err(|_| TokenError::NoSuchUser(user_name.into()))?;
+        let user = storage::users::find_by_name(db.conn(), name.as_str())
+            .await?
+            .ok_or_else(|| TokenError::NoSuchUser(user_name.into()))?;
+        let mut bytes = [0u8; 32];
+        rand::rngs::OsRng.fill_bytes(&mut bytes);
+        let secret = format!("{PREFIX}{}", hex::encode(bytes));
+        let id = new_id("tok");
+        let tx = db.begin_write().await?;
+        storage::tokens::insert(&*tx, &id, &user.id, label, &hash_secret(&secret), now).await?;
+        tx.commit().await?;
+        Ok(CreatedToken { id, secret })
     }
-    let name = UserName::parse(user_name).map_err(|_| TokenError::NoSuchUser(user_name.into()))?;
-    let user = storage::users::find_by_name(db.conn(), name.as_str())
-        .await?
-        .ok_or_else(|| TokenError::NoSuchUser(user_name.into()))?;
-    let mut bytes = [0u8; 32];
-    rand::rngs::OsRng.fill_bytes(&mut bytes);
-    let secret = format!("{PREFIX}{}", hex::encode(bytes));
-    let id = new_id("tok");
-    let tx = db.begin_write().await?;
-    storage::tokens::insert(&*tx, &id, &user.id, label, &hash_secret(&secret), now).await?;
-    tx.commit().await?;
-    Ok(CreatedToken { id, secret })
-}
 
-/// The enabled user behind a bearer secret, if the token is valid and unrevoked.
-///
-/// # Errors
-/// Database failures.
-pub async fn authenticate_token(
-    db: &Database,
-    secret: &str,
-    now: Timestamp,
-) -> Result<Option<UserRecord>, StorageError> {
-    if !secret.starts_with(PREFIX) || secret.len() != PREFIX.len() + 64 {
-        return Ok(None);
+    /// The enabled user behind a bearer secret, if the token is valid and unrevoked.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn authenticate_token(
+        &self,
+        secret: &str,
+    ) -> Result<Option<UserRecord>, StorageError> {
+        let (db, now) = (&self.db, self.clock.now());
+        if !secret.starts_with(PREFIX) || secret.len() != PREFIX.len() + 64 {
+            return Ok(None);
+        }
+        let Some(token) =
+            storage::tokens::find_active_by_hash(db.conn(), &hash_secret(secret)).await?
+        else {
+            return Ok(None);
+        };
+        let user = storage::users::find_by_id(db.conn(), &token.user_id).await?;
+        let Some(user) = user.filter(|u| !u.disabled) else {
+            return Ok(None);
+        };
+        // Best effort: a failed timestamp update must not fail the request.
+        if let Err(error) = storage::tokens::touch(db.conn(), &token.id, now).await {
+            tracing::warn!(%error, token.id = %token.id, "could not record token use");
+        }
+        Ok(Some(user))
     }
-    let Some(token) = storage::tokens::find_active_by_hash(db.conn(), &hash_secret(secret)).await?
-    else {
-        return Ok(None);
-    };
-    let user = storage::users::find_by_id(db.conn(), &token.user_id).await?;
-    let Some(user) = user.filter(|u| !u.disabled) else {
-        return Ok(None);
-    };
-    // Best effort: a failed timestamp update must not fail the request.
-    if let Err(error) = storage::tokens::touch(db.conn(), &token.id, now).await {
-        tracing::warn!(%error, token.id = %token.id, "could not record token use");
-    }
-    Ok(Some(user))
-}
 
-/// # Errors
-/// Database failures.
-pub async fn revoke_token(db: &Database, id: &str, now: Timestamp) -> Result<bool, StorageError> {
-    let tx = db.begin_write().await?;
-    let revoked = storage::tokens::revoke(&*tx, id, now).await?;
-    tx.commit().await?;
-    Ok(revoked)
+    /// # Errors
+    /// Database failures.
+    pub async fn revoke_token(&self, id: &str) -> Result<bool, StorageError> {
+        let tx = self.db.begin_write().await?;
+        let revoked = storage::tokens::revoke(&*tx, id, self.clock.now()).await?;
+        tx.commit().await?;
+        Ok(revoked)
+    }
 }

@@ -1,10 +1,11 @@
 //! Creating, listing and disabling users.
 
+use super::Accounts;
 use super::passwords::{PasswordError, hash_password};
 use crate::settings::{ChangedBy, record};
-use domain::{RoleSet, SettingChange, SettingKind, Timestamp, UserName, UserNameError};
+use domain::{RoleSet, SettingChange, SettingKind, UserName, UserNameError};
 use storage::users::{NewUser, UserRecord};
-use storage::{Database, StorageError, ids::new_id};
+use storage::{StorageError, ids::new_id};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AccountError {
@@ -50,131 +51,125 @@ fn is_plain_display_name(name: &str) -> bool {
     (1..=200).contains(&count) && !name.chars().any(|c| c.is_control() || bidi(c))
 }
 
-/// [`AccountError`] for invalid input or a taken name.
-pub async fn create_user(
-    db: &Database,
-    by: &ChangedBy,
-    input: CreateUser<'_>,
-    now: Timestamp,
-) -> Result<UserRecord, AccountError> {
-    let name = UserName::parse(input.name)?;
-    if input.roles.is_empty() {
-        return Err(AccountError::NoRoles);
+impl Accounts {
+    /// [`AccountError`] for invalid input or a taken name.
+    pub async fn create_user(
+        &self,
+        by: &ChangedBy,
+        input: CreateUser<'_>,
+    ) -> Result<UserRecord, AccountError> {
+        let (db, now) = (&self.db, self.clock.now());
+        let name = UserName::parse(input.name)?;
+        if input.roles.is_empty() {
+            return Err(AccountError::NoRoles);
+        }
+        let display_name = input.display_name.unwrap_or(name.as_str()).trim();
+        if !is_plain_display_name(display_name) {
+            return Err(AccountError::InvalidDisplayName);
+        }
+        let password_hash = hash_password(input.password)?;
+        let id = new_id("usr");
+        let tx = db.begin_write().await?;
+        storage::users::insert(
+            &*tx,
+            NewUser {
+                id: &id,
+                name: name.as_str(),
+                display_name,
+                password_hash: &password_hash,
+                roles: &input.roles,
+                now,
+            },
+        )
+        .await
+        .map_err(|e| match e {
+            StorageError::Conflict { .. } => AccountError::NameTaken(name.to_string()),
+            other => AccountError::Storage(other),
+        })?;
+        let change = SettingChange {
+            subject: format!("user:{name}"),
+            before: None,
+            after: Some(format!("roles {}", input.roles)),
+        };
+        record(&*tx, by, SettingKind::UserCreated, change, now).await?;
+        tx.commit().await?;
+        storage::users::find_by_id(db.conn(), &id)
+            .await?
+            .ok_or(AccountError::NoSuchUser(name.to_string()))
     }
-    let display_name = input.display_name.unwrap_or(name.as_str()).trim();
-    if !is_plain_display_name(display_name) {
-        return Err(AccountError::InvalidDisplayName);
-    }
-    let password_hash = hash_password(input.password)?;
-    let id = new_id("usr");
-    let tx = db.begin_write().await?;
-    storage::users::insert(
-        &*tx,
-        NewUser {
-            id: &id,
-            name: name.as_str(),
-            display_name,
-            password_hash: &password_hash,
-            roles: &input.roles,
+
+    /// Disables a user and ends all of their sessions at once.
+    ///
+    /// # Errors
+    /// [`AccountError::NoSuchUser`].
+    pub async fn disable_user(&self, by: &ChangedBy, name: &str) -> Result<(), AccountError> {
+        let (db, now) = (&self.db, self.clock.now());
+        let tx = db.begin_write().await?;
+        // Read inside the transaction: the journaled "before" is what changed.
+        let user = find(&*tx, name).await?;
+        storage::users::disable(&*tx, &user.id, now).await?;
+        record(
+            &*tx,
+            by,
+            SettingKind::UserDisabled,
+            enabled_change(&user, false),
             now,
-        },
-    )
-    .await
-    .map_err(|e| match e {
-        StorageError::Conflict { .. } => AccountError::NameTaken(name.to_string()),
-        other => AccountError::Storage(other),
-    })?;
-    let change = SettingChange {
-        subject: format!("user:{name}"),
-        before: None,
-        after: Some(format!("roles {}", input.roles)),
-    };
-    record(&*tx, by, SettingKind::UserCreated, change, now).await?;
-    tx.commit().await?;
-    storage::users::find_by_id(db.conn(), &id)
-        .await?
-        .ok_or(AccountError::NoSuchUser(name.to_string()))
-}
-
-/// Disables a user and ends all of their sessions at once.
-///
-/// # Errors
-/// [`AccountError::NoSuchUser`].
-pub async fn disable_user(
-    db: &Database,
-    by: &ChangedBy,
-    name: &str,
-    now: Timestamp,
-) -> Result<(), AccountError> {
-    let tx = db.begin_write().await?;
-    // Read inside the transaction: the journaled "before" is what changed.
-    let user = find(&*tx, name).await?;
-    storage::users::disable(&*tx, &user.id, now).await?;
-    record(
-        &*tx,
-        by,
-        SettingKind::UserDisabled,
-        enabled_change(&user, false),
-        now,
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(())
-}
-
-/// Lets a disabled user sign in again.
-///
-/// # Errors
-/// [`AccountError::NoSuchUser`].
-pub async fn enable_user(
-    db: &Database,
-    by: &ChangedBy,
-    name: &str,
-    now: Timestamp,
-) -> Result<(), AccountError> {
-    let tx = db.begin_write().await?;
-    // Read inside the transaction: the journaled "before" is what changed.
-    let user = find(&*tx, name).await?;
-    storage::users::enable(&*tx, &user.id).await?;
-    record(
-        &*tx,
-        by,
-        SettingKind::UserEnabled,
-        enabled_change(&user, true),
-        now,
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(())
-}
-
-/// Replaces a user's roles; the next request they make already has only
-/// these (roles are read with the session, not stored in it).
-///
-/// # Errors
-/// [`AccountError::NoSuchUser`], [`AccountError::NoRoles`].
-pub async fn set_user_roles(
-    db: &Database,
-    by: &ChangedBy,
-    name: &str,
-    roles: &RoleSet,
-    now: Timestamp,
-) -> Result<(), AccountError> {
-    if roles.is_empty() {
-        return Err(AccountError::NoRoles);
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
     }
-    let tx = db.begin_write().await?;
-    // Read inside the transaction: the journaled "before" is what changed.
-    let user = find(&*tx, name).await?;
-    storage::users::set_roles(&*tx, &user.id, roles).await?;
-    let change = SettingChange {
-        subject: format!("user:{}", user.name),
-        before: Some(user.roles.to_string()),
-        after: Some(roles.to_string()),
-    };
-    record(&*tx, by, SettingKind::RolesChanged, change, now).await?;
-    tx.commit().await?;
-    Ok(())
+
+    /// Lets a disabled user sign in again.
+    ///
+    /// # Errors
+    /// [`AccountError::NoSuchUser`].
+    pub async fn enable_user(&self, by: &ChangedBy, name: &str) -> Result<(), AccountError> {
+        let (db, now) = (&self.db, self.clock.now());
+        let tx = db.begin_write().await?;
+        // Read inside the transaction: the journaled "before" is what changed.
+        let user = find(&*tx, name).await?;
+        storage::users::enable(&*tx, &user.id).await?;
+        record(
+            &*tx,
+            by,
+            SettingKind::UserEnabled,
+            enabled_change(&user, true),
+            now,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Replaces a user's roles; the next request they make already has only
+    /// these (roles are read with the session, not stored in it).
+    ///
+    /// # Errors
+    /// [`AccountError::NoSuchUser`], [`AccountError::NoRoles`].
+    pub async fn set_user_roles(
+        &self,
+        by: &ChangedBy,
+        name: &str,
+        roles: &RoleSet,
+    ) -> Result<(), AccountError> {
+        let (db, now) = (&self.db, self.clock.now());
+        if roles.is_empty() {
+            return Err(AccountError::NoRoles);
+        }
+        let tx = db.begin_write().await?;
+        // Read inside the transaction: the journaled "before" is what changed.
+        let user = find(&*tx, name).await?;
+        storage::users::set_roles(&*tx, &user.id, roles).await?;
+        let change = SettingChange {
+            subject: format!("user:{}", user.name),
+            before: Some(user.roles.to_string()),
+            after: Some(roles.to_string()),
+        };
+        record(&*tx, by, SettingKind::RolesChanged, change, now).await?;
+        tx.commit().await?;
+        Ok(())
+    }
 }
 
 /// A user's sign-in state before (as loaded) and after a change.

@@ -3,7 +3,8 @@
 
 mod policies;
 
-use crate::accounts::users::{AccountError, CreateUser, create_user};
+use crate::accounts::{AccountError, Accounts, CreateUser, ThrottlePolicy};
+use crate::clock::Clock;
 use chrono::Duration;
 use domain::{Currency, Money, OrderLine, OrderSnapshot, PastRefund, Role, RoleSet, Timestamp};
 use storage::{Database, StorageError};
@@ -70,19 +71,20 @@ pub async fn seed_demo(
         return Ok(false);
     }
     let mut ids = std::collections::HashMap::new();
+    // Every demo record is made at the same instant, `now`.
+    let accounts = Accounts::new(db.clone(), Clock::fixed(now), ThrottlePolicy::default());
     for (name, display_name, roles) in DEMO_USERS {
-        let user = create_user(
-            db,
-            &crate::settings::ChangedBy::system("demo"),
-            CreateUser {
-                name,
-                display_name: Some(display_name),
-                password,
-                roles: RoleSet::new(roles.iter().copied()),
-            },
-            now,
-        )
-        .await?;
+        let user = accounts
+            .create_user(
+                &crate::settings::ChangedBy::system("demo"),
+                CreateUser {
+                    name,
+                    display_name: Some(display_name),
+                    password,
+                    roles: RoleSet::new(roles.iter().copied()),
+                },
+            )
+            .await?;
         ids.insert(*name, user.id);
     }
     let id_of = |name: &str| ids.get(name).cloned().unwrap_or_default();

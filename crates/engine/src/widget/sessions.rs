@@ -132,7 +132,7 @@ pub async fn open_session(
     let secret = new_secret();
     let session = WidgetSession {
         id: new_id("wss"),
-        secret_hash: crate::accounts::tokens::hash_secret(&secret),
+        secret_hash: crate::accounts::hash_secret(&secret),
         site_id: site.id.clone(),
         key_id: key.id,
         customer_id: customer.id.clone(),
@@ -169,7 +169,7 @@ pub async fn authenticate_session(
     if !secret.starts_with(SESSION_PREFIX) || secret.len() != SESSION_PREFIX.len() + 64 {
         return Ok(None);
     }
-    let hash = crate::accounts::tokens::hash_secret(secret);
+    let hash = crate::accounts::hash_secret(secret);
     let Some(session) = storage::widget::find_usable_session(db.conn(), &hash, now).await? else {
         return Ok(None);
     };

@@ -3,12 +3,12 @@
 //! (the API, the assistant's tool) meets them.
 
 use crate::support::{Harness, fast_settings, refund_request};
-use chrono::{DateTime, Duration, Utc};
+use chrono::Duration;
 use connectors::sandbox::SandboxConfig;
 use domain::proposal::ProposalStatus;
 use engine::proposals::{Proposer, SubmissionLimit, SubmitError};
 use engine::{EngineSettings, StorageError};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 #[tokio::test]
 async fn a_customer_cannot_propose_with_their_own_credential() {
@@ -55,15 +55,6 @@ async fn an_agent_account_proposes_under_its_own_name_and_cannot_pose_as_the_in_
     );
 }
 
-/// A clock the test moves by hand.
-fn manual_clock(start: DateTime<Utc>) -> (Arc<Mutex<DateTime<Utc>>>, engine::core::Clock) {
-    let now = Arc::new(Mutex::new(start));
-    let read = now.clone();
-    let clock: engine::core::Clock =
-        Arc::new(move || *read.lock().unwrap_or_else(PoisonError::into_inner));
-    (now, clock)
-}
-
 #[tokio::test]
 async fn a_credential_over_its_budget_is_refused_until_the_window_frees_a_slot() {
     let settings = EngineSettings {
@@ -75,8 +66,8 @@ async fn a_credential_over_its_budget_is_refused_until_the_window_frees_a_slot()
     };
     let h = Harness::with(SandboxConfig::default(), settings).await;
     let start = engine::now();
-    let (now, clock) = manual_clock(start);
-    let engine = h.engine.clone().with_clock(clock);
+    let clock = engine::ManualClock::starting_at(start);
+    let engine = h.engine.clone().with_clock(clock.clock());
     let agent = h.actor("agent").await;
     for order in ["4821", "4822"] {
         engine
@@ -84,7 +75,7 @@ async fn a_credential_over_its_budget_is_refused_until_the_window_frees_a_slot()
             .await
             .unwrap();
     }
-    *now.lock().unwrap() = start + Duration::minutes(4);
+    clock.set(start + Duration::minutes(4));
     let error = engine
         .submit_proposal(&agent, refund_request("4830"))
         .await
@@ -102,7 +93,7 @@ async fn a_credential_over_its_budget_is_refused_until_the_window_frees_a_slot()
         .await
         .unwrap();
 
-    *now.lock().unwrap() = start + Duration::minutes(10) + Duration::seconds(1);
+    clock.set(start + Duration::minutes(10) + Duration::seconds(1));
     engine
         .submit_proposal(&agent, refund_request("4823"))
         .await

@@ -181,19 +181,19 @@ impl Harness {
 
     /// A staff member with the given roles, created on the fly.
     pub async fn staff(&self, name: &str, roles: &[Role]) -> Actor {
-        engine::accounts::create_user(
-            &self.engine.db,
-            &engine::settings::ChangedBy::console(),
-            engine::accounts::users::CreateUser {
-                name,
-                display_name: None,
-                password: PASSWORD,
-                roles: RoleSet::new(roles.iter().copied()),
-            },
-            engine::now(),
-        )
-        .await
-        .unwrap();
+        self.engine
+            .accounts
+            .create_user(
+                &engine::settings::ChangedBy::console(),
+                engine::accounts::CreateUser {
+                    name,
+                    display_name: None,
+                    password: PASSWORD,
+                    roles: RoleSet::new(roles.iter().copied()),
+                },
+            )
+            .await
+            .unwrap();
         self.actor(name).await
     }
 
