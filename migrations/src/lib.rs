@@ -17,6 +17,7 @@ mod m20261202_000011_orders_payment_reference_index;
 mod m20261203_000012_proposal_submitter;
 mod m20261203_000013_widget_lanes;
 mod m20261203_000015_handover;
+mod m20261203_000016_work;
 
 pub struct Migrator;
 
@@ -38,6 +39,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261203_000012_proposal_submitter::Migration),
             Box::new(m20261203_000013_widget_lanes::Migration),
             Box::new(m20261203_000015_handover::Migration),
+            Box::new(m20261203_000016_work::Migration),
         ]
     }
 }

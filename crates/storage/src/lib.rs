@@ -25,6 +25,7 @@ pub mod throttle;
 pub mod tokens;
 pub mod users;
 pub mod widget;
+pub mod work;
 
 pub use db::{Backend, Database, WriteTx};
 pub use error::StorageError;
