@@ -70,10 +70,18 @@ pub struct ProposalDetails {
 mod backend {
     use super::*;
     use crate::server;
-    use domain::Role;
     use storage::proposals::StoredProposal;
 
-    pub const STAFF: &[Role] = &[Role::Approver, Role::Manager, Role::Admin];
+    /// A list the engine refused (this account may list none) or could
+    /// not read.
+    pub fn list_error(error: engine::proposals::ListError) -> AppError {
+        match error {
+            engine::proposals::ListError::NotAllowed => {
+                server::fail(AppError::Forbidden(error.to_string()))
+            }
+            engine::proposals::ListError::Storage(inner) => server::internal(&inner),
+        }
+    }
 
     pub async fn card(stored: StoredProposal) -> Result<ProposalCard, AppError> {
         let mut cards = cards(vec![stored]).await?;
@@ -158,7 +166,7 @@ pub struct QueueView {
 pub async fn review_queue() -> Result<QueueView, AppError> {
     use crate::server;
     use domain::proposal::ProposalStatus;
-    server::require_role(crate::access::QUEUE_ROLES)?;
+    let me = server::require_role(crate::access::QUEUE_ROLES)?;
     let ctx = server::context()?;
     let filter = storage::proposals::ProposalFilter {
         statuses: vec![ProposalStatus::AwaitingApproval],
@@ -166,9 +174,10 @@ pub async fn review_queue() -> Result<QueueView, AppError> {
     };
     let mut stored = ctx
         .engine
-        .proposals(&filter, QUEUE_PAGE as u64 + 1, 0)
+        .proposals
+        .list_for(&me.actor(), filter, QUEUE_PAGE as u64 + 1, 0)
         .await
-        .map_err(|e| server::internal(&e))?;
+        .map_err(backend::list_error)?;
     let more = stored.len() > QUEUE_PAGE;
     stored.truncate(QUEUE_PAGE);
     let cards = backend::cards(stored).await?;
@@ -181,15 +190,12 @@ pub async fn recent_proposals() -> Result<Vec<ProposalCard>, AppError> {
     use crate::server;
     let me = server::require_user()?;
     let ctx = server::context()?;
-    let mut filter = storage::proposals::ProposalFilter::default();
-    if !me.roles.any_of(backend::STAFF) {
-        filter.on_behalf_of = Some(me.user_id.clone());
-    }
     let stored = ctx
         .engine
-        .proposals(&filter, 50, 0)
+        .proposals
+        .list_for(&me.actor(), Default::default(), 50, 0)
         .await
-        .map_err(|e| server::internal(&e))?;
+        .map_err(backend::list_error)?;
     let cards = backend::cards(stored).await?;
     Ok(cards)
 }
@@ -203,7 +209,8 @@ pub async fn proposal_page(id: String) -> Result<ProposalDetails, AppError> {
     let missing = || server::fail(AppError::NotFound(format!("no proposal {id}")));
     let detail = ctx
         .engine
-        .proposal_for(&me.actor(), id.trim())
+        .proposals
+        .detail_for(&me.actor(), id.trim())
         .await
         .map_err(|e| server::internal(&e))?
         .ok_or_else(missing)?;

@@ -202,6 +202,7 @@ async fn main() {
     let mut proposals = Vec::with_capacity(refunds);
     for n in 0..refunds {
         let stored = engine
+            .proposals
             .submit(
                 Proposer::Assistant {
                     agent: "bench",

@@ -13,6 +13,7 @@ use crate::batch::Combiner;
 use crate::clock::Clock;
 use crate::live::LiveUpdates;
 use crate::policies::PolicyLibrary;
+use crate::proposals::{ProposalRules, Proposals};
 use chrono::Duration;
 use connectors::PaymentProvider;
 use domain::RoleSet;
@@ -105,6 +106,8 @@ impl Actor {
 pub struct Engine {
     /// Users, sign-in and API tokens.
     pub accounts: Accounts,
+    /// Submitting refund proposals; reading them as the actor may see them.
+    pub proposals: Proposals,
     pub db: Database,
     pub provider: Arc<dyn PaymentProvider>,
     pub policies: PolicyLibrary,
@@ -115,7 +118,7 @@ pub struct Engine {
     /// Concurrent approvals and provider answers, combined into batches.
     pub(crate) batches: Batches,
     /// Which payment each proposal refunds (content never changes).
-    pub(crate) payment_refs: Arc<crate::execution::payment_refs::PaymentRefs>,
+    pub(crate) payment_refs: Arc<crate::payment_refs::PaymentRefs>,
     /// What time it is for every service: wall time unless a test sets
     /// its own with [`Engine::with_clock`].
     pub clock: Clock,
@@ -176,6 +179,14 @@ impl Engine {
         let live = LiveUpdates::for_database(&db);
         Engine {
             accounts: Accounts::new(db.clone(), Clock::system(), settings.sign_in),
+            proposals: Proposals::new(
+                db.clone(),
+                Clock::system(),
+                provider.clone(),
+                live.clone(),
+                proposal_rules(&settings),
+                Arc::default(),
+            ),
             db,
             provider,
             policies,
@@ -193,6 +204,14 @@ impl Engine {
     /// them changed), so no service keeps an old clock or assistant.
     fn assembled(mut self) -> Self {
         self.accounts = Accounts::new(self.db.clone(), self.clock.clone(), self.settings.sign_in);
+        self.proposals = Proposals::new(
+            self.db.clone(),
+            self.clock.clone(),
+            self.provider.clone(),
+            self.live.clone(),
+            proposal_rules(&self.settings),
+            self.payment_refs.clone(),
+        );
         self
     }
 
@@ -216,6 +235,13 @@ impl Engine {
 
     pub(crate) fn system_actor(&self) -> String {
         format!("system:{}", self.settings.executor_name)
+    }
+}
+
+fn proposal_rules(settings: &EngineSettings) -> ProposalRules {
+    ProposalRules {
+        ttl: settings.proposal_ttl,
+        submission_limit: settings.submission_limit,
     }
 }
 

@@ -11,9 +11,11 @@ pub mod demo;
 pub mod execution;
 pub mod live;
 pub mod orders;
+pub mod payment_refs;
 pub mod policies;
 pub mod proposals;
 pub mod settings;
+pub mod step;
 pub mod widget;
 
 pub use crate::clock::{Clock, ManualClock};

@@ -44,7 +44,7 @@ pub async fn proposal_events(
                     if visible && actor.widget_session.is_some() {
                         visible = match widget_answers.get(&change.proposal_id) {
                             Some(known) => *known,
-                            None => match engine.may_watch_proposal(&actor, &change.proposal_id).await {
+                            None => match engine.proposals.may_watch(&actor, &change.proposal_id).await {
                                 Ok(answer) => {
                                     widget_answers.insert(change.proposal_id.clone(), answer);
                                     answer

@@ -65,7 +65,10 @@ async fn stored_for(app: &TestApp, order: &str) -> usize {
         order_id: Some(order.to_owned()),
         ..Default::default()
     };
-    app.engine.proposals(&filter, 500, 0).await.unwrap().len()
+    storage::proposals::list(app.db().conn(), &filter, 500, 0)
+        .await
+        .unwrap()
+        .len()
 }
 
 #[tokio::test]

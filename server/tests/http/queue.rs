@@ -48,7 +48,11 @@ async fn a_queue_longer_than_a_page_shows_the_soonest_to_expire_and_says_more_wa
             "recommendation": "Unopened, within 30 days.",
         }))
         .unwrap();
-        app.engine.submit_proposal(&actor, request).await.unwrap();
+        app.engine
+            .proposals
+            .submit_proposal(&actor, request)
+            .await
+            .unwrap();
     }
 
     app.login_ok("approver").await;
@@ -84,16 +88,19 @@ async fn two_live_proposals_for_one_order_are_marked_on_both_queue_cards() {
     };
     let first = app
         .engine
+        .proposals
         .submit_proposal(&actor, request("4830", &["BOTTLE-1L"]))
         .await
         .unwrap();
     let second = app
         .engine
+        .proposals
         .submit_proposal(&actor, request("4830", &["CAP-SUN"]))
         .await
         .unwrap();
     let alone = app
         .engine
+        .proposals
         .submit_proposal(&actor, request("4821", &[]))
         .await
         .unwrap();

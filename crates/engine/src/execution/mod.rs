@@ -4,13 +4,14 @@
 
 pub mod answer;
 pub mod charge;
-pub mod payment_refs;
 pub mod reconcile;
 pub mod record;
 pub mod resolve;
 pub mod sandbox_charges;
 pub mod send;
-pub mod step;
+// Moved to the crate root (shared with proposals, which must not import
+// execution); re-exported so paths through execution keep working.
+pub use crate::{payment_refs, step};
 
 use crate::core::Engine;
 use charge::ChargeCheck;

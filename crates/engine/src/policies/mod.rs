@@ -7,3 +7,4 @@ pub mod sections;
 
 pub use index::{PolicyHit, PolicyIndex};
 pub use library::PolicyLibrary;
+pub use sections::split_sections;

@@ -2,7 +2,7 @@
 //! whoever creates it: an agent's submission, or a person's "no refund,
 //! send again" resolution.
 
-use crate::execution::step::{Step, due_at};
+use crate::step::{Step, due_at};
 use domain::Timestamp;
 use domain::proposal::{ProposalState, ProposalStatus, RefundProposal};
 use serde_json::{Value, json};

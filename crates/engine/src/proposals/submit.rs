@@ -3,11 +3,12 @@
 //! resolves every evidence reference against current records, and stores an
 //! immutable proposal whose digest binds any later approval.
 
+use super::Proposals;
 use super::authority::{self, Proposer, Refusal};
 use super::one_live::{self, LiveProposal};
-use crate::core::{Actor, Engine};
-use crate::execution::step::{SaveError, Step};
-use crate::policies::sections::split_sections;
+use crate::core::Actor;
+use crate::policies::split_sections;
+use crate::step::{SaveError, Step};
 use domain::proposal::{
     Command, Evidence, OpenQuestion, ProposalDraft, ProposalError, Provenance, RefundProposal,
 };
@@ -165,7 +166,7 @@ impl From<Refusal> for SubmitError {
     }
 }
 
-impl Engine {
+impl Proposals {
     /// Checks a proposal from a signed-in account (an agent service account
     /// or staff) against live records and stores it, awaiting approval.
     ///
@@ -198,9 +199,9 @@ impl Engine {
             return Err(SubmitError::InvalidAgent);
         }
         let submitter = proposer.submitter();
-        let now = self.now();
+        let now = self.clock.now();
         let tx = self.db.begin_write().await?;
-        let limit = self.settings.submission_limit;
+        let limit = self.rules.submission_limit;
         if let Some(retry_after_secs) =
             authority::seconds_until_allowed(&*tx, limit, &submitter.user_id, now).await?
         {
@@ -278,7 +279,7 @@ impl Engine {
         };
         let journal_name = proposer.journal_name();
         let id = new_id("prp");
-        let ttl = self.settings.proposal_ttl;
+        let ttl = self.rules.ttl;
         let mut replaced = None;
         let proposal = match &input.supersedes {
             None => RefundProposal::new(draft, id, now, ttl)?,

@@ -3,13 +3,14 @@
 //! only the proposals prepared in the conversations it opened itself: the
 //! host site's page must not become a window onto the customer's other
 //! refunds. What a caller may not see does not exist for them (the edges
-//! answer 404, never 403).
+//! answer 404, never 403). The one place this rule is written.
 
-use super::queries::ProposalDetail;
-use crate::core::{Actor, Engine};
+use super::Proposals;
+use crate::core::Actor;
 use domain::Role;
 use domain::proposal::RefundProposal;
 use storage::StorageError;
+use storage::proposals::ProposalFilter;
 
 const STAFF: &[Role] = &[Role::Approver, Role::Manager, Role::Admin];
 
@@ -22,42 +23,36 @@ pub fn may_see(actor: &Actor, proposal: &RefundProposal) -> bool {
         || provenance.on_behalf_of.as_deref() == Some(actor.user_id.as_str())
 }
 
-impl Engine {
-    /// The proposal with its decisions, receipt and journal, if `actor` may
-    /// see it; `None` both when it does not exist and when it is not theirs.
-    ///
-    /// # Errors
-    /// Database failures.
-    pub async fn proposal_for(
-        &self,
-        actor: &Actor,
-        id: &str,
-    ) -> Result<Option<ProposalDetail>, StorageError> {
-        let Some(detail) = self.proposal(id).await? else {
-            return Ok(None);
-        };
-        let visible = may_see(actor, &detail.stored.proposal)
-            && self
-                .within_widget_lane(actor, &detail.stored.proposal)
-                .await?;
-        Ok(visible.then_some(detail))
+/// `filter` narrowed to what `actor` may list, or None when they may list
+/// nothing: staff everything; an agent account what it asked for; a
+/// customer the refunds to them. A widget session lists nothing (it reads
+/// the one proposal its conversation prepared).
+pub(super) fn narrowed(actor: &Actor, mut filter: ProposalFilter) -> Option<ProposalFilter> {
+    if actor.widget_session.is_some() {
+        return None;
     }
+    if actor.roles.any_of(STAFF) {
+        return Some(filter);
+    }
+    if actor.roles.contains(Role::Agent) {
+        filter.requested_by = Some(actor.user_id.clone());
+        return Some(filter);
+    }
+    if actor.roles.contains(Role::Customer) {
+        filter.on_behalf_of = Some(actor.user_id.clone());
+        return Some(filter);
+    }
+    None
+}
 
-    /// Whether `actor` may follow this proposal's changes live (the same
-    /// rule as [`Engine::proposal_for`], without loading its history).
-    ///
-    /// # Errors
-    /// Database failures.
-    pub async fn may_watch_proposal(
+impl Proposals {
+    /// The role rule and the widget lane.
+    pub(super) async fn visible_to(
         &self,
         actor: &Actor,
-        proposal_id: &str,
+        proposal: &RefundProposal,
     ) -> Result<bool, StorageError> {
-        let Some(stored) = storage::proposals::get(self.db.conn(), proposal_id).await? else {
-            return Ok(false);
-        };
-        Ok(may_see(actor, &stored.proposal)
-            && self.within_widget_lane(actor, &stored.proposal).await?)
+        Ok(may_see(actor, proposal) && self.within_widget_lane(actor, proposal).await?)
     }
 
     /// True for every credential but a widget session; for one, true only

@@ -14,6 +14,7 @@ async fn a_customer_asking_again_for_a_refund_already_in_flight_is_told_its_stat
     let agent = chat.actor("agent").await;
     let live = chat
         .engine
+        .proposals
         .submit_proposal(
             &agent,
             SubmitProposal {

@@ -12,6 +12,7 @@ use storage::proposals::StoredProposal;
 async fn awaiting_approval(chat: &Chat, order_id: &str) -> StoredProposal {
     let agent = chat.actor("agent").await;
     chat.engine
+        .proposals
         .submit_proposal(
             &agent,
             SubmitProposal {

@@ -16,6 +16,7 @@ async fn a_customer_cannot_propose_with_their_own_credential() {
     let customer = h.actor("customer").await;
     let error = h
         .engine
+        .proposals
         .submit_proposal(&customer, refund_request("4821"))
         .await
         .unwrap_err();
@@ -23,6 +24,7 @@ async fn a_customer_cannot_propose_with_their_own_credential() {
     let shop = h.actor("shop").await;
     let error = h
         .engine
+        .proposals
         .submit_proposal(&shop, refund_request("4821"))
         .await
         .unwrap_err();
@@ -35,7 +37,12 @@ async fn an_agent_account_proposes_under_its_own_name_and_cannot_pose_as_the_in_
     let agent = h.actor("agent").await;
     let mut posing = refund_request("4821");
     posing.agent = Some("refund_specialist".into());
-    let error = h.engine.submit_proposal(&agent, posing).await.unwrap_err();
+    let error = h
+        .engine
+        .proposals
+        .submit_proposal(&agent, posing)
+        .await
+        .unwrap_err();
     assert!(
         matches!(&error, SubmitError::AgentNotYours { bound, .. } if bound == "external:agent"),
         "{error}"
@@ -43,6 +50,7 @@ async fn an_agent_account_proposes_under_its_own_name_and_cannot_pose_as_the_in_
 
     let stored = h
         .engine
+        .proposals
         .submit_proposal(&agent, refund_request("4821"))
         .await
         .unwrap();
@@ -71,12 +79,14 @@ async fn a_credential_over_its_budget_is_refused_until_the_window_frees_a_slot()
     let agent = h.actor("agent").await;
     for order in ["4821", "4822"] {
         engine
+            .proposals
             .submit_proposal(&agent, refund_request(order))
             .await
             .unwrap();
     }
     clock.set(start + Duration::minutes(4));
     let error = engine
+        .proposals
         .submit_proposal(&agent, refund_request("4830"))
         .await
         .unwrap_err();
@@ -89,12 +99,14 @@ async fn a_credential_over_its_budget_is_refused_until_the_window_frees_a_slot()
     // Another credential is not held to this one's budget.
     let manager = h.actor("manager").await;
     engine
+        .proposals
         .submit_proposal(&manager, refund_request("4830"))
         .await
         .unwrap();
 
     clock.set(start + Duration::minutes(10) + Duration::seconds(1));
     engine
+        .proposals
         .submit_proposal(&agent, refund_request("4823"))
         .await
         .unwrap();
@@ -107,11 +119,13 @@ async fn a_second_proposal_for_an_order_with_a_live_one_is_refused_naming_it_unl
     let agent = h.actor("agent").await;
     let first = h
         .engine
+        .proposals
         .submit_proposal(&agent, refund_request("4822"))
         .await
         .unwrap();
     let error = h
         .engine
+        .proposals
         .submit_proposal(&agent, refund_request("4822"))
         .await
         .unwrap_err();
@@ -133,14 +147,20 @@ async fn a_second_proposal_for_an_order_with_a_live_one_is_refused_naming_it_unl
 
     let mut replacing = refund_request("4822");
     replacing.supersedes = Some(first.proposal.id.clone());
-    let second = h.engine.submit_proposal(&agent, replacing).await.unwrap();
+    let second = h
+        .engine
+        .proposals
+        .submit_proposal(&agent, replacing)
+        .await
+        .unwrap();
     assert_eq!(
         h.status(&first.proposal.id).await,
         ProposalStatus::Superseded
     );
     let events = h
         .engine
-        .proposal(&first.proposal.id)
+        .proposals
+        .detail(&first.proposal.id)
         .await
         .unwrap()
         .unwrap();
@@ -163,7 +183,12 @@ async fn proposals_for_different_lines_of_one_order_coexist_but_not_for_the_same
     let agent = h.actor("agent").await;
     let mut bottle = refund_request("4830");
     bottle.lines = vec!["BOTTLE-1L".into()];
-    let bottle = h.engine.submit_proposal(&agent, bottle).await.unwrap();
+    let bottle = h
+        .engine
+        .proposals
+        .submit_proposal(&agent, bottle)
+        .await
+        .unwrap();
     assert_eq!(
         bottle.proposal.amount.amount_minor, 2990,
         "the line's price"
@@ -174,6 +199,7 @@ async fn proposals_for_different_lines_of_one_order_coexist_but_not_for_the_same
     bottle_again.amount_minor = Some(500);
     let error = h
         .engine
+        .proposals
         .submit_proposal(&agent, bottle_again)
         .await
         .unwrap_err();
@@ -187,7 +213,12 @@ async fn proposals_for_different_lines_of_one_order_coexist_but_not_for_the_same
     // Another line, within what is left: both stay approvable.
     let mut cap = refund_request("4830");
     cap.lines = vec!["CAP-SUN".into()];
-    let cap = h.engine.submit_proposal(&agent, cap).await.unwrap();
+    let cap = h
+        .engine
+        .proposals
+        .submit_proposal(&agent, cap)
+        .await
+        .unwrap();
     assert_eq!(cap.proposal.amount.amount_minor, 1490);
     assert_eq!(
         h.status(&bottle.proposal.id).await,
@@ -200,7 +231,12 @@ async fn proposals_for_different_lines_of_one_order_coexist_but_not_for_the_same
 
     let mut unknown = refund_request("4830");
     unknown.lines = vec!["NOT-A-LINE".into()];
-    let error = h.engine.submit_proposal(&agent, unknown).await.unwrap_err();
+    let error = h
+        .engine
+        .proposals
+        .submit_proposal(&agent, unknown)
+        .await
+        .unwrap_err();
     assert!(matches!(error, SubmitError::Lines(_)), "{error}");
 }
 
@@ -216,14 +252,23 @@ async fn a_proposal_cannot_name_another_customers_conversation() {
         .unwrap();
     let mut request = refund_request("4821"); // customer's order, not customer2's
     request.conversation_id = Some(strangers.id.clone());
-    let error = h.engine.submit_proposal(&agent, request).await.unwrap_err();
+    let error = h
+        .engine
+        .proposals
+        .submit_proposal(&agent, request)
+        .await
+        .unwrap_err();
     assert!(
         matches!(error, SubmitError::ConversationOfAnotherCustomer { .. }),
         "{error}"
     );
     let mut request = refund_request("4822"); // customer2's own order
     request.conversation_id = Some(strangers.id.clone());
-    h.engine.submit_proposal(&agent, request).await.unwrap();
+    h.engine
+        .proposals
+        .submit_proposal(&agent, request)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -238,6 +283,7 @@ async fn two_agents_racing_for_one_order_leave_one_live_proposal() {
         tokio::spawn(async move {
             barrier.wait().await;
             engine
+                .proposals
                 .submit(Proposer::Account(&actor), refund_request("4821"))
                 .await
         })

@@ -49,7 +49,7 @@ async fn the_flagship_refund_is_paid_once_receipted_booked_and_verified() {
     .expect("the refund is verified");
     assert_eq!(announced, ["executing", "verified"]);
     assert_eq!(h.ledger().count_for(&id), 1);
-    let detail = h.engine.proposal(&id).await.unwrap().unwrap();
+    let detail = h.engine.proposals.detail(&id).await.unwrap().unwrap();
     let receipt = detail.receipt.expect("receipt persisted");
     assert_eq!(
         (receipt.amount_minor, receipt.currency.as_str()),
@@ -88,7 +88,7 @@ async fn a_success_the_provider_cannot_list_yet_is_kept_with_its_receipt_and_ver
         .unwrap();
     h.wait_while(&id, ProposalStatus::Executing, Duration::from_secs(10))
         .await;
-    let detail = h.engine.proposal(&id).await.unwrap().unwrap();
+    let detail = h.engine.proposals.detail(&id).await.unwrap().unwrap();
     assert_eq!(detail.stored.status(), ProposalStatus::Succeeded);
     assert_eq!(
         detail.receipt.map(|r| r.amount_minor),
@@ -107,7 +107,7 @@ async fn a_success_the_provider_cannot_list_yet_is_kept_with_its_receipt_and_ver
         .await;
     assert_eq!(status, ProposalStatus::Verified);
     assert_eq!(h.ledger().count_for(&id), 1);
-    let detail = h.engine.proposal(&id).await.unwrap().unwrap();
+    let detail = h.engine.proposals.detail(&id).await.unwrap().unwrap();
     let kinds: Vec<_> = detail.events.iter().map(|e| e.kind.as_str()).collect();
     assert_eq!(kinds, JOURNAL_OF_A_VERIFIED_REFUND);
 }
@@ -203,7 +203,7 @@ async fn a_successor_takes_over_an_expired_lease_by_querying_never_paying_twice(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(h.ledger().count_for(&id), 1);
-    let detail = h.engine.proposal(&id).await.unwrap().unwrap();
+    let detail = h.engine.proposals.detail(&id).await.unwrap().unwrap();
     assert!(
         detail
             .events

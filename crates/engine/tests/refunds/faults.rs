@@ -90,7 +90,7 @@ async fn a_declined_payment_fails_with_the_reason_and_pays_nothing() {
     h.settle(&id, &[ProposalStatus::Failed], Duration::from_secs(10))
         .await;
     assert_eq!(h.ledger().total_refunds, 0);
-    let detail = h.engine.proposal(&id).await.unwrap().unwrap();
+    let detail = h.engine.proposals.detail(&id).await.unwrap().unwrap();
     let failed = detail.events.iter().find(|e| e.kind == "failed").unwrap();
     assert!(failed.payload.contains("declined"), "{}", failed.payload);
 }
@@ -113,7 +113,7 @@ async fn an_outcome_that_stays_unknown_is_handed_to_a_person_and_never_called_fa
         .unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {
-        let detail = h.engine.proposal(&id).await.unwrap().unwrap();
+        let detail = h.engine.proposals.detail(&id).await.unwrap().unwrap();
         if let domain::proposal::ProposalState::OutcomeUnknown {
             escalated: true, ..
         } = detail.stored.state

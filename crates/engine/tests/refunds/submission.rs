@@ -48,8 +48,7 @@ async fn an_amount_above_what_is_refundable_is_refused_and_nothing_is_stored() {
     );
     assert!(error.to_string().contains("31.50 EUR"), "{error}");
     assert!(
-        h.engine
-            .proposals(&Default::default(), 10, 0)
+        storage::proposals::list(h.engine.db.conn(), &Default::default(), 10, 0)
             .await
             .unwrap()
             .is_empty()

@@ -332,7 +332,7 @@ pub async fn submit_as(
     } else {
         Proposer::Account(requester)
     };
-    engine.submit(proposer, request).await
+    engine.proposals.submit(proposer, request).await
 }
 
 pub fn refund_request(order_id: &str) -> SubmitProposal {

@@ -6,21 +6,17 @@ use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::views::{EventView, ProposalDetailView, ProposalView};
 use crate::startup::AppState;
 use crate::web::api_error::ApiError;
-use app::server::Identity;
 use app::server_errors::{decision_error, resolve_error, submit_error};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use domain::Role;
 use domain::proposal::{ProposalState, ProposalStatus};
 use engine::execution::resolve::ResolveAs;
-use engine::proposals::{SubmitError, SubmitProposal};
+use engine::proposals::{ListError, SubmitError, SubmitProposal};
 use serde::{Deserialize, Serialize};
 use storage::proposals::ProposalFilter;
 use utoipa::{IntoParams, ToSchema};
-
-const STAFF: &[Role] = &[Role::Approver, Role::Manager, Role::Admin];
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -107,27 +103,6 @@ pub struct ResolvedView {
     pub retry: Option<ProposalView>,
 }
 
-/// Staff see every proposal; agents those they submitted; customers those
-/// refunding them.
-fn visibility(identity: &Identity) -> Option<ProposalFilter> {
-    if identity.roles.any_of(STAFF) {
-        return Some(ProposalFilter::default());
-    }
-    if identity.roles.contains(Role::Agent) {
-        return Some(ProposalFilter {
-            requested_by: Some(identity.user_id.clone()),
-            ..ProposalFilter::default()
-        });
-    }
-    if identity.roles.contains(Role::Customer) {
-        return Some(ProposalFilter {
-            on_behalf_of: Some(identity.user_id.clone()),
-            ..ProposalFilter::default()
-        });
-    }
-    None
-}
-
 fn not_found(id: &str) -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
@@ -145,8 +120,7 @@ pub async fn list(
     Caller(identity): Caller,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> Result<Json<Vec<ProposalView>>, ApiError> {
-    let mut filter = visibility(&identity)
-        .ok_or_else(|| ApiError::forbidden("forbidden", "this account cannot see proposals"))?;
+    let mut filter = ProposalFilter::default();
     let (limit, offset) = query.page()?;
     if let Some(status) = &query.status {
         let status: ProposalStatus =
@@ -158,15 +132,20 @@ pub async fn list(
         filter.statuses = vec![status];
     }
     filter.order_id = query.order_id;
+    // The engine narrows the filter to what this caller may see.
     let proposals = state
         .engine
-        .proposals(&filter, limit, offset)
+        .proposals
+        .list_for(&identity.actor(), filter, limit, offset)
         .await
         .map_err(|e| match e {
-            storage::StorageError::OutOfRange(message) => {
+            ListError::NotAllowed => {
+                ApiError::forbidden("forbidden", "this account cannot see proposals")
+            }
+            ListError::Storage(storage::StorageError::OutOfRange(message)) => {
                 ApiError::new(StatusCode::BAD_REQUEST, "invalid", message)
             }
-            other => ApiError::internal(&other),
+            ListError::Storage(other) => ApiError::internal(&other),
         })?;
     Ok(Json(proposals.iter().map(ProposalView::from).collect()))
 }
@@ -188,6 +167,7 @@ pub async fn submit(
 ) -> Result<(StatusCode, Json<ProposalView>), Response> {
     let stored = state
         .engine
+        .proposals
         .submit_proposal(&identity.actor(), input)
         .await
         .map_err(submit_refusal)?;
@@ -223,7 +203,8 @@ pub async fn get_one(
 ) -> Result<Json<ProposalDetailView>, ApiError> {
     let detail = state
         .engine
-        .proposal_for(&identity.actor(), &id)
+        .proposals
+        .detail_for(&identity.actor(), &id)
         .await
         .map_err(|e| ApiError::internal(&e))?
         .ok_or_else(|| not_found(&id))?;
@@ -331,7 +312,8 @@ pub async fn events(
 ) -> Result<Json<Vec<EventView>>, ApiError> {
     let detail = state
         .engine
-        .proposal_for(&identity.actor(), &id)
+        .proposals
+        .detail_for(&identity.actor(), &id)
         .await
         .map_err(|e| ApiError::internal(&e))?
         .ok_or_else(|| not_found(&id))?;

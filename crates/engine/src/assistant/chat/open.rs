@@ -46,7 +46,7 @@ impl Engine {
             None => return Err(OpenConversationError::NotAllowed),
         };
         let id = new_id("cnv");
-        let now = crate::now();
+        let now = self.now();
         let state = ConversationState::new();
         let state_json = serde_json::to_string(&state).map_err(|e| {
             OpenConversationError::Storage(storage::StorageError::Corrupt(e.to_string()))
@@ -171,7 +171,7 @@ impl Engine {
         }
         let here = self.assistant.running().stop(id);
         let tx = self.db.begin_write().await?;
-        let flagged = storage::conversations::request_stop(&*tx, id, crate::now()).await?;
+        let flagged = storage::conversations::request_stop(&*tx, id, self.now()).await?;
         tx.commit().await?;
         if here || flagged {
             tracing::info!(conversation.id = %id, local = here, "stop requested");
@@ -205,7 +205,7 @@ impl Engine {
         stored: &StoredConversation,
         state: ConversationState,
     ) -> Conversation {
-        let now = crate::now();
+        let now = self.now();
         Conversation {
             id: stored.id.clone(),
             owner_id: stored.owner_id.clone(),

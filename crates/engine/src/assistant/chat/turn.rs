@@ -57,7 +57,7 @@ impl Engine {
             return Ok(kept);
         }
         let turn_id = new_id("trn");
-        let now = crate::now();
+        let now = self.now();
         let tx = self.db.begin_write().await?;
         let claimed = storage::conversations::claim_turn(
             &*tx,
@@ -129,7 +129,7 @@ impl TurnJob {
             }
         };
         let mut ledger = Ledger::from_transcript(&self.conversation_id, state.messages());
-        let sent_at = crate::now();
+        let sent_at = self.engine.now();
         ledger.customer_said(CustomerMessage {
             text: self.message.clone(),
             index: state.next_user_message_index(),
@@ -219,7 +219,7 @@ impl TurnJob {
                 state: &state_json,
                 active_agent: state.active_agent(),
                 turns: i64::try_from(state.turns()).unwrap_or(i64::MAX),
-                now: crate::now(),
+                now: self.engine.now(),
             },
         )
         .await?;

@@ -27,7 +27,7 @@ impl Engine {
         {
             return Ok(None);
         }
-        let now = crate::now();
+        let now = self.now();
         let tx = self.db.begin_write().await?;
         // Read again in the transaction: the person may just have left.
         let handover = Handover::of(storage::handovers::get(&*tx, &stored.id).await?);

@@ -24,7 +24,7 @@ impl Engine {
         self.require_inbox(actor).await?;
         let stored = self.readable(actor, id).await?;
         let name = self.display_name(actor).await?;
-        let now = crate::now();
+        let now = self.now();
         let tx = self.db.begin_write().await?;
         let before = storage::handovers::get(&*tx, id).await?;
         let (current, took) =
@@ -82,7 +82,7 @@ impl Engine {
         let text = checked_message(text)?;
         self.require_inbox(actor).await?;
         let stored = self.readable(actor, id).await?;
-        let now = crate::now();
+        let now = self.now();
         let tx = self.db.begin_write().await?;
         let current = held_by(actor, id, storage::handovers::get(&*tx, id).await?)?;
         let name = current.person_name.clone().unwrap_or_default();
@@ -108,7 +108,7 @@ impl Engine {
     pub async fn hand_back(&self, actor: &Actor, id: &str) -> Result<Handover, HandoverError> {
         self.require_inbox(actor).await?;
         let stored = self.readable(actor, id).await?;
-        let now = crate::now();
+        let now = self.now();
         let tx = self.db.begin_write().await?;
         let current = held_by(actor, id, storage::handovers::get(&*tx, id).await?)?;
         let name = current.person_name.clone().unwrap_or_default();

@@ -25,7 +25,7 @@ impl Engine {
         if !may_write(actor, &stored) {
             return Err(ChatError::ReadOnly(id.to_owned()).into());
         }
-        let now = crate::now();
+        let now = self.now();
         let tx = self.db.begin_write().await?;
         if let Some(current) = storage::handovers::get(&*tx, id).await? {
             return Ok(Handover::of(Some(current)));
@@ -66,7 +66,7 @@ impl Engine {
         actor: &Actor,
         id: &str,
     ) -> Result<Handover, StorageError> {
-        let now = crate::now();
+        let now = self.now();
         let tx = self.db.begin_write().await?;
         let stored = storage::conversations::get(&*tx, id)
             .await?

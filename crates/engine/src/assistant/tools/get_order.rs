@@ -120,7 +120,7 @@ pub fn order_provenance(order: &OrderSnapshot, now: Timestamp) -> Provenance {
         title: format!("Order {}", order.id),
         section: None,
         version: order.version.to_string(),
-        quote: Some(crate::proposals::submit::order_quote(order, now)),
+        quote: Some(crate::proposals::order_quote(order, now)),
     }
 }
 
@@ -164,7 +164,7 @@ impl Tool for GetOrder {
             Ok(order) => order,
             Err(outcome) => return outcome,
         };
-        let now = crate::now();
+        let now = scope.engine.now();
         let Some(view) = OrderView::of(&order, now) else {
             return ToolOutcome::unknown(format!(
                 "order {order_id}'s refund records are inconsistent; nothing can be computed from them"

@@ -10,7 +10,7 @@
 use super::record_unknown::awaiting_customer;
 use super::{PREPARE_REFUND, normalize_order_id, scope, scoped_order};
 use crate::assistant::scope::TurnScope;
-use crate::proposals::one_live::live_on_order;
+use crate::proposals::live_on_order;
 use crate::proposals::{EvidenceRef, Proposer, SubmitError, SubmitProposal};
 use agents::{Provenance, Tool, ToolContext, ToolOutcome, parse_arguments};
 use async_trait::async_trait;
@@ -216,6 +216,7 @@ impl Tool for PrepareRefund {
         }));
         let submitted = scope
             .engine
+            .proposals
             .submit(
                 Proposer::Assistant {
                     agent: ctx.agent().unwrap_or(AGENT),

@@ -106,7 +106,7 @@ impl Tool for RefundStatus {
             Ok(refunds) => refunds,
             Err(error) => return unreadable(&error),
         };
-        let report = report(order_id, &refunds, crate::now());
+        let report = report(order_id, &refunds, scope.engine.now());
         ToolOutcome::found(
             serde_json::to_value(&report).unwrap_or_default(),
             Vec::new(),

@@ -1,6 +1,9 @@
 //! Applying commands to a stored proposal inside one transaction: the state
 //! changes in memory, each transition queues its journal event, and `save`
 //! writes the state (only if nobody moved it meanwhile) and the events.
+//!
+//! Not a use case: the proposal's lifecycle machinery every use case that
+//! moves a proposal shares (proposals, approvals, execution).
 
 use crate::live::ProposalChanged;
 use domain::Timestamp;
