@@ -253,3 +253,17 @@ fn use_cases_read_the_time_from_their_injected_clock() {
         "read the time from the service's Clock (tests move a ManualClock):\n{readers:#?}"
     );
 }
+
+#[test]
+fn the_assistants_tools_reach_the_application_only_through_their_port() {
+    let holders: Vec<String> = sources()
+        .into_iter()
+        .filter(|s| s.file.starts_with("assistant/tools/") || s.file == "assistant/scope.rs")
+        .filter(|s| s.code.contains("Engine") || s.code.contains("crate::core::Engine"))
+        .map(|s| s.file)
+        .collect();
+    assert!(
+        holders.is_empty(),
+        "a tool asks the ToolPort (assistant/tools/port.rs), never the engine: {holders:?}"
+    );
+}

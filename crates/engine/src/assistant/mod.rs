@@ -17,6 +17,7 @@
 //! | `offline/` | `countersign-offline-rules`, a deterministic intent and slot parser |
 
 pub mod chat;
+mod engine_tools;
 pub mod handover;
 pub mod ledger;
 pub mod offline;

@@ -4,13 +4,15 @@
 //! of it and can change none of it.
 
 use super::ledger::Ledger;
-use crate::core::{Actor, Engine};
+use super::tools::ToolPort;
+use crate::core::Actor;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// The scope of one turn.
 #[derive(Clone)]
 pub struct TurnScope {
-    pub engine: Engine,
+    /// Everything the tools may ask of the application.
+    pub tools: Arc<dyn ToolPort>,
     /// The authenticated user sending the message; proposals are submitted as them.
     pub actor: Actor,
     pub conversation_id: String,
@@ -21,14 +23,14 @@ pub struct TurnScope {
 
 impl TurnScope {
     pub fn new(
-        engine: Engine,
+        tools: Arc<dyn ToolPort>,
         actor: Actor,
         conversation_id: String,
         customer_id: String,
         ledger: Ledger,
     ) -> Self {
         TurnScope {
-            engine,
+            tools,
             actor,
             conversation_id,
             customer_id,

@@ -6,5 +6,5 @@ pub mod library;
 pub mod sections;
 
 pub use index::{PolicyHit, PolicyIndex};
-pub use library::PolicyLibrary;
+pub use library::{PolicyError, PolicyLibrary};
 pub use sections::split_sections;

@@ -136,7 +136,7 @@ impl TurnJob {
             at: Some(sent_at),
         });
         let scope = TurnScope::new(
-            self.engine.clone(),
+            std::sync::Arc::new(self.engine.clone()),
             self.actor.clone(),
             self.conversation_id.clone(),
             self.customer_id.clone(),

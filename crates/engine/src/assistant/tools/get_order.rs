@@ -1,7 +1,7 @@
 //! `get_order`: the live order record, with provenance, for the
 //! conversation's customer only.
 
-use super::{GET_ORDER, normalize_order_id, scope, scoped_order};
+use super::{GET_ORDER, normalize_order_id, scope, scoped_order, scoped_order_in};
 use agents::{Provenance, Tool, ToolContext, ToolOutcome, parse_arguments};
 use async_trait::async_trait;
 use domain::{OrderSnapshot, Timestamp};
@@ -159,12 +159,15 @@ impl Tool for GetOrder {
             Ok(id) => id,
             Err(outcome) => return outcome,
         };
-        let db = self.source.as_ref().unwrap_or(&scope.engine.db);
-        let order = match scoped_order(db, scope, &order_id).await {
+        let read = match &self.source {
+            Some(db) => scoped_order_in(db, scope, &order_id).await,
+            None => scoped_order(scope, &order_id).await,
+        };
+        let order = match read {
             Ok(order) => order,
             Err(outcome) => return outcome,
         };
-        let now = scope.engine.now();
+        let now = scope.tools.now();
         let Some(view) = OrderView::of(&order, now) else {
             return ToolOutcome::unknown(format!(
                 "order {order_id}'s refund records are inconsistent; nothing can be computed from them"

@@ -4,6 +4,7 @@
 //! model's arguments — so no prompt can widen what a tool returns or does.
 
 pub mod get_order;
+mod port;
 pub mod prepare_refund;
 pub mod record_unknown;
 pub mod refund_status;
@@ -11,6 +12,7 @@ pub mod request_person;
 pub mod search_policy;
 
 pub use get_order::{GetOrder, OrderLineView, OrderView, PastRefundView};
+pub use port::ToolPort;
 pub use prepare_refund::{PrepareRefund, PreparedProposal};
 pub use record_unknown::{RecordUnknown, RecordedQuestion};
 pub use refund_status::{RefundStatus, RefundStatusLine, RefundStatusReport};
@@ -71,14 +73,32 @@ fn normalize_order_id(raw: &str) -> Result<String, ToolOutcome> {
 /// Another customer's order is answered exactly like a missing one, so a
 /// customer cannot even learn that it exists. A failed read is `unknown`:
 /// existence is then not known either way.
-async fn scoped_order(
+async fn scoped_order(scope: &TurnScope, order_id: &str) -> Result<OrderSnapshot, ToolOutcome> {
+    customers_order(scope.tools.order(order_id).await, scope, order_id)
+}
+
+/// The order read from `db` instead of through the port (a test's own
+/// store), held to the same rule.
+async fn scoped_order_in(
     db: &Database,
+    scope: &TurnScope,
+    order_id: &str,
+) -> Result<OrderSnapshot, ToolOutcome> {
+    customers_order(
+        storage::orders::get(db.conn(), order_id).await,
+        scope,
+        order_id,
+    )
+}
+
+fn customers_order(
+    read: Result<Option<OrderSnapshot>, storage::StorageError>,
     scope: &TurnScope,
     order_id: &str,
 ) -> Result<OrderSnapshot, ToolOutcome> {
     let not_found =
         || ToolOutcome::not_found(format!("order {order_id} on this customer's account"));
-    match storage::orders::get(db.conn(), order_id).await {
+    match read {
         Ok(Some(order)) if order.customer_id == scope.customer_id => Ok(order),
         Ok(_) => Err(not_found()),
         Err(error) => {

@@ -10,7 +10,6 @@
 use super::record_unknown::awaiting_customer;
 use super::{PREPARE_REFUND, normalize_order_id, scope, scoped_order};
 use crate::assistant::scope::TurnScope;
-use crate::proposals::live_on_order;
 use crate::proposals::{EvidenceRef, Proposer, SubmitError, SubmitProposal};
 use agents::{Provenance, Tool, ToolContext, ToolOutcome, parse_arguments};
 use async_trait::async_trait;
@@ -163,7 +162,7 @@ impl Tool for PrepareRefund {
             ));
         }
 
-        let order = match scoped_order(&scope.engine.db, scope, &order_id).await {
+        let order = match scoped_order(scope, &order_id).await {
             Ok(order) => order,
             Err(outcome) => return outcome,
         };
@@ -215,9 +214,8 @@ impl Tool for PrepareRefund {
             quote: None,
         }));
         let submitted = scope
-            .engine
-            .proposals
-            .submit(
+            .tools
+            .submit_refund(
                 Proposer::Assistant {
                     agent: ctx.agent().unwrap_or(AGENT),
                     sender: &scope.actor,
@@ -286,7 +284,7 @@ async fn in_flight(
     scope: &TurnScope,
     order_id: &str,
 ) -> Result<Option<ToolOutcome>, storage::StorageError> {
-    let live = live_on_order(scope.engine.db.conn(), order_id).await?;
+    let live = scope.tools.live_proposals(order_id).await?;
     Ok(live
         .iter()
         .find(|stored| stored.status() != ProposalStatus::Succeeded)

@@ -12,7 +12,7 @@ use domain::Timestamp;
 use domain::proposal::{ProposalState, ProposalStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use storage::proposals::{ProposalFilter, StoredProposal};
+use storage::proposals::StoredProposal;
 
 /// Refunds reported at most: the latest ones are what a customer asks about.
 const MAX_REFUNDS: usize = 3;
@@ -89,24 +89,20 @@ impl Tool for RefundStatus {
             Err(outcome) => return outcome,
         };
         let orders = match &order_id {
-            Some(order_id) => match scoped_order(&scope.engine.db, scope, order_id).await {
+            Some(order_id) => match scoped_order(scope, order_id).await {
                 Ok(order) => vec![order.id],
                 Err(outcome) => return outcome,
             },
-            None => {
-                match storage::orders::list_for_customer(scope.engine.db.conn(), &scope.customer_id)
-                    .await
-                {
-                    Ok(orders) => orders.into_iter().map(|order| order.id).collect(),
-                    Err(error) => return unreadable(&error),
-                }
-            }
+            None => match scope.tools.customer_orders(&scope.customer_id).await {
+                Ok(orders) => orders.into_iter().map(|order| order.id).collect(),
+                Err(error) => return unreadable(&error),
+            },
         };
         let refunds = match latest_refunds(scope, &orders).await {
             Ok(refunds) => refunds,
             Err(error) => return unreadable(&error),
         };
-        let report = report(order_id, &refunds, scope.engine.now());
+        let report = report(order_id, &refunds, scope.tools.now());
         ToolOutcome::found(
             serde_json::to_value(&report).unwrap_or_default(),
             Vec::new(),
@@ -129,12 +125,7 @@ async fn latest_refunds(
 ) -> Result<Vec<StoredProposal>, storage::StorageError> {
     let mut refunds = Vec::new();
     for order_id in orders {
-        let filter = ProposalFilter {
-            order_id: Some(order_id.clone()),
-            ..ProposalFilter::default()
-        };
-        let stored =
-            storage::proposals::list(scope.engine.db.conn(), &filter, PER_ORDER, 0).await?;
+        let stored = scope.tools.order_proposals(order_id, PER_ORDER).await?;
         refunds.extend(
             stored
                 .into_iter()

@@ -41,8 +41,8 @@ impl Tool for RequestPerson {
             Err(outcome) => return outcome,
         };
         match scope
-            .engine
-            .request_person_in_turn(&scope.actor, &scope.conversation_id)
+            .tools
+            .request_person(&scope.actor, &scope.conversation_id)
             .await
         {
             Ok(handover) => {

@@ -97,7 +97,7 @@ impl Tool for SearchPolicy {
         if !(1..=MAX_LIMIT).contains(&limit) {
             return ToolOutcome::invalid_arguments(format!("limit must be 1 to {MAX_LIMIT}"));
         }
-        let hits = match scope.engine.policies.search(query, limit) {
+        let hits = match scope.tools.search_policy(query, limit) {
             Ok(hits) => hits,
             Err(error) => {
                 tracing::warn!(%error, "policy search failed");

@@ -1,0 +1,55 @@
+//! The tools' port: exactly the operations the agents' tools may ask of
+//! the application, and nothing else. A tool holds this trait object (in
+//! its [`super::super::scope::TurnScope`]), never the engine, so what a
+//! conversation can read or change is this list.
+
+use crate::assistant::handover::Handover;
+use crate::core::Actor;
+use crate::policies::{PolicyError, PolicyHit};
+use crate::proposals::{Proposer, SubmitError, SubmitProposal};
+use async_trait::async_trait;
+use domain::{OrderSnapshot, Timestamp};
+use storage::StorageError;
+use storage::proposals::StoredProposal;
+
+#[async_trait]
+pub trait ToolPort: Send + Sync {
+    /// What time it is on the application's clock.
+    fn now(&self) -> Timestamp;
+
+    /// The live order, whoever's it is: the tool decides whether the
+    /// conversation's customer may see it.
+    async fn order(&self, order_id: &str) -> Result<Option<OrderSnapshot>, StorageError>;
+
+    /// A customer's orders, newest first.
+    async fn customer_orders(&self, customer_id: &str) -> Result<Vec<OrderSnapshot>, StorageError>;
+
+    /// Passages of the policies in force matching `question`.
+    fn search_policy(&self, question: &str, limit: usize) -> Result<Vec<PolicyHit>, PolicyError>;
+
+    /// The order's proposals not yet in a final state, oldest first.
+    async fn live_proposals(&self, order_id: &str) -> Result<Vec<StoredProposal>, StorageError>;
+
+    /// The order's proposals, newest first, at most `limit`.
+    async fn order_proposals(
+        &self,
+        order_id: &str,
+        limit: u64,
+    ) -> Result<Vec<StoredProposal>, StorageError>;
+
+    /// Submits a refund proposal through the same checks every proposer
+    /// meets.
+    async fn submit_refund(
+        &self,
+        proposer: Proposer<'_>,
+        input: SubmitProposal,
+    ) -> Result<StoredProposal, SubmitError>;
+
+    /// Asks for a person to join conversation `conversation_id`, from a
+    /// turn `actor` started.
+    async fn request_person(
+        &self,
+        actor: &Actor,
+        conversation_id: &str,
+    ) -> Result<Handover, StorageError>;
+}
