@@ -122,6 +122,13 @@ pub struct Engine {
     /// What time it is for every service: wall time unless a test sets
     /// its own with [`Engine::with_clock`].
     pub clock: Clock,
+    /// Nudges the work runner's lanes after a commit that queued work.
+    pub work: runner::Wake,
+    /// Interactive work in progress (approvals, chat turns): background
+    /// lanes give way to it.
+    pub activity: runner::Activity,
+    /// Owns every task the process starts; shutdown waits for it.
+    pub tasks: runner::Supervisor,
 }
 
 /// The queues that combine concurrent writes of one kind into batches (see
@@ -196,6 +203,9 @@ impl Engine {
             batches: Batches::new(),
             payment_refs: Arc::default(),
             clock: Clock::system(),
+            work: runner::Wake::default(),
+            activity: runner::Activity::default(),
+            tasks: runner::Supervisor::new(),
         }
         .assembled()
     }

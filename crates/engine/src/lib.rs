@@ -17,6 +17,7 @@ pub mod proposals;
 pub mod settings;
 pub mod step;
 pub mod widget;
+pub mod work;
 
 pub use crate::clock::{Clock, ManualClock};
 pub use crate::core::{Actor, Engine, EngineSettings};

@@ -11,6 +11,7 @@ use domain::proposal::{Command, Effect, ProposalState, ProposalStatus, Transitio
 use serde_json::Value;
 use storage::journal::NewEvent;
 use storage::proposals::{StateUpdate, StoredProposal};
+use storage::work::NewWork;
 use storage::{ConnectionTrait, StorageError};
 
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +58,9 @@ pub struct Step {
     read_version: i64,
     events: Vec<NewEvent>,
     changed: bool,
+    /// Work the transitions asked for that runs outside this transaction
+    /// (a person to tell, a verification to make), written with the state.
+    outbox: Vec<NewWork>,
 }
 
 impl Step {
@@ -67,6 +71,7 @@ impl Step {
             read_version,
             events: Vec::new(),
             changed: false,
+            outbox: Vec::new(),
         }
     }
 
@@ -90,7 +95,9 @@ impl Step {
         now: Timestamp,
     ) -> Result<Vec<Effect>, TransitionError> {
         let from = self.status();
+        let verifies = matches!(command, Command::RecordVerified { .. });
         let transition = apply(&self.stored.proposal, &self.stored.state, command, now)?;
+        self.interpret(&transition.effects, verifies, now);
         self.record(
             transition.event,
             actor,
@@ -102,6 +109,41 @@ impl Step {
         self.stored.state = transition.next;
         self.changed = true;
         Ok(transition.effects)
+    }
+
+    /// Turns the effects that run outside the transaction into work items
+    /// written with it: a person to tell, a verification to make (dropped
+    /// again when the same step records the verification). The effects
+    /// that act on the provider now (send, status query, revalidation,
+    /// booking) are carried out by the use case that applied the command.
+    fn interpret(&mut self, effects: &[Effect], verifies: bool, now: Timestamp) {
+        let id = self.stored.proposal.id.clone();
+        for effect in effects {
+            match effect {
+                Effect::NotifyPerson { reason } => {
+                    self.outbox
+                        .push(crate::work::person_notify(&id, reason, now));
+                }
+                Effect::Verify { .. } => {
+                    self.outbox
+                        .push(crate::work::proposal_check(&id, now + VERIFICATION_GRACE));
+                }
+                Effect::Execute
+                | Effect::Revalidate
+                | Effect::SendRefund { .. }
+                | Effect::QueryStatus { .. }
+                | Effect::BookRefundOnOrder { .. } => {}
+            }
+        }
+        if verifies {
+            self.outbox
+                .retain(|work| work.kind != crate::work::PROPOSAL_CHECK);
+        }
+    }
+
+    /// The work items this step will write with its state.
+    pub fn outbox(&self) -> &[NewWork] {
+        &self.outbox
     }
 
     /// Queues a journal event that is not a state change (e.g. "proposed").
@@ -170,6 +212,7 @@ impl Step {
         let Some(((), step)) = written.pop() else {
             return Err(SaveError::Conflict);
         };
+        storage::work::enqueue(db, &step.outbox, now).await?;
         let (stored, events, change) = step.finish();
         storage::journal::append(db, events).await?;
         Ok((stored, change))
@@ -235,6 +278,7 @@ impl crate::core::Engine {
         step: Step,
         now: Timestamp,
     ) -> Result<StoredProposal, SaveError> {
+        let outbox = step.outbox.clone();
         let (stored, change) = match step.save(&*tx, now).await {
             Ok(saved) => saved,
             Err(error) => {
@@ -245,6 +289,7 @@ impl crate::core::Engine {
             }
         };
         tx.commit().await?;
+        crate::work::wake_for(self, &outbox);
         self.live.publish_all(change.into_iter().collect());
         Ok(stored)
     }
@@ -263,6 +308,11 @@ impl crate::core::Engine {
         let mut events = Vec::new();
         let mut changes = Vec::new();
         let mut saved = Vec::with_capacity(steps.len());
+        let outbox: Vec<NewWork> = steps
+            .iter()
+            .flat_map(|(_, step)| step.outbox.iter().cloned())
+            .collect();
+        storage::work::enqueue(&*tx, &outbox, self.now()).await?;
         for (key, step) in steps {
             let (stored, step_events, change) = step.finish();
             events.extend(step_events);
@@ -271,6 +321,7 @@ impl crate::core::Engine {
         }
         storage::journal::append(&*tx, events).await?;
         tx.commit().await?;
+        crate::work::wake_for(self, &outbox);
         self.live.publish_all(changes);
         Ok(saved)
     }

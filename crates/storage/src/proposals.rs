@@ -412,3 +412,24 @@ fn decode(row: proposal::Model) -> Result<StoredProposal, StorageError> {
         updated_at: row.updated_at,
     })
 }
+
+/// Proposals in these statuses, oldest change first (for sweeps that look
+/// at each one's state).
+///
+/// # Errors
+/// Database failures or stored JSON that no longer parses.
+pub async fn in_status(
+    db: &impl ConnectionTrait,
+    statuses: &[ProposalStatus],
+    limit: u64,
+) -> Result<Vec<StoredProposal>, StorageError> {
+    proposal::Entity::find()
+        .filter(proposal::Column::Status.is_in(statuses.iter().map(|s| s.as_str())))
+        .order_by_asc(proposal::Column::UpdatedAt)
+        .limit(crate::error::bindable(limit, "limit")?)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(decode)
+        .collect()
+}

@@ -57,14 +57,14 @@ pub(super) fn approve(
             vec![Effect::Execute],
         ));
     }
-    let approvals_needed = u8::try_from(required - distinct).unwrap_or(u8::MAX);
+    // Recorded; the other approvers see it waiting for them in the queue.
     Ok(Transition::new(
         ProposalState::AwaitingApproval {
             expires_at,
             approvals: counted,
         },
         event::APPROVAL_RECORDED,
-        vec![Effect::AwaitSecondApprover { approvals_needed }],
+        Vec::new(),
     ))
 }
 
@@ -137,7 +137,7 @@ mod tests {
         };
         let t = apply(&proposal, &fixtures::awaiting(), command, at).unwrap();
         assert_eq!(t.next.status(), ProposalStatus::Approved);
-        assert_eq!(t.effects, vec![Effect::Execute, Effect::Publish]);
+        assert_eq!(t.effects, vec![Effect::Execute]);
         assert_eq!(t.event, "approved");
     }
 
@@ -163,14 +163,9 @@ mod tests {
             required_approvals: 2,
         };
         let t = apply(&fixtures::proposal(), &fixtures::awaiting(), command, at).unwrap();
-        assert_eq!(
-            t.effects,
-            vec![
-                Effect::AwaitSecondApprover {
-                    approvals_needed: 1
-                },
-                Effect::Publish
-            ]
+        assert!(
+            t.effects.is_empty(),
+            "nothing runs until the second approval"
         );
     }
 

@@ -14,8 +14,6 @@ use serde::{Deserialize, Serialize};
 pub enum Effect {
     /// Enough approvals: an executor should `Claim` the proposal now.
     Execute,
-    /// Recorded, but four eyes are required: ask another approver.
-    AwaitSecondApprover { approvals_needed: u8 },
     /// Re-read the order and check it with [`super::revalidate`]; on failure
     /// apply `Invalidate` and skip the rest.
     Revalidate,
@@ -39,8 +37,6 @@ pub enum Effect {
     },
     /// Tell a person (approvers, operators) something only they can settle.
     NotifyPerson { reason: String },
-    /// The state changed: push it to live views.
-    Publish,
 }
 
 /// The result of applying a command.
@@ -54,9 +50,10 @@ pub struct Transition {
 }
 
 impl Transition {
-    pub(crate) fn new(next: ProposalState, event: &'static str, mut effects: Vec<Effect>) -> Self {
-        // Every transition changes something a person may be watching.
-        effects.push(Effect::Publish);
+    // Every transition also changes something a person may be watching; the
+    // engine announces each saved change to live views, so that is not an
+    // effect a transition has to ask for.
+    pub(crate) fn new(next: ProposalState, event: &'static str, effects: Vec<Effect>) -> Self {
         Transition {
             next,
             effects,

@@ -365,14 +365,18 @@ impl Engine {
             .filter_map(|(index, _)| approvals.remove(index))
             .collect();
         storage::approvals::insert_many(&*tx, &recorded).await?;
+        // The sends are committed with the approvals: a crash after the
+        // commit leaves them queued for the payments lane, never lost.
+        let to_send: Vec<_> = written
+            .iter()
+            .filter(|(index, _)| sends.contains(index))
+            .map(|(_, step)| crate::work::refund_send(&step.stored.proposal.id, now))
+            .collect();
+        self.queue_work(&*tx, &to_send).await?;
         for (index, stored) in self.commit_steps(tx, written).await? {
-            if sends.contains(&index) {
-                let engine = self.clone();
-                let proposal = stored.proposal.clone();
-                tokio::spawn(async move { engine.send_refund(&proposal).await });
-            }
             answers.push((index, Ok(stored)));
         }
+        crate::work::wake_for(self, &to_send);
         Ok(answers)
     }
 }

@@ -1,13 +1,13 @@
-//! The reconciler: at start (recovery) and periodically, it expires stale
-//! proposals, takes over executions whose lease ran out, re-checks unknown
-//! outcomes, and verifies succeeded refunds. Claims are conditional updates,
-//! so several replicas can run it at once.
+//! Reconciliation: expiring stale proposals, taking over executions whose
+//! lease ran out, re-checking unknown outcomes, and verifying succeeded
+//! refunds. The work runner's sweeps call these one proposal at a time
+//! (`crate::work`); [`Engine::reconcile_once`] runs everything due inline.
+//! Claims are conditional updates, so several replicas can run them at once.
 
-use super::step::Step;
 use crate::core::Engine;
+use crate::step::Step;
 use domain::proposal::{Command, Effect, ProposalStatus};
 use serde_json::json;
-use std::time::Duration;
 use storage::StorageError;
 
 /// What one pass did.
@@ -21,37 +21,69 @@ pub struct ReconcileReport {
 }
 
 impl Engine {
-    /// One pass over everything due now.
+    /// Everything due now, inline and in order: what the runner's sweeps
+    /// and checks do over time, in one call (recovery tools and tests).
     ///
     /// # Errors
     /// Storage failures while listing due work (individual items that fail
-    /// are logged and retried on the next pass).
+    /// are logged and left for the next pass).
     pub async fn reconcile_once(&self) -> Result<ReconcileReport, StorageError> {
         let mut report = ReconcileReport::default();
-        let now = crate::now();
+        let now = self.now();
         let conn = self.db.conn();
-
         let stale = [ProposalStatus::AwaitingApproval, ProposalStatus::Approved];
         for id in storage::proposals::due(conn, &stale, now, 200).await? {
             if self.expire(&id).await {
                 report.expired += 1;
             }
         }
-        let uncertain = [ProposalStatus::Executing, ProposalStatus::OutcomeUnknown];
-        for id in storage::proposals::due(conn, &uncertain, now, 100).await? {
-            if let Some(proposal) = self.claim_for_status_check(&id).await {
-                self.query_status(&proposal).await;
-                report.checked += 1;
-            }
-        }
-        for id in storage::proposals::due(conn, &[ProposalStatus::Succeeded], now, 100).await? {
-            if let Some(stored) = storage::proposals::get(conn, &id).await? {
-                self.verify(&stored.proposal).await;
-                report.verified += 1;
+        let due = [
+            ProposalStatus::Executing,
+            ProposalStatus::OutcomeUnknown,
+            ProposalStatus::Succeeded,
+        ];
+        for id in storage::proposals::due(conn, &due, now, 200).await? {
+            match self.check_proposal(&id).await? {
+                Checked::Status => report.checked += 1,
+                Checked::Verified => report.verified += 1,
+                Checked::Nothing(_) => {}
             }
         }
         report.checkpointed = self.checkpoint_journal().await?;
         Ok(report)
+    }
+
+    /// Checks one proposal's refund: asks the provider by key about an
+    /// execution whose lease ran out or an unknown outcome whose next check
+    /// is due, or verifies a succeeded refund against the charge.
+    ///
+    /// # Errors
+    /// Storage failures reading the proposal.
+    pub async fn check_proposal(&self, id: &str) -> Result<Checked, StorageError> {
+        let Some(stored) = storage::proposals::get(self.db.conn(), id).await? else {
+            return Ok(Checked::Nothing("no such proposal".to_owned()));
+        };
+        match stored.state.status() {
+            ProposalStatus::Executing | ProposalStatus::OutcomeUnknown => {
+                match self.claim_for_status_check(id).await {
+                    Some(proposal) => {
+                        self.query_status(&proposal).await;
+                        Ok(Checked::Status)
+                    }
+                    None => Ok(Checked::Nothing(
+                        "not due, or another executor holds it".to_owned(),
+                    )),
+                }
+            }
+            ProposalStatus::Succeeded => {
+                self.verify(&stored.proposal).await;
+                Ok(Checked::Verified)
+            }
+            other => Ok(Checked::Nothing(format!(
+                "nothing to check: {}",
+                other.as_str()
+            ))),
+        }
     }
 
     /// Chains the heads of every journal stream changed since the last
@@ -61,29 +93,14 @@ impl Engine {
     /// Storage failures.
     pub async fn checkpoint_journal(&self) -> Result<usize, StorageError> {
         let tx = self.db.begin_write().await?;
-        let covered = storage::journal::checkpoint(&*tx, crate::now()).await?;
+        let covered = storage::journal::checkpoint(&*tx, self.now()).await?;
         tx.commit().await?;
         Ok(covered)
     }
 
-    /// Runs a pass now (recovery after a restart) and then every `every`.
-    pub fn spawn_reconciler(&self, every: Duration) -> tokio::task::JoinHandle<()> {
-        let engine = self.clone();
-        tokio::spawn(async move {
-            let mut ticker = tokio::time::interval(every);
-            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                ticker.tick().await;
-                if let Err(error) = engine.reconcile_once().await {
-                    tracing::warn!(%error, "reconciliation pass failed; retrying later");
-                }
-            }
-        })
-    }
-
-    async fn expire(&self, id: &str) -> bool {
+    pub(crate) async fn expire(&self, id: &str) -> bool {
         let result: Result<bool, Box<dyn std::error::Error + Send + Sync>> = async {
-            let now = crate::now();
+            let now = self.now();
             let tx = self.db.begin_write().await?;
             let Some(stored) = storage::proposals::get(&*tx, id).await? else {
                 return Ok(false);
@@ -109,7 +126,7 @@ impl Engine {
     /// or another process got there first.
     async fn claim_for_status_check(&self, id: &str) -> Option<domain::proposal::RefundProposal> {
         let result: Result<Option<_>, Box<dyn std::error::Error + Send + Sync>> = async {
-            let now = crate::now();
+            let now = self.now();
             let tx = self.db.begin_write().await?;
             let Some(stored) = storage::proposals::get(&*tx, id).await? else {
                 return Ok(None);
@@ -141,5 +158,26 @@ impl Engine {
             tracing::info!(%error, proposal.id = %id, "status check not claimed");
             None
         })
+    }
+}
+
+/// What a check did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Checked {
+    /// Asked the provider about the refund's outcome.
+    Status,
+    /// Read the charge back and recorded the verification.
+    Verified,
+    /// Nothing to do now, and why.
+    Nothing(String),
+}
+
+impl std::fmt::Display for Checked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Checked::Status => f.write_str("status checked"),
+            Checked::Verified => f.write_str("verification recorded"),
+            Checked::Nothing(why) => f.write_str(why),
+        }
     }
 }

@@ -12,6 +12,7 @@ impl Engine {
     /// Sends the refund (already marked sent and committed) and records the
     /// answer; resends under the same key while the provider says it has
     /// nothing and still remembers the key.
+    #[tracing::instrument(skip_all, fields(proposal.id = %proposal.id))]
     pub async fn send_refund(&self, proposal: &RefundProposal) {
         let request = RefundRequest {
             idempotency_key: proposal.id.clone(),
@@ -39,6 +40,7 @@ impl Engine {
 
     /// Asks the provider what happened under the proposal's key and records
     /// it (after a takeover or for an unknown outcome).
+    #[tracing::instrument(skip_all, fields(proposal.id = %proposal.id))]
     pub async fn query_status(&self, proposal: &RefundProposal) {
         let lookup = lookup_of(proposal);
         let answer = match self.provider.lookup(&lookup).await {
@@ -58,6 +60,7 @@ impl Engine {
     /// Reads the charge of a succeeded refund (every refund on it and its
     /// refunded total) and records the verification. Failure leaves it for
     /// the reconciler.
+    #[tracing::instrument(skip_all, fields(proposal.id = %proposal.id))]
     pub async fn verify(&self, proposal: &RefundProposal) {
         if let Some(charge) = self.charge_for_verification(proposal).await {
             self.settle(proposal, Answer::Charge(charge)).await;

@@ -377,5 +377,13 @@ async fn engine_for(test_db: &TestDatabase, sandbox_url: &str, settings: EngineS
     let policies = engine::policies::PolicyLibrary::load(test_db.db.clone())
         .await
         .unwrap();
-    Engine::new(test_db.db.clone(), Arc::new(provider), policies, settings)
+    let engine = Engine::new(test_db.db.clone(), Arc::new(provider), policies, settings);
+    // The work runner sends approved refunds (committed with the approval)
+    // and runs the checks, as in the server.
+    engine
+        .work_runner(&engine::work::WorkSchedule::default())
+        .start()
+        .await
+        .unwrap();
+    engine
 }

@@ -32,6 +32,19 @@ pub(crate) fn checkpoint_genesis() -> String {
     domain::digest::sha256_hex(CHECKPOINT_GENESIS.as_bytes())
 }
 
+/// Whether any stream changed since the last checkpoint (a read, so an
+/// idle system writes no checkpoint).
+///
+/// # Errors
+/// Database failures.
+pub async fn has_changes(db: &impl ConnectionTrait) -> Result<bool, StorageError> {
+    Ok(journal_stream::Entity::find()
+        .filter(journal_stream::Column::Dirty.eq(true))
+        .one(db)
+        .await?
+        .is_some())
+}
+
 /// Records the heads of every changed stream in a new checkpoint, in the
 /// caller's write transaction. Returns how many streams it covered (0: no
 /// checkpoint written).

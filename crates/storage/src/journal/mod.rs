@@ -13,7 +13,7 @@ mod checkpoint;
 mod verify;
 
 pub use append::{NewEvent, append, append_to_stream};
-pub use checkpoint::checkpoint;
+pub use checkpoint::{checkpoint, has_changes};
 pub use verify::{ChainReport, verify_chain};
 
 use crate::entities::journal_event;
@@ -32,6 +32,11 @@ pub const SYSTEM_STREAM: &str = "system";
 /// The stream of settings changes (limits, thresholds, accounts, roles,
 /// policies, widget sites): who may move money is audited in one chain.
 pub const SETTINGS_STREAM: &str = "settings";
+
+/// The stream of what people did to background work (retry, cancel,
+/// resolve a dead letter; acknowledge an alert) and what the runner found
+/// (a broken journal).
+pub const OPS_STREAM: &str = "ops";
 
 /// The stream of an order's own events (fed by its shop, refunds recorded
 /// from other channels), beside its proposals' streams.

@@ -1,0 +1,187 @@
+//! The handlers of each kind of work. Each is idempotent: an item whose
+//! worker died after the handler's own commit runs again, and must find
+//! nothing left to do.
+
+use super::{WorkSchedule, alert_kind};
+use crate::core::Engine;
+use domain::proposal::ProposalState;
+use runner::{Handler, Job, JobError, RunnerBuilder};
+use storage::StorageError;
+
+pub(super) fn register(
+    engine: &Engine,
+    builder: RunnerBuilder,
+    every: &WorkSchedule,
+) -> RunnerBuilder {
+    let with = |engine: &Engine| Ctx {
+        engine: engine.clone(),
+        every: *every,
+    };
+    builder
+        .handle(super::REFUND_SEND, RefundSend(with(engine)))
+        .handle(super::PROPOSAL_CHECK, ProposalCheck(with(engine)))
+        .handle(super::PERSON_NOTIFY, PersonNotify(with(engine)))
+        .handle(
+            super::SWEEP_RECONCILE,
+            Sweep(with(engine), super::sweeps::reconcile),
+        )
+        .handle(
+            super::SWEEP_EXPIRY,
+            Sweep(with(engine), super::sweeps::expiry),
+        )
+        .handle(
+            super::JOURNAL_CHECKPOINT,
+            Sweep(with(engine), super::sweeps::checkpoint),
+        )
+        .handle(
+            super::AUDIT_VERIFY,
+            Sweep(with(engine), super::sweeps::audit),
+        )
+        .handle(
+            super::KEY_RETENTION,
+            Sweep(with(engine), super::sweeps::key_retention),
+        )
+        .handle(super::WORK_PRUNE, Sweep(with(engine), super::sweeps::prune))
+}
+
+#[derive(Clone)]
+pub(super) struct Ctx {
+    pub engine: Engine,
+    pub every: WorkSchedule,
+}
+
+/// A storage failure is worth another try.
+pub(super) fn retry(error: StorageError) -> JobError {
+    JobError::Retry(error.to_string())
+}
+
+fn proposal_id(job: &Job) -> Result<String, JobError> {
+    job.item
+        .payload
+        .get("proposal_id")
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| JobError::Dead("the item names no proposal".to_owned()))
+}
+
+async fn load(engine: &Engine, id: &str) -> Result<storage::proposals::StoredProposal, JobError> {
+    storage::proposals::get(engine.db.conn(), id)
+        .await
+        .map_err(retry)?
+        .ok_or_else(|| JobError::Dead(format!("proposal {id} does not exist")))
+}
+
+/// Sends an approved refund. The approval committed this item with the
+/// proposal's claim, so a crash between the commit and the call loses
+/// nothing: the item is still there when the process comes back.
+struct RefundSend(Ctx);
+
+#[async_trait::async_trait]
+impl Handler for RefundSend {
+    async fn run(&self, job: &Job) -> Result<Option<String>, JobError> {
+        let id = proposal_id(job)?;
+        let span = tracing::info_span!("refund_send", proposal.id = %id);
+        tracing::Instrument::instrument(self.send(&id), span).await
+    }
+}
+
+impl RefundSend {
+    async fn send(&self, id: &str) -> Result<Option<String>, JobError> {
+        let engine = &self.0.engine;
+        let stored = load(engine, id).await?;
+        match &stored.state {
+            ProposalState::Executing {
+                executor,
+                sent: true,
+                ..
+            } if *executor == engine.settings.executor_name => {
+                engine.send_refund(&stored.proposal).await;
+                Ok(Some("sent".to_owned()))
+            }
+            ProposalState::Executing { .. } | ProposalState::OutcomeUnknown { .. } => {
+                // Claimed by another process (or by this worker under
+                // another name before a restart): once its lease runs out
+                // the checks take it over, asking the provider by key first.
+                let tx = engine.db.begin_write().await.map_err(retry)?;
+                engine
+                    .queue_work(&*tx, &[super::proposal_check(id, engine.now())])
+                    .await
+                    .map_err(retry)?;
+                tx.commit().await.map_err(retry)?;
+                engine.work.lane(super::CHECKS);
+                Ok(Some(
+                    "held by another executor; handed to the checks".to_owned(),
+                ))
+            }
+            other => Ok(Some(format!(
+                "nothing to send: {}",
+                other.status().as_str()
+            ))),
+        }
+    }
+}
+
+/// Asks the provider what happened to an executing or unknown refund, or
+/// verifies a succeeded one, when it is due.
+struct ProposalCheck(Ctx);
+
+#[async_trait::async_trait]
+impl Handler for ProposalCheck {
+    async fn run(&self, job: &Job) -> Result<Option<String>, JobError> {
+        let engine = &self.0.engine;
+        let id = proposal_id(job)?;
+        let span = tracing::info_span!("proposal_check", proposal.id = %id);
+        let checked = tracing::Instrument::instrument(engine.check_proposal(&id), span)
+            .await
+            .map_err(retry)?;
+        Ok(Some(checked.to_string()))
+    }
+}
+
+/// Raises an alert for a person (a transition said only a person can
+/// settle this proposal now).
+struct PersonNotify(Ctx);
+
+#[async_trait::async_trait]
+impl Handler for PersonNotify {
+    async fn run(&self, job: &Job) -> Result<Option<String>, JobError> {
+        let engine = &self.0.engine;
+        let id = proposal_id(job)?;
+        let reason = job
+            .item
+            .payload
+            .get("reason")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("a person must look at this refund");
+        tracing::warn!(proposal.id = %id, %reason, "a refund needs a person");
+        let tx = engine.db.begin_write().await.map_err(retry)?;
+        storage::work::alerts::raise(
+            &*tx,
+            alert_kind::PROPOSAL_NEEDS_PERSON,
+            Some(&id),
+            reason,
+            &format!("{}:{id}", alert_kind::PROPOSAL_NEEDS_PERSON),
+            engine.now(),
+        )
+        .await
+        .map_err(retry)?;
+        tx.commit().await.map_err(retry)?;
+        Ok(Some("alert raised".to_owned()))
+    }
+}
+
+type SweepFn = for<'a> fn(
+    &'a Ctx,
+) -> std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<String, JobError>> + Send + 'a>,
+>;
+
+/// A scheduled sweep.
+struct Sweep(Ctx, SweepFn);
+
+#[async_trait::async_trait]
+impl Handler for Sweep {
+    async fn run(&self, _job: &Job) -> Result<Option<String>, JobError> {
+        (self.1)(&self.0).await.map(Some)
+    }
+}
