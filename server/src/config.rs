@@ -84,9 +84,16 @@ pub struct Settings {
     pub key_retention_hours: i64,
     /// Status checks of an unknown outcome before a person is told.
     pub max_unknown_checks: u32,
-    /// Seconds between reconciliation passes (0: no reconciler in this process).
+    /// Seconds between reconciliation sweeps (0: this process runs none of
+    /// the scheduled sweeps; another replica does).
     pub reconcile_interval_seconds: u64,
-    /// This process's name in claims and the journal (default: host and pid).
+    /// Whether this process runs the work runner's lanes (refund sends,
+    /// checks, notifications, sweeps). `false` makes a web-only replica:
+    /// what it commits is done by a replica that runs them.
+    pub work_runner: bool,
+    /// This worker's name in claims, leases and the journal. It must stay
+    /// the same across restarts (a restarted worker takes back at once what
+    /// it held) and differ between replicas. Default: the host name.
     pub executor_name: Option<String>,
     /// The chat model: `offline` (the built-in rules, no network or key) or
     /// `openai` (any OpenAI-compatible chat-completions server).
@@ -250,6 +257,7 @@ impl Default for Settings {
             key_retention_hours: 24,
             max_unknown_checks: 8,
             reconcile_interval_seconds: 5,
+            work_runner: true,
             executor_name: None,
             model_backend: ModelBackend::Offline,
             model_base_url: None,
@@ -429,10 +437,7 @@ impl Settings {
                 max_per_window: self.max_proposals_per_submitter,
                 window: chrono::Duration::minutes(self.proposal_submission_window_minutes),
             },
-            executor_name: self
-                .executor_name
-                .clone()
-                .unwrap_or(defaults.executor_name.clone()),
+            executor_name: self.executor_name.clone().unwrap_or_else(host_name),
             sign_in: engine::accounts::ThrottlePolicy {
                 max_failures_per_account_and_address: self.login_max_failures_per_account,
                 max_failures_per_address: self.login_max_failures_per_address,
@@ -583,4 +588,15 @@ mod tests {
         });
         assert_eq!(Settings::default().model_backend, ModelBackend::Offline);
     }
+}
+
+/// The default worker name: the host's, which survives a restart of the
+/// process and differs between machines and containers.
+fn host_name() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .map_or_else(|| "countersign".to_owned(), |name| format!("worker-{name}"))
 }

@@ -224,7 +224,8 @@ pub struct Application {
     router: Router,
     engine: Engine,
     mounted_sandbox: Option<SandboxState>,
-    reconcile_every: u64,
+    /// The work runner's lanes, when this process runs them.
+    runner: Option<runner::Runner>,
 }
 
 impl Application {
@@ -251,14 +252,16 @@ impl Application {
             settings.engine_settings(),
         )
         .with_assistant(crate::chat_model::assistant(&settings)?);
-        let reconcile_every_secs = settings.reconcile_interval_seconds;
+        let runner = settings
+            .work_runner
+            .then(|| engine.work_runner(&work_schedule(&settings)));
         let router = build_router(settings, db, engine.clone(), &payments).await?;
         Ok(Application {
             listener,
             router,
             engine,
             mounted_sandbox: payments.mounted,
-            reconcile_every: reconcile_every_secs,
+            runner,
         })
     }
 
@@ -285,12 +288,11 @@ impl Application {
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        // Recovery first (expired leases, unknown outcomes left by a crash),
-        // then periodically.
-        let reconciler = (self.reconcile_every > 0).then(|| {
-            self.engine
-                .spawn_reconciler(std::time::Duration::from_secs(self.reconcile_every))
-        });
+        // Recovery first: the runner takes back what this worker held
+        // before a crash, and the sweeps look at what fell due meanwhile.
+        if let Some(runner) = &self.runner {
+            runner.start().await.map_err(std::io::Error::other)?;
+        }
         let served = axum::serve(
             self.listener,
             self.router
@@ -298,10 +300,23 @@ impl Application {
         )
         .with_graceful_shutdown(shutdown)
         .await;
-        if let Some(reconciler) = reconciler {
-            reconciler.abort();
-        }
+        // Requests are drained; now the work: lanes stop taking items,
+        // running ones may finish (or are handed back), every task ends.
+        self.engine.tasks.shutdown(SHUTDOWN_GRACE).await;
         served
+    }
+}
+
+/// How long shutdown waits for background work after the last request.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// The sweeps' periods; none in a process whose reconciliation period is 0.
+fn work_schedule(settings: &Settings) -> engine::work::WorkSchedule {
+    let every = settings.reconcile_interval_seconds;
+    engine::work::WorkSchedule {
+        sweeps: every > 0,
+        reconcile_every: chrono::Duration::seconds(i64::try_from(every.max(1)).unwrap_or(i64::MAX)),
+        ..engine::work::WorkSchedule::default()
     }
 }
 

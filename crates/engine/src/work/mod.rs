@@ -61,6 +61,9 @@ pub mod alert_kind {
 /// How often the scheduled kinds run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WorkSchedule {
+    /// Whether this process runs the scheduled lane at all (one replica
+    /// suffices; each schedule runs once per period across replicas).
+    pub sweeps: bool,
     pub reconcile_every: Duration,
     pub expiry_every: Duration,
     pub checkpoint_every: Duration,
@@ -76,6 +79,7 @@ pub struct WorkSchedule {
 impl Default for WorkSchedule {
     fn default() -> Self {
         WorkSchedule {
+            sweeps: true,
             reconcile_every: Duration::seconds(5),
             expiry_every: Duration::seconds(30),
             checkpoint_every: Duration::minutes(1),
@@ -223,10 +227,14 @@ impl Engine {
             self.tasks.clone(),
         );
         for lane in lanes() {
-            builder = builder.lane(lane);
+            if lane.name != SCHEDULED || every.sweeps {
+                builder = builder.lane(lane);
+            }
         }
-        for schedule in schedules(every) {
-            builder = builder.schedule(schedule);
+        if every.sweeps {
+            for schedule in schedules(every) {
+                builder = builder.schedule(schedule);
+            }
         }
         handlers::register(self, builder, every).build()
     }

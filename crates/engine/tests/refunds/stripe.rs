@@ -257,6 +257,16 @@ impl StripeHarness {
             .await
             .unwrap();
         let engine = Engine::new(db.db.clone(), Arc::new(provider), policies, settings);
+        // Sends and checks run on the work runner, as in the server; the
+        // tests drive the sweeps themselves (`reconcile_once`).
+        engine
+            .work_runner(&engine::work::WorkSchedule {
+                sweeps: false,
+                ..engine::work::WorkSchedule::default()
+            })
+            .start()
+            .await
+            .unwrap();
         let h = StripeHarness {
             engine,
             stripe,

@@ -379,9 +379,13 @@ async fn engine_for(test_db: &TestDatabase, sandbox_url: &str, settings: EngineS
         .unwrap();
     let engine = Engine::new(test_db.db.clone(), Arc::new(provider), policies, settings);
     // The work runner sends approved refunds (committed with the approval)
-    // and runs the checks, as in the server.
+    // and runs the checks, as in the server; the tests drive the sweeps
+    // themselves (`reconcile_once`).
     engine
-        .work_runner(&engine::work::WorkSchedule::default())
+        .work_runner(&engine::work::WorkSchedule {
+            sweeps: false,
+            ..engine::work::WorkSchedule::default()
+        })
         .start()
         .await
         .unwrap();
