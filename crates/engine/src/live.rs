@@ -1,15 +1,13 @@
 //! Live updates: every committed state change is announced here, so pages
 //! can update without reloading.
 //!
-//! With SQLite (one process) announcements go straight to this process's
-//! subscribers. With PostgreSQL (several replicas) they go through
-//! `NOTIFY countersign_proposals`, and every replica's listener hands them to
-//! its own subscribers, so a page served by one replica sees changes made by
-//! another.
+//! What the announcements mean lives here; how they travel between
+//! replicas (NOTIFY on PostgreSQL, in-process on SQLite) is storage's
+//! (`storage::live`).
 
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
-use tokio::sync::{broadcast, watch};
+use storage::live::{Announcement, Announcer};
+use tokio::sync::broadcast;
 
 /// The PostgreSQL channel changes travel on.
 pub const CHANNEL: &str = "countersign_proposals";
@@ -51,28 +49,36 @@ pub enum LiveEvent {
 
 #[derive(Clone)]
 pub struct LiveUpdates {
-    sender: broadcast::Sender<LiveEvent>,
-    /// Set on PostgreSQL: announcements go through NOTIFY.
-    notify: Option<sqlx::PgPool>,
-    /// Whether announcements reach this process's subscribers now: always
-    /// on SQLite; on PostgreSQL while the listener holds its LISTEN.
-    listening: watch::Receiver<bool>,
+    /// The transport (storage's NOTIFY on PostgreSQL, in-process on SQLite).
+    announcer: Announcer<LiveEvent>,
+}
+
+impl Announcement for LiveEvent {
+    fn decode(channel: &str, payload: &str) -> Vec<Self> {
+        if channel == CONVERSATION_CHANNEL {
+            serde_json::from_str::<ConversationChanged>(payload)
+                .map(|change| vec![LiveEvent::Conversation(change)])
+                .unwrap_or_default()
+        } else {
+            serde_json::from_str::<Vec<ProposalChanged>>(payload)
+                .unwrap_or_default()
+                .into_iter()
+                .map(LiveEvent::Changed)
+                .collect()
+        }
+    }
+
+    fn resync() -> Self {
+        LiveEvent::Resync
+    }
 }
 
 impl LiveUpdates {
-    /// Updates for the database's backend; on PostgreSQL this starts the
+    /// Updates for the database's backend; on PostgreSQL storage starts the
     /// listener that feeds this process's subscribers.
     pub fn for_database(db: &storage::Database) -> Self {
-        let sender = broadcast::channel(1024).0;
-        let notify = db.postgres_pool().cloned();
-        let (listening_tx, listening) = watch::channel(notify.is_none());
-        if let Some(pool) = &notify {
-            tokio::spawn(listen(pool.clone(), sender.clone(), listening_tx));
-        }
         LiveUpdates {
-            sender,
-            notify,
-            listening,
+            announcer: Announcer::for_database(db, &[CHANNEL, CONVERSATION_CHANNEL]),
         }
     }
 
@@ -80,10 +86,7 @@ impl LiveUpdates {
     /// on SQLite; on PostgreSQL when the listener's LISTEN is in place), so
     /// whoever must not miss the next change waits on this, not on time.
     pub async fn listening(&self) {
-        let mut listening = self.listening.clone();
-        // The sender lives as long as the listener task; if it is gone, so
-        // is every announcement, and waiting longer would never end.
-        let _ = listening.wait_for(|ready| *ready).await;
+        self.announcer.listening().await;
     }
 
     /// Announces a committed change; nobody listening is fine.
@@ -95,158 +98,40 @@ impl LiveUpdates {
     /// PostgreSQL a batch travels in as few NOTIFYs as its size allows (a
     /// payload is a JSON array and must stay under PostgreSQL's 8000 bytes).
     pub fn publish_all(&self, changes: Vec<ProposalChanged>) {
-        if changes.is_empty() {
-            return;
-        }
-        match &self.notify {
-            None => {
-                for change in changes {
-                    let _ = self.sender.send(LiveEvent::Changed(change));
-                }
-            }
-            Some(pool) => announce(pool.clone(), CHANNEL, notify_payloads(&changes)),
-        }
+        let events = changes.into_iter().map(LiveEvent::Changed).collect();
+        self.announcer.announce(CHANNEL, events, |events| {
+            let changes: Vec<&ProposalChanged> = events
+                .iter()
+                .filter_map(|event| match event {
+                    LiveEvent::Changed(change) => Some(change),
+                    _ => None,
+                })
+                .collect();
+            storage::live::json_arrays(&changes)
+        });
     }
 
     /// Announces a committed conversation change; nobody listening is fine.
     pub fn publish_conversation(&self, change: ConversationChanged) {
-        match &self.notify {
-            None => {
-                let _ = self.sender.send(LiveEvent::Conversation(change));
-            }
-            Some(pool) => announce(
-                pool.clone(),
-                CONVERSATION_CHANNEL,
-                vec![serde_json::to_string(&change).unwrap_or_default()],
-            ),
-        }
+        let payload = serde_json::to_string(&change).unwrap_or_default();
+        self.announcer.announce(
+            CONVERSATION_CHANNEL,
+            vec![LiveEvent::Conversation(change)],
+            |_| vec![payload],
+        );
     }
 
     /// Tells this process's subscribers that changes may have been missed.
     pub fn resync(&self) {
-        let _ = self.sender.send(LiveEvent::Resync);
+        self.announcer.resync();
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<LiveEvent> {
-        self.sender.subscribe()
-    }
-}
-
-/// Forwards NOTIFY payloads to local subscribers, reconnecting after errors.
-/// Sends `payloads` on `channel` by NOTIFY, off the caller's path: a live
-/// announcement is a hint to reload (a page that misses one catches up on
-/// its next resync), so nothing waits for it and a failure is only logged.
-fn announce(pool: sqlx::PgPool, channel: &'static str, payloads: Vec<String>) {
-    tokio::spawn(async move {
-        for payload in payloads {
-            let sent = sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(channel)
-                .bind(payload)
-                .execute(&pool)
-                .await;
-            if let Err(error) = sent {
-                tracing::warn!(%error, channel, "could not announce a live change");
-            }
-        }
-    });
-}
-
-async fn listen(
-    pool: sqlx::PgPool,
-    sender: broadcast::Sender<LiveEvent>,
-    listening: watch::Sender<bool>,
-) {
-    loop {
-        match sqlx::postgres::PgListener::connect_with(&pool).await {
-            Ok(mut listener) => {
-                if let Err(error) = listener.listen_all([CHANNEL, CONVERSATION_CHANNEL]).await {
-                    tracing::warn!(%error, "could not LISTEN for proposal changes");
-                } else {
-                    listening.send_replace(true);
-                    loop {
-                        match listener.recv().await {
-                            Ok(notification) if notification.channel() == CONVERSATION_CHANNEL => {
-                                if let Ok(change) = serde_json::from_str::<ConversationChanged>(
-                                    notification.payload(),
-                                ) {
-                                    let _ = sender.send(LiveEvent::Conversation(change));
-                                }
-                            }
-                            Ok(notification) => {
-                                let changes: Vec<ProposalChanged> =
-                                    serde_json::from_str(notification.payload())
-                                        .unwrap_or_default();
-                                for change in changes {
-                                    let _ = sender.send(LiveEvent::Changed(change));
-                                }
-                            }
-                            Err(error) => {
-                                tracing::warn!(%error, "proposal change listener lost its connection");
-                                break;
-                            }
-                        }
-                    }
-                }
-            }
-            Err(error) => tracing::warn!(%error, "could not connect the proposal change listener"),
-        }
-        listening.send_replace(false);
-        if pool.is_closed() {
-            return;
-        }
-        // Tell pages to reload what they show: changes may have been missed.
-        let _ = sender.send(LiveEvent::Resync);
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
-}
-
-/// The most bytes of changes one NOTIFY carries (PostgreSQL's limit is 8000).
-const NOTIFY_BYTES: usize = 7000;
-
-/// JSON arrays of changes, each small enough for one NOTIFY.
-fn notify_payloads(changes: &[ProposalChanged]) -> Vec<String> {
-    let mut payloads = Vec::new();
-    let mut current: Vec<String> = Vec::new();
-    let mut bytes = 2;
-    for change in changes {
-        let json = serde_json::to_string(change).unwrap_or_default();
-        if !current.is_empty() && bytes + json.len() + 1 > NOTIFY_BYTES {
-            payloads.push(format!("[{}]", current.join(",")));
-            current.clear();
-            bytes = 2;
-        }
-        bytes += json.len() + 1;
-        current.push(json);
-    }
-    if !current.is_empty() {
-        payloads.push(format!("[{}]", current.join(",")));
-    }
-    payloads
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn change(n: usize) -> ProposalChanged {
-        ProposalChanged {
-            proposal_id: format!("prp_{n:040}"),
-            order_id: format!("order-{n}"),
-            status: "verified".into(),
-            customer_id: Some(format!("usr_{n:030}")),
-        }
+        self.announcer.subscribe()
     }
 
-    #[test]
-    fn many_changes_travel_in_notify_sized_arrays_that_read_back_in_order() {
-        let changes: Vec<_> = (0..200).map(change).collect();
-        let payloads = notify_payloads(&changes);
-        assert!(payloads.len() > 1, "200 changes do not fit one NOTIFY");
-        assert!(payloads.iter().all(|p| p.len() < 8000));
-        let read: Vec<ProposalChanged> = payloads
-            .iter()
-            .flat_map(|p| serde_json::from_str::<Vec<ProposalChanged>>(p).unwrap())
-            .collect();
-        assert_eq!(read, changes);
+    /// How many subscribers this process holds now (open live streams).
+    pub fn subscribers(&self) -> usize {
+        self.announcer.subscribers()
     }
 }

@@ -267,3 +267,20 @@ fn the_assistants_tools_reach_the_application_only_through_their_port() {
         "a tool asks the ToolPort (assistant/tools/port.rs), never the engine: {holders:?}"
     );
 }
+
+#[test]
+fn postgres_notify_and_listen_live_in_storage_not_in_the_engine() {
+    let holders: Vec<String> = sources()
+        .into_iter()
+        .filter(|s| {
+            ["sqlx::", "PgListener", "pg_notify", "postgres_pool"]
+                .iter()
+                .any(|pg| s.code.contains(pg))
+        })
+        .map(|s| s.file)
+        .collect();
+    assert!(
+        holders.is_empty(),
+        "PostgreSQL-specific code belongs in storage (storage::live for NOTIFY): {holders:?}"
+    );
+}

@@ -13,6 +13,7 @@ pub mod handovers;
 pub mod ids;
 pub mod journal;
 pub mod limits;
+pub mod live;
 mod many;
 pub mod orders;
 pub mod policies;
