@@ -80,6 +80,17 @@ impl Scenario {
     }
 
     fn start_server_on(&self, port: u16, provider_url: &str, name: &str) -> Child {
+        self.start_server_with(port, provider_url, name, &[])
+    }
+
+    /// A server process with extra settings (`COUNTERSIGN_…` variables).
+    fn start_server_with(
+        &self,
+        port: u16,
+        provider_url: &str,
+        name: &str,
+        extra: &[(&str, &str)],
+    ) -> Child {
         Command::new(env!("CARGO_BIN_EXE_countersign"))
             .arg("serve")
             .env("COUNTERSIGN_DATABASE_URL", &self.db.url)
@@ -96,6 +107,7 @@ impl Scenario {
             .env("COUNTERSIGN_EXECUTION_LEASE_SECONDS", "5")
             .env("COUNTERSIGN_RECONCILE_INTERVAL_SECONDS", "1")
             .env("RUST_LOG", "warn")
+            .envs(extra.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -362,4 +374,141 @@ async fn sixty_four_approvals_across_two_server_processes_make_exactly_one_refun
     kill(a);
     kill(b);
     assert_eq!(s.sandbox.ledger().total_refunds, 1);
+}
+
+/// The refund.send work item of a proposal, as stored.
+async fn send_item(s: &Scenario, id: &str) -> storage::work::WorkItem {
+    let items = storage::work::list(
+        s.db.db.conn(),
+        &storage::work::WorkFilter {
+            kind: Some("refund.send".to_owned()),
+            subject: Some(id.to_owned()),
+            ..storage::work::WorkFilter::default()
+        },
+        10,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        items.len(),
+        1,
+        "one send item per approved proposal: {items:?}"
+    );
+    items.into_iter().next().unwrap()
+}
+
+#[tokio::test]
+async fn a_send_committed_with_its_approval_survives_a_kill_and_goes_out_at_restart_without_waiting_for_a_lease()
+ {
+    let s = Scenario::new(FaultPlan::default()).await;
+    // A web-only replica: it commits the approval and its send, and runs no
+    // work; it is killed before anyone made the call.
+    let long_lease = [
+        ("COUNTERSIGN_EXECUTION_LEASE_SECONDS", "600"),
+        ("COUNTERSIGN_WORK_RUNNER", "false"),
+    ];
+    let web_only = s.start_server_with(s.port, &s.sandbox_url, "replica-a", &long_lease);
+    s.wait_ready().await;
+    let id = s.propose_and_approve().await;
+    kill(web_only);
+    assert_eq!(s.status(&id).await, ProposalStatus::Executing);
+    assert_eq!(s.sandbox.ledger().total_refunds, 0, "nothing was sent");
+    assert_eq!(send_item(&s, &id).await.state, storage::work::QUEUED);
+
+    // The same worker comes back running its lanes: the send is still there
+    // and goes out now, not after the proposal's ten-minute lease.
+    let restarted = s.start_server_with(
+        s.port,
+        &s.sandbox_url,
+        "replica-a",
+        &[("COUNTERSIGN_EXECUTION_LEASE_SECONDS", "600")],
+    );
+    s.wait_for(&id, ProposalStatus::Verified, Duration::from_secs(30))
+        .await;
+    kill(restarted);
+    assert_eq!(s.sandbox.ledger().count_for(&id), 1);
+    let item = send_item(&s, &id).await;
+    assert_eq!((item.state.as_str(), item.attempts), ("done", 1));
+}
+
+#[tokio::test]
+async fn a_worker_killed_in_the_middle_of_a_send_takes_it_back_at_restart_and_refunds_once() {
+    let s = Scenario::new(FaultPlan::default()).await;
+    let hole = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hole_url = format!("http://{}", hole.local_addr().unwrap());
+    let (accepted, mut accepted_rx) = tokio::sync::mpsc::channel::<()>(1);
+    let real = s.sandbox_url.clone();
+    // Charges are answered by the real provider; the refund call is taken
+    // and never answered, so the worker is killed in the middle of it.
+    let forward_charge = move |axum::extract::Path(id): axum::extract::Path<String>,
+                               headers: axum::http::HeaderMap| {
+        let real = real.clone();
+        async move {
+            let mut request = reqwest::Client::new().get(format!("{real}/v1/charges/{id}"));
+            if let Some(auth) = headers.get("authorization") {
+                request = request.header("authorization", auth.as_bytes());
+            }
+            let answer = request.send().await.unwrap();
+            let status = axum::http::StatusCode::from_u16(answer.status().as_u16()).unwrap();
+            (status, answer.text().await.unwrap())
+        }
+    };
+    let swallow_refund = move || {
+        let accepted = accepted.clone();
+        async move {
+            let _ = accepted.try_send(());
+            std::future::pending::<()>().await
+        }
+    };
+    let router = axum::Router::new()
+        .route("/v1/charges/{id}", axum::routing::get(forward_charge))
+        .route("/v1/refunds", axum::routing::post(swallow_refund));
+    tokio::spawn(async move { axum::serve(hole, router).await });
+    let long_lease = [("COUNTERSIGN_EXECUTION_LEASE_SECONDS", "600")];
+    let first = s.start_server_with(s.port, &hole_url, "replica-a", &long_lease);
+    s.wait_ready().await;
+    let id = s.propose_and_approve().await;
+    accepted_rx.recv().await.unwrap();
+    kill(first);
+    let held = send_item(&s, &id).await;
+    assert_eq!(
+        (held.state.as_str(), held.lease_owner.as_deref()),
+        ("running", Some("replica-a"))
+    );
+
+    let second = s.start_server_with(s.port, &s.sandbox_url, "replica-a", &long_lease);
+    s.wait_for(&id, ProposalStatus::Verified, Duration::from_secs(30))
+        .await;
+    kill(second);
+    assert_eq!(s.sandbox.ledger().count_for(&id), 1);
+    assert_eq!(send_item(&s, &id).await.state, storage::work::DONE);
+}
+
+#[tokio::test]
+async fn a_graceful_shutdown_lets_a_refund_in_flight_finish_and_be_recorded_before_the_process_exits()
+ {
+    let s = Scenario::new(FaultPlan::new(vec![FaultRule::always(
+        FaultMode::Latency { ms: 1500 },
+    )]))
+    .await;
+    let mut server = s.start_server(&s.sandbox_url);
+    s.wait_ready().await;
+    let id = s.propose_and_approve().await;
+    s.wait_until_provider_saw_a_request().await;
+    let terminated = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(terminated.success());
+    let exit = tokio::task::spawn_blocking(move || server.wait().unwrap())
+        .await
+        .unwrap();
+    assert!(exit.success(), "a clean exit after SIGTERM: {exit:?}");
+    assert_eq!(
+        s.status(&id).await,
+        ProposalStatus::Verified,
+        "the send in flight finished and its answer was recorded before the exit"
+    );
+    assert_eq!(s.sandbox.ledger().count_for(&id), 1);
+    assert_eq!(send_item(&s, &id).await.state, storage::work::DONE);
 }
