@@ -245,9 +245,6 @@ fn use_cases_read_the_time_from_their_injected_clock() {
             }
         }
     }
-    // The turn's lease renewal runs beside the turn, outside any service;
-    // it moves to the work runner's supervisor with the chat service.
-    readers.remove("assistant/chat/turn.rs calls crate::now()");
     assert!(
         readers.is_empty(),
         "read the time from the service's Clock (tests move a ManualClock):\n{readers:#?}"

@@ -300,3 +300,72 @@ async fn a_proposal_naming_another_customers_conversation_is_refused_and_their_t
     .await;
     assert_eq!(transcript["proposals"], json!([]), "{transcript}");
 }
+
+/// The ids in a list of proposals.
+fn ids(list: &Value) -> Vec<String> {
+    let mut ids: Vec<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[tokio::test]
+async fn each_caller_lists_only_the_proposals_it_may_open_and_an_account_that_sees_none_is_refused()
+{
+    let app = TestApp::spawn().await;
+    let agent = token(&app, "agent").await;
+    let manager = token(&app, "manager").await;
+    // The agent proposes for Cora's order, the manager for Cas's.
+    let (status, for_cora) = propose(&app, &agent, refund("4821", json!({}))).await;
+    assert_eq!(status, StatusCode::CREATED, "{for_cora}");
+    let (status, for_cas) = propose(&app, &manager, refund("4822", json!({}))).await;
+    assert_eq!(status, StatusCode::CREATED, "{for_cas}");
+    let (cora_id, cas_id) = (
+        for_cora["id"].as_str().unwrap().to_owned(),
+        for_cas["id"].as_str().unwrap().to_owned(),
+    );
+
+    let mut both = vec![cora_id.clone(), cas_id.clone()];
+    both.sort();
+    let approver = token(&app, "approver").await;
+    assert_eq!(ids(&get(&app, &approver, "/api/v1/proposals").await), both);
+    // An agent account: what it asked for, not the manager's.
+    assert_eq!(
+        ids(&get(&app, &agent, "/api/v1/proposals").await),
+        [cora_id.as_str()]
+    );
+    // A customer: the refunds to them, whoever proposed them.
+    let cora = token(&app, "customer").await;
+    assert_eq!(
+        ids(&get(&app, &cora, "/api/v1/proposals").await),
+        [cora_id.as_str()]
+    );
+    let cas = token(&app, "customer2").await;
+    assert_eq!(
+        ids(&get(&app, &cas, "/api/v1/proposals").await),
+        [cas_id.as_str()]
+    );
+    // The same rule for one proposal: another's is not there at all.
+    let response = app
+        .bare_client()
+        .get(app.url(&format!("/api/v1/proposals/{cas_id}")))
+        .bearer_auth(&cora)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    // A shop account sees no proposals: the list says so.
+    let shop = token(&app, "shop").await;
+    let response = app
+        .bare_client()
+        .get(app.url("/api/v1/proposals"))
+        .bearer_auth(&shop)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+}

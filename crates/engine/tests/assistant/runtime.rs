@@ -3,7 +3,8 @@
 //! conversations that outlive the process.
 
 use crate::support::{Chat, call, result_of, say};
-use agents::{ModelResponse, ScriptedModel, StopPoint};
+use agents::{ChatModel, ModelError, ModelRequest, ModelResponse, ScriptedModel, StopPoint};
+use async_trait::async_trait;
 use engine::assistant::team::standard_workflow;
 use engine::assistant::{
     Assistant, ChatError, DEFAULT_RUNNER_CONFIG, RunnerConfig, TurnControl, TurnEnd,
@@ -11,6 +12,7 @@ use engine::assistant::{
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::Notify;
 
 #[tokio::test]
 async fn an_unlisted_handoff_is_refused_and_recorded() {
@@ -83,27 +85,48 @@ async fn a_model_that_never_stops_calling_tools_is_cut_off_at_the_step_bound() {
     assert!(kinds.iter().any(|k| k == "step_limit_reached"), "{kinds:?}");
 }
 
-/// A model that takes a minute to answer.
-fn slow_model() -> Arc<ScriptedModel> {
-    Arc::new(
-        ScriptedModel::from_fn(|_| Ok(ModelResponse::text("finally")))
-            .with_delay(Duration::from_secs(60)),
-    )
+/// A model that takes a minute to answer, and says when a call reached it.
+struct SlowModel {
+    scripted: ScriptedModel,
+    called: Arc<Notify>,
 }
 
-async fn wait_until_running(chat: &Chat, id: &str) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !chat.engine.assistant.running().is_running(id) {
-        assert!(Instant::now() < deadline, "the turn never started");
-        tokio::time::sleep(Duration::from_millis(5)).await;
+#[async_trait]
+impl ChatModel for SlowModel {
+    fn name(&self) -> &str {
+        "slow"
     }
-    // Let the turn reach the model call.
-    tokio::time::sleep(Duration::from_millis(50)).await;
+
+    async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        // A permit is kept if nobody waits yet: the test cannot miss it.
+        self.called.notify_one();
+        self.scripted.complete(request).await
+    }
+}
+
+/// The slow model and what it notifies when a turn's call reaches it.
+fn slow_model() -> (Arc<dyn ChatModel>, Arc<Notify>) {
+    let called = Arc::new(Notify::new());
+    let model = SlowModel {
+        scripted: ScriptedModel::from_fn(|_| Ok(ModelResponse::text("finally")))
+            .with_delay(Duration::from_secs(60)),
+        called: called.clone(),
+    };
+    (Arc::new(model), called)
+}
+
+/// Waits until the turn is in its model call (no sleeping: the model says so).
+async fn wait_until_in_model_call(chat: &Chat, id: &str, called: &Notify) {
+    tokio::time::timeout(Duration::from_secs(10), called.notified())
+        .await
+        .expect("the turn never reached the model");
+    assert!(chat.engine.assistant.running().is_running(id));
 }
 
 #[tokio::test]
 async fn stop_during_a_slow_model_call_ends_the_turn_with_a_consistent_saved_transcript() {
-    let chat = Chat::scripted(slow_model()).await;
+    let (model, called) = slow_model();
+    let chat = Chat::scripted(model).await;
     let (customer, id) = chat.open("customer").await;
     let turn = {
         let engine = chat.engine.clone();
@@ -119,7 +142,7 @@ async fn stop_during_a_slow_model_call_ends_the_turn_with_a_consistent_saved_tra
                 .await
         })
     };
-    wait_until_running(&chat, &id).await;
+    wait_until_in_model_call(&chat, &id, &called).await;
     // Read meanwhile (a reloaded page): the turn runs, and shows what it answers.
     let during = chat.reload(&customer, &id).await;
     assert!(during.running);
@@ -163,7 +186,8 @@ async fn stop_during_a_slow_model_call_ends_the_turn_with_a_consistent_saved_tra
 
 #[tokio::test]
 async fn a_second_message_while_a_turn_runs_is_a_conflict() {
-    let chat = Chat::scripted(slow_model()).await;
+    let (model, called) = slow_model();
+    let chat = Chat::scripted(model).await;
     let (customer, id) = chat.open("customer").await;
     let control = TurnControl::new();
     let turn = {
@@ -171,7 +195,7 @@ async fn a_second_message_while_a_turn_runs_is_a_conflict() {
         let (customer, id, control) = (customer.clone(), id.clone(), control.clone());
         tokio::spawn(async move { engine.chat_turn(&customer, &id, "hello", control).await })
     };
-    wait_until_running(&chat, &id).await;
+    wait_until_in_model_call(&chat, &id, &called).await;
     let second = chat
         .engine
         .chat_turn(&customer, &id, "hello again", TurnControl::new())
@@ -196,7 +220,8 @@ async fn a_second_message_while_a_turn_runs_is_a_conflict() {
 
 #[tokio::test]
 async fn stop_from_another_server_lands_through_the_database() {
-    let chat = Chat::scripted(slow_model()).await;
+    let (model, called) = slow_model();
+    let chat = Chat::scripted(model).await;
     let (customer, id) = chat.open("customer").await;
     let turn = {
         let engine = chat.engine.clone();
@@ -207,7 +232,7 @@ async fn stop_from_another_server_lands_through_the_database() {
                 .await
         })
     };
-    wait_until_running(&chat, &id).await;
+    wait_until_in_model_call(&chat, &id, &called).await;
     let other = chat.another_engine(Assistant::offline()).await;
     let stopped_at = Instant::now();
     other.stop_turn(&customer, &id).await.unwrap();

@@ -16,6 +16,7 @@ use crate::assistant::sink::TurnEvents;
 use crate::assistant::tools::{
     GET_ORDER, PREPARE_REFUND, PreparedProposal, RECORD_UNKNOWN, RecordedQuestion, SEARCH_POLICY,
 };
+use crate::clock::Clock;
 use crate::core::{Actor, Engine};
 use agents::{
     ConversationState, Event, OutcomeKind, Principal, Provenance, Role, RunError, ToolContext,
@@ -157,6 +158,7 @@ impl TurnJob {
         let before = state.messages().len();
         let watcher = tokio::spawn(watch_claim(
             self.engine.db.clone(),
+            self.engine.clock.clone(),
             self.conversation_id.clone(),
             self.turn_id.clone(),
             self.control.clone(),
@@ -350,13 +352,19 @@ fn event_row(event: &Event) -> NewEvent {
 
 /// Keeps the claim alive while the turn runs and lands a Stop made on
 /// another replica (it sets the conversation's flag; this polls it).
-async fn watch_claim(db: Database, id: String, turn_id: String, control: TurnControl) {
+async fn watch_claim(
+    db: Database,
+    clock: Clock,
+    id: String,
+    turn_id: String,
+    control: TurnControl,
+) {
     let mut renewed = Instant::now();
     loop {
         tokio::time::sleep(STOP_POLL).await;
         let seen = if renewed.elapsed() >= RENEW_EVERY {
             renewed = Instant::now();
-            renew(&db, &id, &turn_id).await
+            renew(&db, &clock, &id, &turn_id).await
         } else {
             storage::conversations::stop_requested(db.conn(), &id, &turn_id).await
         };
@@ -380,12 +388,13 @@ async fn watch_claim(db: Database, id: String, turn_id: String, control: TurnCon
 
 async fn renew(
     db: &Database,
+    clock: &Clock,
     id: &str,
     turn_id: &str,
 ) -> Result<Option<bool>, storage::StorageError> {
     let tx = db.begin_write().await?;
     let seen =
-        storage::conversations::renew_claim(&*tx, id, turn_id, crate::now() + TURN_LEASE).await?;
+        storage::conversations::renew_claim(&*tx, id, turn_id, clock.now() + TURN_LEASE).await?;
     tx.commit().await?;
     Ok(seen)
 }
