@@ -259,15 +259,12 @@ pub async fn admin_set_limit(
     let (ctx, me) = server::require_admin()?;
     let currency = backend::money_currency(&currency)?;
     let limit = domain::Money::parse_decimal(&amount, currency).map_err(backend::invalid)?;
-    let user = engine::settings::set_approval_limit(
-        &ctx.db,
-        &backend::changed_by(&me),
-        user_id.trim(),
-        limit,
-        engine::now(),
-    )
-    .await
-    .map_err(backend::limit_error)?;
+    let user = ctx
+        .engine
+        .team_settings
+        .set_approval_limit(&backend::changed_by(&me), user_id.trim(), limit)
+        .await
+        .map_err(backend::limit_error)?;
     Ok(format!(
         "{} may now approve up to {}",
         user.name,
@@ -287,14 +284,11 @@ pub async fn admin_set_threshold(
     let (ctx, me) = server::require_admin()?;
     let currency = backend::money_currency(&currency)?;
     let threshold = domain::Money::parse_decimal(&amount, currency).map_err(backend::invalid)?;
-    engine::settings::set_four_eyes_threshold(
-        &ctx.db,
-        &backend::changed_by(&me),
-        threshold,
-        engine::now(),
-    )
-    .await
-    .map_err(backend::limit_error)?;
+    ctx.engine
+        .team_settings
+        .set_four_eyes_threshold(&backend::changed_by(&me), threshold)
+        .await
+        .map_err(backend::limit_error)?;
     Ok(format!(
         "refunds above {} now need two approvers",
         threshold.display()

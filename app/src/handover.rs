@@ -231,7 +231,10 @@ pub async fn set_inbox_roles(
     .filter_map(|(ticked, role)| ticked.is_some().then_some(role));
     let roles = domain::RoleSet::new(chosen);
     let by = engine::settings::ChangedBy::person(&me.actor());
-    let set = engine::settings::set_inbox_roles(&ctx.db, &by, &roles, engine::now())
+    let set = ctx
+        .engine
+        .team_settings
+        .set_inbox_roles(&by, &roles)
         .await
         .map_err(|error| match error {
             InboxRolesError::Storage(inner) => server::internal(&inner),

@@ -14,6 +14,7 @@ use crate::clock::Clock;
 use crate::live::LiveUpdates;
 use crate::policies::PolicyLibrary;
 use crate::proposals::{ProposalRules, Proposals};
+use crate::settings::TeamSettings;
 use chrono::Duration;
 use connectors::PaymentProvider;
 use domain::RoleSet;
@@ -108,6 +109,8 @@ pub struct Engine {
     pub accounts: Accounts,
     /// Submitting refund proposals; reading them as the actor may see them.
     pub proposals: Proposals,
+    /// Approval limits, four-eyes thresholds, who sees the staff inbox.
+    pub team_settings: TeamSettings,
     pub db: Database,
     pub provider: Arc<dyn PaymentProvider>,
     pub policies: PolicyLibrary,
@@ -186,6 +189,7 @@ impl Engine {
         let live = LiveUpdates::for_database(&db);
         Engine {
             accounts: Accounts::new(db.clone(), Clock::system(), settings.sign_in),
+            team_settings: TeamSettings::new(db.clone(), Clock::system()),
             proposals: Proposals::new(
                 db.clone(),
                 Clock::system(),
@@ -214,6 +218,7 @@ impl Engine {
     /// them changed), so no service keeps an old clock or assistant.
     fn assembled(mut self) -> Self {
         self.accounts = Accounts::new(self.db.clone(), self.clock.clone(), self.settings.sign_in);
+        self.team_settings = TeamSettings::new(self.db.clone(), self.clock.clone());
         self.proposals = Proposals::new(
             self.db.clone(),
             self.clock.clone(),

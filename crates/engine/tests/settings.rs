@@ -10,7 +10,7 @@ use domain::{Currency, Money, Role, RoleSet, SettingChange, Timestamp};
 use engine::Clock;
 use engine::accounts::{Accounts, CreateUser, ThrottlePolicy};
 use engine::policies::PolicyLibrary;
-use engine::settings::{ChangedBy, LimitError, set_approval_limit, set_four_eyes_threshold};
+use engine::settings::{ChangedBy, LimitError, TeamSettings};
 use storage::journal::{ChainReport, JournalEvent, JournalFilter, SETTINGS_STREAM};
 use storage::testing::TestDatabase;
 
@@ -81,10 +81,12 @@ async fn raising_an_approvers_limit_is_journaled_with_who_when_and_the_limit_bef
     let approver = user(&test, "ana", &[Role::Approver]).await;
     let admin = ChangedBy::system("admin-console");
 
-    set_approval_limit(&test.db, &admin, &approver, eur(25_000), at(1))
+    TeamSettings::new(test.db.clone(), Clock::fixed(at(1)))
+        .set_approval_limit(&admin, &approver, eur(25_000))
         .await
         .unwrap();
-    set_approval_limit(&test.db, &admin, &approver, eur(500_000), at(2))
+    TeamSettings::new(test.db.clone(), Clock::fixed(at(2)))
+        .set_approval_limit(&admin, &approver, eur(500_000))
         .await
         .unwrap();
 
@@ -108,7 +110,9 @@ async fn a_limit_refused_for_someone_who_is_not_an_approver_leaves_no_trace_in_t
     let customer = user(&test, "cleo", &[Role::Customer]).await;
     let admin = ChangedBy::console();
 
-    let refused = set_approval_limit(&test.db, &admin, &customer, eur(100), at(1)).await;
+    let refused = TeamSettings::new(test.db.clone(), Clock::fixed(at(1)))
+        .set_approval_limit(&admin, &customer, eur(100))
+        .await;
 
     assert!(matches!(refused, Err(LimitError::NotAnApprover(name)) if name == "cleo"));
     assert!(changes_by(&test, &admin).await.is_empty());
@@ -123,10 +127,12 @@ async fn lowering_the_four_eyes_threshold_is_journaled_with_the_threshold_before
     let test = TestDatabase::new().await;
     let admin = ChangedBy::console();
 
-    set_four_eyes_threshold(&test.db, &admin, eur(40_000), at(1))
+    TeamSettings::new(test.db.clone(), Clock::fixed(at(1)))
+        .set_four_eyes_threshold(&admin, eur(40_000))
         .await
         .unwrap();
-    set_four_eyes_threshold(&test.db, &admin, eur(10_000), at(2))
+    TeamSettings::new(test.db.clone(), Clock::fixed(at(2)))
+        .set_four_eyes_threshold(&admin, eur(10_000))
         .await
         .unwrap();
 

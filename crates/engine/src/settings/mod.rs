@@ -8,7 +8,24 @@ mod inbox;
 mod journal;
 mod limits;
 
-pub use inbox::{INBOX_ROLE_CHOICES, InboxRolesError, set_inbox_roles};
+pub use inbox::{INBOX_ROLE_CHOICES, InboxRolesError};
 pub use journal::ChangedBy;
 pub(crate) use journal::record;
-pub use limits::{LimitError, set_approval_limit, set_four_eyes_threshold};
+pub use limits::LimitError;
+
+use crate::clock::Clock;
+use storage::Database;
+
+/// Changes to the team's rules (approval limits, four-eyes thresholds,
+/// who sees the staff inbox), each journaled with who made it.
+#[derive(Debug, Clone)]
+pub struct TeamSettings {
+    db: Database,
+    clock: Clock,
+}
+
+impl TeamSettings {
+    pub fn new(db: Database, clock: Clock) -> Self {
+        TeamSettings { db, clock }
+    }
+}

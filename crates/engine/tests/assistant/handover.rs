@@ -184,14 +184,14 @@ async fn only_the_inbox_roles_may_take_a_conversation_over_and_only_its_holder_r
 
     // An admin narrows the inbox to managers: approvers lose it.
     let admin = chat.actor("admin").await;
-    engine::settings::set_inbox_roles(
-        &chat.engine.db,
-        &engine::settings::ChangedBy::person(&admin),
-        &domain::RoleSet::new([domain::Role::Manager]),
-        engine::now(),
-    )
-    .await
-    .unwrap();
+    chat.engine
+        .team_settings
+        .set_inbox_roles(
+            &engine::settings::ChangedBy::person(&admin),
+            &domain::RoleSet::new([domain::Role::Manager]),
+        )
+        .await
+        .unwrap();
     assert!(chat.engine.inbox(&approver).await.is_err());
     assert_eq!(chat.engine.inbox(&manager).await.unwrap().len(), 1);
 }
