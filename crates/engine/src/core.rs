@@ -12,6 +12,7 @@ use crate::accounts::{Accounts, ThrottlePolicy};
 use crate::batch::Combiner;
 use crate::clock::Clock;
 use crate::live::LiveUpdates;
+use crate::orders::Orders;
 use crate::policies::PolicyLibrary;
 use crate::proposals::{ProposalRules, Proposals};
 use crate::settings::TeamSettings;
@@ -111,6 +112,8 @@ pub struct Engine {
     pub proposals: Proposals,
     /// Approval limits, four-eyes thresholds, who sees the staff inbox.
     pub team_settings: TeamSettings,
+    /// The shops' orders and the refunds they made elsewhere.
+    pub orders: Orders,
     pub db: Database,
     pub provider: Arc<dyn PaymentProvider>,
     pub policies: PolicyLibrary,
@@ -190,6 +193,7 @@ impl Engine {
         Engine {
             accounts: Accounts::new(db.clone(), Clock::system(), settings.sign_in),
             team_settings: TeamSettings::new(db.clone(), Clock::system()),
+            orders: Orders::new(db.clone(), Clock::system(), provider.clone()),
             proposals: Proposals::new(
                 db.clone(),
                 Clock::system(),
@@ -219,6 +223,7 @@ impl Engine {
     fn assembled(mut self) -> Self {
         self.accounts = Accounts::new(self.db.clone(), self.clock.clone(), self.settings.sign_in);
         self.team_settings = TeamSettings::new(self.db.clone(), self.clock.clone());
+        self.orders = Orders::new(self.db.clone(), self.clock.clone(), self.provider.clone());
         self.proposals = Proposals::new(
             self.db.clone(),
             self.clock.clone(),

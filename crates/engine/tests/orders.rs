@@ -9,10 +9,8 @@ use connectors::sandbox::SandboxProvider;
 use domain::proposal::ConditionsSnapshot;
 use domain::{DeliveryEvent, DeliveryKind, Role, RoleSet, Timestamp};
 use engine::Actor;
-use engine::orders::import::{Format, import_orders, parse};
-use engine::orders::{
-    Change, Feeder, LineInput, OrderError, OrderUpsert, RecordRefund, record_refund, upsert_order,
-};
+use engine::orders::import::{Format, parse};
+use engine::orders::{Change, Feeder, LineInput, OrderError, OrderUpsert, Orders, RecordRefund};
 use std::sync::{Arc, LazyLock};
 use storage::journal::JournalFilter;
 use storage::testing::TestDatabase;
@@ -49,17 +47,20 @@ impl Shop {
         }
     }
 
-    async fn upsert(&self, id: &str, body: OrderUpsert) -> Result<Change, OrderError> {
-        upsert_order(
-            &self.test.db,
-            self.provider.as_ref(),
-            &self.feeder,
-            id,
-            body,
-            engine::now(),
+    /// The order source on wall time, checking references with the sandbox.
+    fn orders(&self) -> Orders {
+        Orders::new(
+            self.test.db.clone(),
+            engine::Clock::system(),
+            self.provider.clone(),
         )
-        .await
-        .map(|outcome| outcome.change)
+    }
+
+    async fn upsert(&self, id: &str, body: OrderUpsert) -> Result<Change, OrderError> {
+        self.orders()
+            .upsert_order(&self.feeder, id, body)
+            .await
+            .map(|outcome| outcome.change)
     }
 
     async fn refund(
@@ -68,22 +69,21 @@ impl Shop {
         refund_id: &str,
         amount_minor: i64,
     ) -> Result<bool, OrderError> {
-        record_refund(
-            &self.test.db,
-            &self.feeder,
-            id,
-            RecordRefund {
-                refund_id: refund_id.into(),
-                amount_minor,
-                currency: "EUR".into(),
-                channel: "stripe_dashboard".into(),
-                reference: format!("re_{refund_id}"),
-                created_at: *START,
-            },
-            engine::now(),
-        )
-        .await
-        .map(|recorded| recorded.newly_recorded)
+        self.orders()
+            .record_refund(
+                &self.feeder,
+                id,
+                RecordRefund {
+                    refund_id: refund_id.into(),
+                    amount_minor,
+                    currency: "EUR".into(),
+                    channel: "stripe_dashboard".into(),
+                    reference: format!("re_{refund_id}"),
+                    created_at: *START,
+                },
+            )
+            .await
+            .map(|recorded| recorded.newly_recorded)
     }
 
     async fn order(&self, id: &str) -> domain::OrderSnapshot {
@@ -310,14 +310,10 @@ async fn an_import_stores_each_good_order_whole_and_reports_the_rest() {
     let bad = serde_json::to_string(&bad).unwrap();
     let orders = parse(&format!("{good}\n{bad}\n{good}\n"), Format::JsonLines).unwrap();
 
-    let report = import_orders(
-        &shop.test.db,
-        shop.provider.as_ref(),
-        &Feeder::command_line(),
-        orders,
-        engine::now(),
-    )
-    .await;
+    let report = shop
+        .orders()
+        .import_orders(&Feeder::command_line(), orders)
+        .await;
 
     assert_eq!(
         (report.created(), report.unchanged(), report.refused()),

@@ -7,7 +7,7 @@ use crate::config::Settings;
 use crate::startup::open_database;
 use clap::Subcommand;
 use engine::orders::Change;
-use engine::orders::import::{Format, ImportLine, ImportReport, import_orders, parse};
+use engine::orders::import::{Format, ImportLine, ImportReport, parse};
 use std::path::PathBuf;
 
 #[derive(Subcommand)]
@@ -44,13 +44,12 @@ async fn import(file: PathBuf, format: Option<Format>, settings: &Settings) -> a
     // Only the provider's reference check is used: it does no I/O, so the
     // address the sandbox would be reached at does not matter here.
     let payments = crate::payments::build(settings, ([127, 0, 0, 1], 0).into())?;
-    let report = import_orders(
-        &db,
-        payments.provider.as_ref(),
-        &engine::orders::Feeder::command_line(),
-        orders,
-        engine::now(),
+    let report = engine::orders::Orders::new(
+        db.clone(),
+        engine::Clock::system(),
+        payments.provider.clone(),
     )
+    .import_orders(&engine::orders::Feeder::command_line(), orders)
     .await;
     for line in &report.lines {
         println!("{}", report_line(line));

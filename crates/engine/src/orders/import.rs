@@ -5,12 +5,9 @@
 
 mod csv_rows;
 
-use super::{Change, Feeder, OrderUpsert, upsert_order};
-use connectors::PaymentProvider;
-use domain::Timestamp;
+use super::{Change, Feeder, OrderUpsert, Orders};
 use std::path::Path;
 use std::str::FromStr;
-use storage::Database;
 
 /// The file formats the import reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,32 +127,27 @@ impl ImportReport {
     }
 }
 
-/// Stores each order that could be read, each in its own transaction
-/// through [`upsert_order`], as the API would.
-pub async fn import_orders(
-    db: &Database,
-    references: &dyn PaymentProvider,
-    feeder: &Feeder,
-    orders: Vec<ParsedOrder>,
-    now: Timestamp,
-) -> ImportReport {
-    let mut report = ImportReport::default();
-    for parsed in orders {
-        let outcome = match (parsed.body, &parsed.external_id) {
-            (Err(problem), _) => Err(problem),
-            (Ok(_), None) => Err("external_id is missing".to_owned()),
-            (Ok(body), Some(external_id)) => {
-                upsert_order(db, references, feeder, external_id, body, now)
+impl Orders {
+    /// Stores each order that could be read, each in its own transaction
+    /// through [`Orders::upsert_order`], as the API would.
+    pub async fn import_orders(&self, feeder: &Feeder, orders: Vec<ParsedOrder>) -> ImportReport {
+        let mut report = ImportReport::default();
+        for parsed in orders {
+            let outcome = match (parsed.body, &parsed.external_id) {
+                (Err(problem), _) => Err(problem),
+                (Ok(_), None) => Err("external_id is missing".to_owned()),
+                (Ok(body), Some(external_id)) => self
+                    .upsert_order(feeder, external_id, body)
                     .await
                     .map(|outcome| outcome.change)
-                    .map_err(|error| error.to_string())
-            }
-        };
-        report.lines.push(ImportLine {
-            line: parsed.line,
-            external_id: parsed.external_id,
-            outcome,
-        });
+                    .map_err(|error| error.to_string()),
+            };
+            report.lines.push(ImportLine {
+                line: parsed.line,
+                external_id: parsed.external_id,
+                outcome,
+            });
+        }
+        report
     }
-    report
 }

@@ -15,14 +15,46 @@ mod upsert;
 mod validate;
 
 pub use input::{LineInput, OrderUpsert, RecordRefund};
-pub use refunds::{RecordedRefund, record_refund};
-pub use upsert::{Change, UpsertOutcome, upsert_order};
+pub use refunds::RecordedRefund;
+pub use upsert::{Change, UpsertOutcome};
 pub use validate::{MAX_EVENTS, MAX_EXTERNAL_ID_LEN, MAX_LINES, check_external_id};
 
+use crate::clock::Clock;
 use crate::core::Actor;
+use connectors::PaymentProvider;
 use domain::{Money, MoneyError, Role};
+use std::sync::Arc;
+use storage::Database;
 use storage::StorageError;
 use storage::shop_orders::SourcedOrder;
+
+/// The order source: the shops' orders and the refunds they made
+/// elsewhere.
+#[derive(Clone)]
+pub struct Orders {
+    db: Database,
+    clock: Clock,
+    /// Checks that it can address each order's payment reference.
+    provider: Arc<dyn PaymentProvider>,
+}
+
+impl Orders {
+    pub fn new(db: Database, clock: Clock, provider: Arc<dyn PaymentProvider>) -> Self {
+        Orders {
+            db,
+            clock,
+            provider,
+        }
+    }
+}
+
+impl std::fmt::Debug for Orders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Orders")
+            .field("provider", &self.provider.name())
+            .finish_non_exhaustive()
+    }
+}
 
 /// Who feeds orders: a `shop` (or `admin`) account, or the operator at the
 /// command line. Holding one is the permission to write orders.
@@ -128,16 +160,18 @@ impl OrderError {
 /// # Errors
 /// [`OrderError::InvalidExternalId`], [`OrderError::OrderNotFound`],
 /// storage failures.
-pub async fn get_order(
-    db: &storage::Database,
-    _permission: &Feeder,
-    external_id: &str,
-) -> Result<OrderRecord, OrderError> {
-    let external_id = check_external_id(external_id)?;
-    let sourced = storage::shop_orders::get(db.conn(), &external_id)
-        .await?
-        .ok_or_else(|| OrderError::OrderNotFound(external_id.clone()))?;
-    record_of(db.conn(), sourced).await
+impl Orders {
+    pub async fn get_order(
+        &self,
+        _permission: &Feeder,
+        external_id: &str,
+    ) -> Result<OrderRecord, OrderError> {
+        let external_id = check_external_id(external_id)?;
+        let sourced = storage::shop_orders::get(self.db.conn(), &external_id)
+            .await?
+            .ok_or_else(|| OrderError::OrderNotFound(external_id.clone()))?;
+        record_of(self.db.conn(), sourced).await
+    }
 }
 
 /// Names the order's customer.

@@ -4,10 +4,9 @@
 //! count it, and journaled in the order's stream.
 
 use super::validate::{self, ValidRefund};
-use super::{Feeder, OrderError, RecordRefund};
+use super::{Feeder, OrderError, Orders, RecordRefund};
 use domain::{Money, PastRefund, Timestamp};
 use serde_json::json;
-use storage::Database;
 use storage::journal::NewEvent;
 
 /// A refund as recorded on an order.
@@ -19,55 +18,57 @@ pub struct RecordedRefund {
     pub newly_recorded: bool,
 }
 
-/// Books the refund on order `external_id` unless a refund with its id is
-/// recorded already (then the same refund is answered, and a different
-/// one refused).
-///
-/// # Errors
-/// [`OrderError`] naming the problem: an unknown order, another currency
-/// than the order's, more than is still refundable, a refund id recorded
-/// with other content; nothing is stored then.
-pub async fn record_refund(
-    db: &Database,
-    feeder: &Feeder,
-    external_id: &str,
-    input: RecordRefund,
-    now: Timestamp,
-) -> Result<RecordedRefund, OrderError> {
-    let external_id = validate::check_external_id(external_id)?;
-    let incoming = validate::refund(input, now)?;
-    let tx = db.begin_write().await?;
-    let order = storage::shop_orders::lock_and_get(&*tx, &external_id)
-        .await?
-        .ok_or_else(|| OrderError::OrderNotFound(external_id.clone()))?
-        .order;
-    let refund = PastRefund {
-        id: incoming.refund_id.clone(),
-        amount: Money::new(incoming.amount_minor, incoming.currency),
-        channel: incoming.channel.clone(),
-        reference: incoming.reference.clone(),
-        created_at: incoming.created_at,
-    };
-    if let Some((recorded_on, recorded)) =
-        storage::shop_orders::find_refund(&*tx, &incoming.refund_id).await?
-    {
-        tx.rollback().await?;
-        return repeat(&external_id, refund, recorded_on, recorded);
+impl Orders {
+    /// Books the refund on order `external_id` unless a refund with its id is
+    /// recorded already (then the same refund is answered, and a different
+    /// one refused).
+    ///
+    /// # Errors
+    /// [`OrderError`] naming the problem: an unknown order, another currency
+    /// than the order's, more than is still refundable, a refund id recorded
+    /// with other content; nothing is stored then.
+    pub async fn record_refund(
+        &self,
+        feeder: &Feeder,
+        external_id: &str,
+        input: RecordRefund,
+    ) -> Result<RecordedRefund, OrderError> {
+        let (db, now) = (&self.db, self.clock.now());
+        let external_id = validate::check_external_id(external_id)?;
+        let incoming = validate::refund(input, now)?;
+        let tx = db.begin_write().await?;
+        let order = storage::shop_orders::lock_and_get(&*tx, &external_id)
+            .await?
+            .ok_or_else(|| OrderError::OrderNotFound(external_id.clone()))?
+            .order;
+        let refund = PastRefund {
+            id: incoming.refund_id.clone(),
+            amount: Money::new(incoming.amount_minor, incoming.currency),
+            channel: incoming.channel.clone(),
+            reference: incoming.reference.clone(),
+            created_at: incoming.created_at,
+        };
+        if let Some((recorded_on, recorded)) =
+            storage::shop_orders::find_refund(&*tx, &incoming.refund_id).await?
+        {
+            tx.rollback().await?;
+            return repeat(&external_id, refund, recorded_on, recorded);
+        }
+        check_against_order(&order, &incoming)?;
+        storage::orders::record_refund(&*tx, &external_id, &refund).await?;
+        storage::journal::append_to_stream(
+            &*tx,
+            &storage::journal::order_stream(&external_id),
+            vec![journal_event(feeder, &order, &refund, now)],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(RecordedRefund {
+            order_id: external_id,
+            refund,
+            newly_recorded: true,
+        })
     }
-    check_against_order(&order, &incoming)?;
-    storage::orders::record_refund(&*tx, &external_id, &refund).await?;
-    storage::journal::append_to_stream(
-        &*tx,
-        &storage::journal::order_stream(&external_id),
-        vec![journal_event(feeder, &order, &refund, now)],
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(RecordedRefund {
-        order_id: external_id,
-        refund,
-        newly_recorded: true,
-    })
 }
 
 /// A refund id seen before: the same refund again is answered as it was;

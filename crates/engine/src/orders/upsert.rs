@@ -3,14 +3,14 @@
 //! journal event in one transaction, or nothing.
 
 use super::validate::{self, ValidOrder};
-use super::{Feeder, OrderError, OrderRecord, OrderUpsert};
-use connectors::{PaymentProvider, ProviderError};
+use super::{Feeder, OrderError, OrderRecord, OrderUpsert, Orders};
+use connectors::ProviderError;
 use domain::{OrderSnapshot, Role, Timestamp};
 use serde_json::json;
 use std::cmp::Ordering;
+use storage::{ConnectionTrait, Database};
 use storage::journal::NewEvent;
 use storage::shop_orders::{SourceStamp, SourcedOrder};
-use storage::{ConnectionTrait, Database};
 
 /// What an upsert did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,32 +41,33 @@ enum Decision {
     Unchanged(SourcedOrder),
 }
 
-/// Stores the shop's order `external_id` unless a version at least as new
-/// is stored: created, replaced by a higher source version, or left as it
-/// is for a repeat of the stored version. The payment reference is checked
-/// with `references` (the configured provider) first.
-///
-/// # Errors
-/// [`OrderError`] naming the first problem; nothing is stored then.
-pub async fn upsert_order(
-    db: &Database,
-    references: &dyn PaymentProvider,
-    feeder: &Feeder,
-    external_id: &str,
-    input: OrderUpsert,
-    now: Timestamp,
-) -> Result<UpsertOutcome, OrderError> {
-    let incoming = validate::order(external_id, input, now)?;
-    references
-        .check_reference(&incoming.payment_reference)
-        .map_err(|error| OrderError::PaymentReference(provider_message(error)))?;
-    match attempt(db, feeder, &incoming, now).await {
-        // Two first sends of one order at once: the loser's insert hits the
-        // winner's row; again, it finds that order and compares with it.
-        Err(OrderError::Storage(error)) if error.is_conflict() => {
-            attempt(db, feeder, &incoming, now).await
+impl Orders {
+    /// Stores the shop's order `external_id` unless a version at least as new
+    /// is stored: created, replaced by a higher source version, or left as it
+    /// is for a repeat of the stored version. The payment reference is checked
+    /// with `references` (the configured provider) first.
+    ///
+    /// # Errors
+    /// [`OrderError`] naming the first problem; nothing is stored then.
+    pub async fn upsert_order(
+        &self,
+        feeder: &Feeder,
+        external_id: &str,
+        input: OrderUpsert,
+    ) -> Result<UpsertOutcome, OrderError> {
+        let (db, references, now) = (&self.db, self.provider.as_ref(), self.clock.now());
+        let incoming = validate::order(external_id, input, now)?;
+        references
+            .check_reference(&incoming.payment_reference)
+            .map_err(|error| OrderError::PaymentReference(provider_message(error)))?;
+        match attempt(db, feeder, &incoming, now).await {
+            // Two first sends of one order at once: the loser's insert hits the
+            // winner's row; again, it finds that order and compares with it.
+            Err(OrderError::Storage(error)) if error.is_conflict() => {
+                attempt(db, feeder, &incoming, now).await
+            }
+            outcome => outcome,
         }
-        outcome => outcome,
     }
 }
 

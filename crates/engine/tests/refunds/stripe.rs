@@ -296,14 +296,11 @@ impl StripeHarness {
             ]
         });
         let parsed = import::parse(&line.to_string(), Format::JsonLines).unwrap();
-        let report = import::import_orders(
-            &self.engine.db,
-            self.engine.provider.as_ref(),
-            &Feeder::command_line(),
-            parsed,
-            now,
-        )
-        .await;
+        let report = self
+            .engine
+            .orders
+            .import_orders(&Feeder::command_line(), parsed)
+            .await;
         assert_eq!(
             (report.created(), report.refused()),
             (1, 0),

@@ -178,16 +178,11 @@ pub async fn upsert(
     ApiJson(body): ApiJson<OrderUpsert>,
 ) -> Result<(StatusCode, Json<OrderView>), ApiError> {
     let engine = &state.engine;
-    let outcome = engine::orders::upsert_order(
-        &engine.db,
-        engine.provider.as_ref(),
-        &feeder,
-        &external_id,
-        body,
-        engine::now(),
-    )
-    .await
-    .map_err(order_error)?;
+    let outcome = engine
+        .orders
+        .upsert_order(&feeder, &external_id, body)
+        .await
+        .map_err(order_error)?;
     let status = match outcome.change {
         Change::Created => StatusCode::CREATED,
         Change::Updated | Change::Unchanged => StatusCode::OK,
@@ -209,7 +204,10 @@ pub async fn get_one(
     ShopCaller(feeder): ShopCaller,
     ApiPath(external_id): ApiPath<String>,
 ) -> Result<Json<OrderView>, ApiError> {
-    let record = engine::orders::get_order(&state.engine.db, &feeder, &external_id)
+    let record = state
+        .engine
+        .orders
+        .get_order(&feeder, &external_id)
         .await
         .map_err(order_error)?;
     Ok(Json(OrderView::of(&record)?))
@@ -241,7 +239,10 @@ pub async fn record_refund(
         refund,
         newly_recorded,
         ..
-    } = engine::orders::record_refund(&state.engine.db, &feeder, &external_id, body, engine::now())
+    } = state
+        .engine
+        .orders
+        .record_refund(&feeder, &external_id, body)
         .await
         .map_err(order_error)?;
     let status = if newly_recorded {
