@@ -4,7 +4,7 @@
 
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
-use secrecy::SecretString;
+use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::net::SocketAddr;
@@ -31,6 +31,11 @@ pub struct Settings {
     /// Where the built site (`pkg/`, favicon) lives.
     pub site_root: String,
     pub log_format: LogFormat,
+    /// The token a Prometheus scraper sends to `GET /metrics` as
+    /// `Authorization: Bearer …` (`COUNTERSIGN_METRICS_TOKEN`, at least 16
+    /// characters). Unset: `/metrics` answers 404.
+    #[serde(skip_serializing)]
+    pub metrics_token: Option<SecretString>,
     /// Password for the demo users; a random one is generated and printed when unset.
     #[serde(skip_serializing)]
     pub demo_password: Option<SecretString>,
@@ -129,6 +134,7 @@ impl fmt::Debug for Settings {
             .field("public_url", &self.public_url.as_deref().map(redact_url))
             .field("site_root", &self.site_root)
             .field("log_format", &self.log_format)
+            .field("metrics_token", &self.metrics_token)
             .field("demo_password", &self.demo_password)
             .field("seed_demo", &self.seed_demo)
             .field("session_idle_minutes", &self.session_idle_minutes)
@@ -231,6 +237,7 @@ impl Default for Settings {
             public_url: None,
             site_root: "target/site".to_owned(),
             log_format: LogFormat::Text,
+            metrics_token: None,
             demo_password: None,
             seed_demo: None,
             session_idle_minutes: 30,
@@ -382,6 +389,13 @@ impl Settings {
         if self.model_max_output_tokens < 16 {
             return Err(ConfigError::Invalid(
                 "model_max_output_tokens must be at least 16".into(),
+            ));
+        }
+        if let Some(token) = &self.metrics_token
+            && token.expose_secret().trim().len() < 16
+        {
+            return Err(ConfigError::Invalid(
+                "metrics_token must be at least 16 characters (a guessable token would publish the metrics)".into(),
             ));
         }
         if let Some(url) = &self.public_url

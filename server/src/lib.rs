@@ -5,6 +5,7 @@ pub mod chat_model;
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod metrics;
 pub mod middleware;
 pub mod payments;
 pub mod session_store;

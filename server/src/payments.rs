@@ -1,7 +1,9 @@
 //! The payment provider the executor talks to, over real HTTP: the sandbox
-//! (mounted in this server by default, or elsewhere) or Stripe.
+//! (mounted in this server by default, or elsewhere) or Stripe, each call
+//! counted and timed for `/metrics`.
 
 use crate::config::{PaymentProviderKind, Settings};
+use crate::metrics::provider::MeteredProvider;
 use connectors::HttpTimeouts;
 use connectors::PaymentProvider;
 use connectors::sandbox::{FaultUpdate, SandboxConfig, SandboxProvider, SandboxState};
@@ -65,7 +67,7 @@ pub fn build(settings: &Settings, bound: SocketAddr) -> anyhow::Result<Payments>
             };
             let client = SandboxProvider::new(&base, secret_key, timeouts)?;
             Ok(Payments {
-                provider: Arc::new(client.clone()),
+                provider: MeteredProvider::wrap(Arc::new(client.clone())),
                 sandbox_client: Some(client),
                 mounted,
             })
@@ -84,7 +86,7 @@ pub fn build(settings: &Settings, bound: SocketAddr) -> anyhow::Result<Payments>
                 timeouts,
             })?;
             Ok(Payments {
-                provider: Arc::new(provider),
+                provider: MeteredProvider::wrap(Arc::new(provider)),
                 sandbox_client: None,
                 mounted,
             })

@@ -143,7 +143,10 @@ pub async fn build_router(
         .layer(axum::middleware::from_fn(middleware::paths::plain_only))
         // The widget authenticates with signed tokens and bearer sessions,
         // never cookies: it sits outside the session, identity and CSRF layers.
-        .merge(web::widget::router());
+        .merge(web::widget::router())
+        // The scraper authenticates with the scrape token, never a session:
+        // outside the session, identity and CSRF layers, like the widget.
+        .route("/metrics", get(crate::metrics::scrape::metrics));
     // The sandbox stands for an outside payment service: it sits outside our
     // sessions, identity and CSRF layers, as the real provider would.
     let router = match &payments.mounted {
@@ -173,7 +176,7 @@ pub async fn build_router(
                 .is_some_and(|url| url.starts_with("https://")),
             middleware::headers::transport_security,
         ))
-        .layer(TraceLayer::new_for_http())
+        .layer(TraceLayer::new_for_http().make_span_with(crate::telemetry::request_span))
         .with_state(state);
     Ok(router)
 }
@@ -234,6 +237,8 @@ impl Application {
     /// # Errors
     /// The address cannot be bound or the router cannot be built.
     pub async fn build(settings: Arc<Settings>, db: Database) -> anyhow::Result<Self> {
+        // Before the first provider call or chat turn can be recorded.
+        crate::metrics::install();
         let listener = TcpListener::bind(settings.listen).await?;
         let payments = crate::payments::build(&settings, listener.local_addr()?)?;
         if let Some(sandbox) = &payments.mounted {

@@ -274,6 +274,57 @@ pub async fn count(db: &impl ConnectionTrait, status: ProposalStatus) -> Result<
         .await?)
 }
 
+/// How many proposals are in each status, in one grouped query (statuses
+/// with none are absent).
+///
+/// # Errors
+/// Database failures.
+pub async fn count_by_status(
+    db: &impl ConnectionTrait,
+) -> Result<Vec<(String, i64)>, StorageError> {
+    Ok(proposal::Entity::find()
+        .select_only()
+        .column(proposal::Column::Status)
+        .column_as(proposal::Column::Id.count(), "proposals")
+        .group_by(proposal::Column::Status)
+        .into_tuple::<(String, i64)>()
+        .all(db)
+        .await?)
+}
+
+/// The states of proposals whose refund may or may not have happened: an
+/// outcome unknown, or executing past the lease (the process sending it
+/// stopped before recording the answer).
+///
+/// # Errors
+/// Database failures; a state that does not decode.
+pub async fn unresolved_outcomes(
+    db: &impl ConnectionTrait,
+    now: DateTime<Utc>,
+) -> Result<Vec<ProposalState>, StorageError> {
+    let states: Vec<(String, String)> = proposal::Entity::find()
+        .select_only()
+        .column(proposal::Column::Id)
+        .column(proposal::Column::State)
+        .filter(
+            proposal::Column::Status
+                .eq(ProposalStatus::OutcomeUnknown.as_str())
+                .or(proposal::Column::Status
+                    .eq(ProposalStatus::Executing.as_str())
+                    .and(proposal::Column::DueAt.lte(now))),
+        )
+        .into_tuple()
+        .all(db)
+        .await?;
+    states
+        .into_iter()
+        .map(|(id, state)| {
+            serde_json::from_str(&state)
+                .map_err(|e| StorageError::Corrupt(format!("proposal {id} state: {e}")))
+        })
+        .collect()
+}
+
 /// Ids of proposals in `statuses` whose due time has come (oldest first).
 ///
 /// # Errors

@@ -14,6 +14,7 @@ mod headers;
 mod input_edges;
 mod live;
 mod malformed_input;
+mod metrics;
 mod money_edge;
 mod order_import;
 mod orders;

@@ -44,6 +44,15 @@ impl Modify for Security {
             ),
         );
         components.add_security_scheme(
+            "metrics_token",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("The scrape token, `COUNTERSIGN_METRICS_TOKEN`"))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
             "session",
             SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
                 "countersign_session",
@@ -80,10 +89,12 @@ impl Modify for Refusals {
 }
 
 /// Paths that need no credentials (probes, the widget's token exchange,
-/// this document).
+/// this document) or credentials of their own (the scrape token of
+/// `/metrics`, whose refusals its handler documents).
 const PUBLIC_PATHS: &[&str] = &[
     "/healthz",
     "/readyz",
+    "/metrics",
     "/api/openapi.json",
     "/widget/sessions",
 ];
@@ -232,6 +243,7 @@ fn retry_after() -> utoipa::openapi::header::Header {
         widget::sessions::open,
         health::healthz,
         health::readyz,
+        crate::metrics::scrape::metrics,
         document,
     ),
     components(schemas(
@@ -283,7 +295,7 @@ fn retry_after() -> utoipa::openapi::header::Header {
         (name = "chat", description = "Conversations with the coordinator and the refund specialist"),
         (name = "live", description = "Server-sent events"),
         (name = "widget", description = "The embeddable chat widget"),
-        (name = "probes", description = "Liveness and readiness"),
+        (name = "probes", description = "Liveness, readiness and metrics"),
     )
 )]
 pub struct ApiDoc;

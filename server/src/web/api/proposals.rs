@@ -221,6 +221,7 @@ pub async fn get_one(
         (status = 409, description = "no longer approvable, or approved but invalidated by revalidation (code `invalidated`)", body = super::openapi::ErrorBody),
         (status = 422, body = super::openapi::ErrorBody),
         (status = 503, description = "the payment provider could not be asked about the charge; nothing was recorded", body = super::openapi::ErrorBody)))]
+#[tracing::instrument(skip_all, fields(proposal.id = %id))]
 pub async fn approve(
     State(state): State<AppState>,
     Caller(identity): Caller,
@@ -248,6 +249,7 @@ pub async fn approve(
     responses((status = 200, body = ProposalView), (status = 403, body = super::openapi::ErrorBody),
         (status = 409, description = "No longer awaiting approval", body = super::openapi::ErrorBody),
         (status = 422, description = "An empty or over-long reason", body = super::openapi::ErrorBody)))]
+#[tracing::instrument(skip_all, fields(proposal.id = %id))]
 pub async fn reject(
     State(state): State<AppState>,
     Caller(identity): Caller,
@@ -270,6 +272,7 @@ pub async fn reject(
         (status = 409, description = "not waiting for a person, or the provider shows otherwise", body = super::openapi::ErrorBody),
         (status = 422, body = super::openapi::ErrorBody),
         (status = 503, description = "the payment provider could not be asked; nothing was recorded", body = super::openapi::ErrorBody)))]
+#[tracing::instrument(skip_all, fields(proposal.id = %id))]
 pub async fn resolve(
     State(state): State<AppState>,
     Caller(identity): Caller,

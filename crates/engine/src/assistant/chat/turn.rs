@@ -27,6 +27,7 @@ use storage::Database;
 use storage::conversations::{NewEvent, SavedTurn};
 use storage::ids::new_id;
 use tokio::time::Instant;
+use tracing::Instrument;
 
 impl Engine {
     /// Runs one turn of conversation `conversation_id`: the actor's
@@ -87,7 +88,11 @@ impl Engine {
             control,
             _registration: registration,
         };
-        match tokio::spawn(job.run()).await {
+        let started = Instant::now();
+        let stop = job.control.clone();
+        // In the caller's span, so every line of the turn carries its
+        // conversation.id.
+        let result = match tokio::spawn(job.run().in_current_span()).await {
             Ok(result) => result,
             Err(error) => {
                 // The claim lapses with its lease; the transcript stays as
@@ -95,7 +100,28 @@ impl Engine {
                 tracing::error!(%error, "a chat turn task failed");
                 Err(ChatError::Interrupted)
             }
-        }
+        };
+        record_timing(started, &stop, &result);
+        result
+    }
+}
+
+/// The turn's latency by how it ended and, if Stop was pressed, how long
+/// it took from the Stop to the saved end (`/metrics`).
+fn record_timing(started: Instant, stop: &TurnControl, result: &Result<TurnResult, ChatError>) {
+    let end = match result {
+        Ok(result) => match result.end {
+            TurnEnd::Answered => "answered",
+            TurnEnd::Stopped { .. } => "stopped",
+            TurnEnd::StepLimit { .. } => "step_limit",
+            TurnEnd::ForPerson => "for_person",
+        },
+        Err(_) => "failed",
+    };
+    metrics::histogram!("countersign_chat_turn_duration_seconds", "end" => end)
+        .record(started.elapsed());
+    if let Some(requested) = stop.requested_at() {
+        metrics::histogram!("countersign_chat_stop_duration_seconds").record(requested.elapsed());
     }
 }
 
@@ -156,13 +182,16 @@ impl TurnJob {
         .with_extension(scope);
         let sink = TurnEvents::default();
         let before = state.messages().len();
-        let watcher = tokio::spawn(watch_claim(
-            self.engine.db.clone(),
-            self.engine.clock.clone(),
-            self.conversation_id.clone(),
-            self.turn_id.clone(),
-            self.control.clone(),
-        ));
+        let watcher = tokio::spawn(
+            watch_claim(
+                self.engine.db.clone(),
+                self.engine.clock.clone(),
+                self.conversation_id.clone(),
+                self.turn_id.clone(),
+                self.control.clone(),
+            )
+            .in_current_span(),
+        );
         let assistant = &self.engine.assistant;
         let outcome = assistant
             .runner
