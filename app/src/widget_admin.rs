@@ -83,10 +83,16 @@ mod backend {
 #[server(prefix = "/fn", endpoint = "admin_widget_sites", input = server_fn::codec::GetUrl)]
 pub async fn admin_widget_sites() -> Result<Vec<WidgetSiteInfo>, AppError> {
     let (ctx, _) = backend::admin()?;
-    let sites = engine::widget::list_sites(&ctx.db)
+    let sites = ctx
+        .engine
+        .widget
+        .list_sites()
         .await
         .map_err(|e| crate::server::internal(&e))?;
-    let customers = engine::widget::list_site_customers(&ctx.db)
+    let customers = ctx
+        .engine
+        .widget
+        .list_site_customers()
         .await
         .map_err(|e| crate::server::internal(&e))?;
     Ok(sites
@@ -124,7 +130,9 @@ pub async fn admin_register_widget_site(
 ) -> Result<NewWidgetKey, AppError> {
     crate::server::check_csrf(&csrf_token)?;
     let (ctx, me) = backend::admin()?;
-    engine::widget::register_site(&ctx.db, &me, &name, &origin, engine::now())
+    ctx.engine
+        .widget
+        .register_site(&me, &name, &origin)
         .await
         .map(backend::shown_once)
         .map_err(backend::error)
@@ -138,7 +146,9 @@ pub async fn admin_add_widget_key(
 ) -> Result<NewWidgetKey, AppError> {
     crate::server::check_csrf(&csrf_token)?;
     let (ctx, me) = backend::admin()?;
-    engine::widget::add_key(&ctx.db, &me, site_id.trim(), engine::now())
+    ctx.engine
+        .widget
+        .add_key(&me, site_id.trim())
         .await
         .map(backend::shown_once)
         .map_err(backend::error)
@@ -153,7 +163,9 @@ pub async fn admin_revoke_widget_key(
 ) -> Result<String, AppError> {
     crate::server::check_csrf(&csrf_token)?;
     let (ctx, me) = backend::admin()?;
-    engine::widget::revoke_key(&ctx.db, &me, site_id.trim(), key_id.trim(), engine::now())
+    ctx.engine
+        .widget
+        .revoke_key(&me, site_id.trim(), key_id.trim())
         .await
         .map_err(backend::error)?;
     Ok(format!(
@@ -180,7 +192,9 @@ pub async fn admin_set_widget_site_enabled(
             ))));
         }
     };
-    engine::widget::set_site_enabled(&ctx.db, &me, site_id.trim(), enabled, engine::now())
+    ctx.engine
+        .widget
+        .set_site_enabled(&me, site_id.trim(), enabled)
         .await
         .map_err(backend::error)?;
     Ok(if enabled {
@@ -202,7 +216,9 @@ pub async fn admin_allow_widget_customer(
 ) -> Result<String, AppError> {
     crate::server::check_csrf(&csrf_token)?;
     let (ctx, me) = backend::admin()?;
-    engine::widget::bind_customer(&ctx.db, &me, site_id.trim(), &customer, engine::now())
+    ctx.engine
+        .widget
+        .bind_customer(&me, site_id.trim(), &customer)
         .await
         .map_err(backend::customer_error)?;
     Ok(format!(
@@ -221,7 +237,9 @@ pub async fn admin_disallow_widget_customer(
 ) -> Result<String, AppError> {
     crate::server::check_csrf(&csrf_token)?;
     let (ctx, me) = backend::admin()?;
-    engine::widget::unbind_customer(&ctx.db, &me, site_id.trim(), &customer, engine::now())
+    ctx.engine
+        .widget
+        .unbind_customer(&me, site_id.trim(), &customer)
         .await
         .map_err(backend::customer_error)?;
     Ok(format!(

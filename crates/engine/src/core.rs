@@ -16,6 +16,7 @@ use crate::orders::Orders;
 use crate::policies::PolicyLibrary;
 use crate::proposals::{ProposalRules, Proposals};
 use crate::settings::TeamSettings;
+use crate::widget::Widget;
 use chrono::Duration;
 use connectors::PaymentProvider;
 use domain::RoleSet;
@@ -114,6 +115,8 @@ pub struct Engine {
     pub team_settings: TeamSettings,
     /// The shops' orders and the refunds they made elsewhere.
     pub orders: Orders,
+    /// Widget host sites, their keys and customers, and widget sessions.
+    pub widget: Widget,
     pub db: Database,
     pub provider: Arc<dyn PaymentProvider>,
     pub policies: PolicyLibrary,
@@ -194,6 +197,7 @@ impl Engine {
             accounts: Accounts::new(db.clone(), Clock::system(), settings.sign_in),
             team_settings: TeamSettings::new(db.clone(), Clock::system()),
             orders: Orders::new(db.clone(), Clock::system(), provider.clone()),
+            widget: Widget::new(db.clone(), Clock::system()),
             proposals: Proposals::new(
                 db.clone(),
                 Clock::system(),
@@ -224,6 +228,7 @@ impl Engine {
         self.accounts = Accounts::new(self.db.clone(), self.clock.clone(), self.settings.sign_in);
         self.team_settings = TeamSettings::new(self.db.clone(), self.clock.clone());
         self.orders = Orders::new(self.db.clone(), self.clock.clone(), self.provider.clone());
+        self.widget = Widget::new(self.db.clone(), self.clock.clone());
         self.proposals = Proposals::new(
             self.db.clone(),
             self.clock.clone(),

@@ -10,12 +10,15 @@ use engine::Actor;
 use engine::Clock;
 use engine::accounts::{Accounts, CreateUser, ThrottlePolicy};
 use engine::widget::{
-    HostTokenClaims, NewSigningKey, OpenedSession, SiteAdminError, TOKEN_AUDIENCE,
-    WidgetTokenError, add_key, authenticate_session, list_sites, open_session, register_site,
-    revoke_key, set_site_enabled, sign_host_token,
+    HostTokenClaims, NewSigningKey, OpenedSession, SiteAdminError, SiteCustomerError,
+    TOKEN_AUDIENCE, Widget, WidgetTokenError, sign_host_token,
 };
-use engine::widget::{SiteCustomerError, bind_customer, unbind_customer};
 use storage::testing::TestDatabase;
+
+/// The widget service with its clock standing at `now`.
+fn widget_at(db: &storage::Database, now: Timestamp) -> Widget {
+    Widget::new(db.clone(), Clock::fixed(now))
+}
 
 struct World {
     test: TestDatabase,
@@ -57,17 +60,13 @@ async fn world() -> World {
     let customer = user(&test, "customer", Role::Customer).await.user_id;
     let other_customer = user(&test, "customer2", Role::Customer).await.user_id;
     let approver = user(&test, "approver", Role::Approver).await.user_id;
-    let site = register_site(
-        &test.db,
-        &admin,
-        "Demo shop",
-        "https://shop.example",
-        engine::now(),
-    )
-    .await
-    .unwrap();
+    let site = widget_at(&test.db, engine::now())
+        .register_site(&admin, "Demo shop", "https://shop.example")
+        .await
+        .unwrap();
     for name in ["customer", "customer2"] {
-        bind_customer(&test.db, &admin, &site.site_id, name, engine::now())
+        widget_at(&test.db, engine::now())
+            .bind_customer(&admin, &site.site_id, name)
             .await
             .unwrap();
     }
@@ -105,7 +104,9 @@ async fn open_as(
     now: Timestamp,
 ) -> Result<OpenedSession, WidgetTokenError> {
     let t = token(key, &claims(&w.site.site_id, customer, now));
-    open_session(&w.test.db, &w.site.site_id, &t, now).await
+    widget_at(&w.test.db, now)
+        .open_session(&w.site.site_id, &t)
+        .await
 }
 
 #[tokio::test]
@@ -113,12 +114,14 @@ async fn a_valid_host_token_opens_a_session_that_acts_as_its_customer() {
     let w = world().await;
     let now = engine::now();
     let t = token(&w.site, &claims(&w.site.site_id, &w.customer, now));
-    let opened = open_session(&w.test.db, &w.site.site_id, &t, now)
+    let opened = widget_at(&w.test.db, now)
+        .open_session(&w.site.site_id, &t)
         .await
         .unwrap();
     assert_eq!(opened.customer.id, w.customer);
     assert!(opened.secret.starts_with("cwt_"));
-    let who = authenticate_session(&w.test.db, &opened.secret, now)
+    let who = widget_at(&w.test.db, now)
+        .authenticate_session(&opened.secret)
         .await
         .unwrap()
         .expect("the session is recognised");
@@ -131,10 +134,13 @@ async fn a_token_opens_at_most_one_session() {
     let w = world().await;
     let now = engine::now();
     let t = token(&w.site, &claims(&w.site.site_id, &w.customer, now));
-    open_session(&w.test.db, &w.site.site_id, &t, now)
+    widget_at(&w.test.db, now)
+        .open_session(&w.site.site_id, &t)
         .await
         .unwrap();
-    let again = open_session(&w.test.db, &w.site.site_id, &t, now).await;
+    let again = widget_at(&w.test.db, now)
+        .open_session(&w.site.site_id, &t)
+        .await;
     assert!(
         matches!(again, Err(WidgetTokenError::Replayed)),
         "{again:?}"
@@ -147,7 +153,9 @@ async fn an_expired_token_is_refused() {
     let now = engine::now();
     let mut c = claims(&w.site.site_id, &w.customer, now - Duration::minutes(10));
     c.exp = (now - Duration::minutes(2)).timestamp();
-    let result = open_session(&w.test.db, &w.site.site_id, &token(&w.site, &c), now).await;
+    let result = widget_at(&w.test.db, now)
+        .open_session(&w.site.site_id, &token(&w.site, &c))
+        .await;
     assert!(
         matches!(result, Err(WidgetTokenError::Expired)),
         "{result:?}"
@@ -160,7 +168,9 @@ async fn a_token_living_longer_than_fifteen_minutes_is_refused() {
     let now = engine::now();
     let mut c = claims(&w.site.site_id, &w.customer, now);
     c.exp = (now + Duration::hours(1)).timestamp();
-    let result = open_session(&w.test.db, &w.site.site_id, &token(&w.site, &c), now).await;
+    let result = widget_at(&w.test.db, now)
+        .open_session(&w.site.site_id, &token(&w.site, &c))
+        .await;
     assert!(
         matches!(result, Err(WidgetTokenError::LifetimeTooLong)),
         "{result:?}"
@@ -172,7 +182,9 @@ async fn a_token_issued_in_the_future_is_refused() {
     let w = world().await;
     let now = engine::now();
     let c = claims(&w.site.site_id, &w.customer, now + Duration::minutes(5));
-    let result = open_session(&w.test.db, &w.site.site_id, &token(&w.site, &c), now).await;
+    let result = widget_at(&w.test.db, now)
+        .open_session(&w.site.site_id, &token(&w.site, &c))
+        .await;
     assert!(
         matches!(result, Err(WidgetTokenError::NotYetValid)),
         "{result:?}"
@@ -183,7 +195,8 @@ async fn a_token_issued_in_the_future_is_refused() {
 async fn a_signature_from_another_key_under_this_sites_key_id_is_refused() {
     let w = world().await;
     let now = engine::now();
-    let other = register_site(&w.test.db, &w.admin, "Other", "https://other.example", now)
+    let other = widget_at(&w.test.db, now)
+        .register_site(&w.admin, "Other", "https://other.example")
         .await
         .unwrap();
     let forged = NewSigningKey {
@@ -191,7 +204,9 @@ async fn a_signature_from_another_key_under_this_sites_key_id_is_refused() {
         ..other
     };
     let c = claims(&w.site.site_id, &w.customer, now);
-    let result = open_session(&w.test.db, &w.site.site_id, &token(&forged, &c), now).await;
+    let result = widget_at(&w.test.db, now)
+        .open_session(&w.site.site_id, &token(&forged, &c))
+        .await;
     assert!(
         matches!(result, Err(WidgetTokenError::BadSignature)),
         "{result:?}"
@@ -202,19 +217,24 @@ async fn a_signature_from_another_key_under_this_sites_key_id_is_refused() {
 async fn another_sites_token_is_refused_at_this_site() {
     let w = world().await;
     let now = engine::now();
-    let other = register_site(&w.test.db, &w.admin, "Other", "https://other.example", now)
+    let other = widget_at(&w.test.db, now)
+        .register_site(&w.admin, "Other", "https://other.example")
         .await
         .unwrap();
     // Signed by the other site for itself, presented to ours.
     let c = claims(&other.site_id, &w.customer, now);
-    let result = open_session(&w.test.db, &w.site.site_id, &token(&other, &c), now).await;
+    let result = widget_at(&w.test.db, now)
+        .open_session(&w.site.site_id, &token(&other, &c))
+        .await;
     assert!(
         matches!(result, Err(WidgetTokenError::UnknownKey)),
         "{result:?}"
     );
     // Signed with our key but issued for the other site.
     let c = claims(&other.site_id, &w.customer, now);
-    let result = open_session(&w.test.db, &w.site.site_id, &token(&w.site, &c), now).await;
+    let result = widget_at(&w.test.db, now)
+        .open_session(&w.site.site_id, &token(&w.site, &c))
+        .await;
     assert!(
         matches!(result, Err(WidgetTokenError::WrongSite)),
         "{result:?}"
@@ -227,7 +247,9 @@ async fn a_token_for_the_wrong_audience_is_refused() {
     let now = engine::now();
     let mut c = claims(&w.site.site_id, &w.customer, now);
     c.aud = "someone-else".into();
-    let result = open_session(&w.test.db, &w.site.site_id, &token(&w.site, &c), now).await;
+    let result = widget_at(&w.test.db, now)
+        .open_session(&w.site.site_id, &token(&w.site, &c))
+        .await;
     assert!(
         matches!(result, Err(WidgetTokenError::WrongAudience)),
         "{result:?}"
@@ -244,7 +266,9 @@ async fn an_unsigned_or_garbled_token_is_refused() {
         "eyJzdWIiOiJ4In0"
     );
     for bad in [unsigned.as_str(), "not-a-token", ""] {
-        let result = open_session(&w.test.db, &w.site.site_id, bad, now).await;
+        let result = widget_at(&w.test.db, now)
+            .open_session(&w.site.site_id, bad)
+            .await;
         assert!(
             matches!(result, Err(WidgetTokenError::Malformed)),
             "{bad}: {result:?}"
@@ -258,7 +282,9 @@ async fn tokens_naming_staff_or_unknown_users_sign_nobody_in() {
     let now = engine::now();
     for sub in [w.approver.as_str(), "usr_does_not_exist"] {
         let c = claims(&w.site.site_id, sub, now);
-        let result = open_session(&w.test.db, &w.site.site_id, &token(&w.site, &c), now).await;
+        let result = widget_at(&w.test.db, now)
+            .open_session(&w.site.site_id, &token(&w.site, &c))
+            .await;
         assert!(
             matches!(result, Err(WidgetTokenError::UnknownCustomer)),
             "{sub}: {result:?}"
@@ -272,11 +298,13 @@ async fn each_session_acts_only_for_the_customer_its_token_named() {
     let now = engine::now();
     let first = open_as(&w, &w.site, &w.customer, now).await.unwrap();
     let second = open_as(&w, &w.site, &w.other_customer, now).await.unwrap();
-    let a = authenticate_session(&w.test.db, &first.secret, now)
+    let a = widget_at(&w.test.db, now)
+        .authenticate_session(&first.secret)
         .await
         .unwrap()
         .unwrap();
-    let b = authenticate_session(&w.test.db, &second.secret, now)
+    let b = widget_at(&w.test.db, now)
+        .authenticate_session(&second.secret)
         .await
         .unwrap()
         .unwrap();
@@ -289,15 +317,18 @@ async fn revoking_a_key_refuses_its_tokens_and_ends_its_sessions_while_a_new_key
     let w = world().await;
     let now = engine::now();
     let opened = open_as(&w, &w.site, &w.customer, now).await.unwrap();
-    let rotated = add_key(&w.test.db, &w.admin, &w.site.site_id, now)
+    let rotated = widget_at(&w.test.db, now)
+        .add_key(&w.admin, &w.site.site_id)
         .await
         .unwrap();
-    revoke_key(&w.test.db, &w.admin, &w.site.site_id, &w.site.key_id, now)
+    widget_at(&w.test.db, now)
+        .revoke_key(&w.admin, &w.site.site_id, &w.site.key_id)
         .await
         .unwrap();
 
     assert!(
-        authenticate_session(&w.test.db, &opened.secret, now)
+        widget_at(&w.test.db, now)
+            .authenticate_session(&opened.secret)
             .await
             .unwrap()
             .is_none()
@@ -305,7 +336,9 @@ async fn revoking_a_key_refuses_its_tokens_and_ends_its_sessions_while_a_new_key
     let old = open_as(&w, &w.site, &w.customer, now).await;
     assert!(matches!(old, Err(WidgetTokenError::UnknownKey)), "{old:?}");
     open_as(&w, &rotated, &w.customer, now).await.unwrap();
-    let twice = revoke_key(&w.test.db, &w.admin, &w.site.site_id, &w.site.key_id, now).await;
+    let twice = widget_at(&w.test.db, now)
+        .revoke_key(&w.admin, &w.site.site_id, &w.site.key_id)
+        .await;
     assert!(matches!(twice, Err(SiteAdminError::NoSuchKey { .. })));
 }
 
@@ -314,11 +347,13 @@ async fn a_disabled_site_refuses_tokens_and_its_sessions() {
     let w = world().await;
     let now = engine::now();
     let opened = open_as(&w, &w.site, &w.customer, now).await.unwrap();
-    set_site_enabled(&w.test.db, &w.admin, &w.site.site_id, false, now)
+    widget_at(&w.test.db, now)
+        .set_site_enabled(&w.admin, &w.site.site_id, false)
         .await
         .unwrap();
     assert!(
-        authenticate_session(&w.test.db, &opened.secret, now)
+        widget_at(&w.test.db, now)
+            .authenticate_session(&opened.secret)
             .await
             .unwrap()
             .is_none()
@@ -337,7 +372,8 @@ async fn a_widget_session_ends_after_its_lifetime() {
     let opened = open_as(&w, &w.site, &w.customer, now).await.unwrap();
     let later = now + engine::widget::SESSION_LIFETIME + Duration::seconds(1);
     assert!(
-        authenticate_session(&w.test.db, &opened.secret, later)
+        widget_at(&w.test.db, later)
+            .authenticate_session(&opened.secret)
             .await
             .unwrap()
             .is_none()
@@ -354,21 +390,21 @@ async fn only_admins_register_sites_and_each_origin_once() {
         roles: RoleSet::new([Role::Customer]),
         widget_session: None,
     };
-    let refused = register_site(&w.test.db, &customer, "Mine", "https://mine.example", now).await;
+    let refused = widget_at(&w.test.db, now)
+        .register_site(&customer, "Mine", "https://mine.example")
+        .await;
     assert!(matches!(refused, Err(SiteAdminError::NotAllowed)));
-    let taken = register_site(
-        &w.test.db,
-        &w.admin,
-        "Again",
-        "https://SHOP.example:443/",
-        now,
-    )
-    .await;
+    let taken = widget_at(&w.test.db, now)
+        .register_site(&w.admin, "Again", "https://SHOP.example:443/")
+        .await;
     assert!(
         matches!(taken, Err(SiteAdminError::OriginTaken(ref o)) if o == "https://shop.example"),
         "{taken:?}"
     );
-    let sites = list_sites(&w.test.db).await.unwrap();
+    let sites = widget_at(&w.test.db, engine::now())
+        .list_sites()
+        .await
+        .unwrap();
     assert_eq!(sites.len(), 1);
     assert_eq!(sites[0].keys.len(), 1);
     assert_eq!(sites[0].keys[0].public_key, w.site.public_key);
@@ -402,7 +438,9 @@ async fn a_site_origin_that_could_smuggle_a_directive_into_the_frame_policy_is_r
         "data:text/html,x",
         "blob:https://a.example/x",
     ] {
-        let result = register_site(&w.test.db, &w.admin, "Bad", bad, now).await;
+        let result = widget_at(&w.test.db, now)
+            .register_site(&w.admin, "Bad", bad)
+            .await;
         assert!(
             matches!(result, Err(SiteAdminError::InvalidOrigin(ref why)) if !why.is_empty()),
             "{bad:?} was not refused as an origin: {result:?}"
@@ -414,16 +452,27 @@ async fn a_site_origin_that_could_smuggle_a_directive_into_the_frame_policy_is_r
         ("http://127.0.0.1:3212", "http://127.0.0.1:3212"),
         ("https://[::1]:8443", "https://[::1]:8443"),
     ] {
-        register_site(&w.test.db, &w.admin, "Good", good, now)
+        widget_at(&w.test.db, now)
+            .register_site(&w.admin, "Good", good)
             .await
             .unwrap_or_else(|error| panic!("{good} refused: {error}"));
-        let sites = list_sites(&w.test.db).await.unwrap();
+        let sites = widget_at(&w.test.db, engine::now())
+            .list_sites()
+            .await
+            .unwrap();
         assert!(
             sites.iter().any(|s| s.origin == stored),
             "{stored} not stored"
         );
     }
-    assert_eq!(list_sites(&w.test.db).await.unwrap().len(), 5);
+    assert_eq!(
+        widget_at(&w.test.db, engine::now())
+            .list_sites()
+            .await
+            .unwrap()
+            .len(),
+        5
+    );
 }
 
 #[tokio::test]
@@ -460,7 +509,9 @@ async fn a_token_whose_crit_header_demands_an_extension_we_do_not_understand_is_
         )
         .unwrap();
         let token = format!("{signing_input}.{signature}");
-        let result = open_session(&w.test.db, &w.site.site_id, &token, now).await;
+        let result = widget_at(&w.test.db, now)
+            .open_session(&w.site.site_id, &token)
+            .await;
         assert!(
             matches!(result, Err(ref e) if e.to_string().contains("crit")),
             "crit {crit}: {result:?}"
@@ -474,14 +525,15 @@ async fn a_token_whose_crit_header_demands_an_extension_we_do_not_understand_is_
 async fn a_site_signs_in_only_the_customers_an_admin_bound_to_it() {
     let w = world().await;
     let now = engine::now();
-    let other = register_site(&w.test.db, &w.admin, "Other", "https://other.example", now)
+    let other = widget_at(&w.test.db, now)
+        .register_site(&w.admin, "Other", "https://other.example")
         .await
         .unwrap();
     let open_at_other = |customer: &str| {
         let t = token(&other, &claims(&other.site_id, customer, now));
         let site_id = other.site_id.clone();
         let db = w.test.db.clone();
-        async move { open_session(&db, &site_id, &t, now).await }
+        async move { widget_at(&db, now).open_session(&site_id, &t).await }
     };
     // Registered, keyed and enabled, yet it may not sign in our customers.
     let refused = open_at_other(&w.customer).await;
@@ -490,7 +542,8 @@ async fn a_site_signs_in_only_the_customers_an_admin_bound_to_it() {
         "{refused:?}"
     );
 
-    bind_customer(&w.test.db, &w.admin, &other.site_id, "customer", now)
+    widget_at(&w.test.db, now)
+        .bind_customer(&w.admin, &other.site_id, "customer")
         .await
         .unwrap();
     let opened = open_at_other(&w.customer).await.unwrap();
@@ -501,11 +554,13 @@ async fn a_site_signs_in_only_the_customers_an_admin_bound_to_it() {
     );
 
     // Unbinding refuses new tokens and ends the sessions already open.
-    unbind_customer(&w.test.db, &w.admin, &other.site_id, "customer", now)
+    widget_at(&w.test.db, now)
+        .unbind_customer(&w.admin, &other.site_id, "customer")
         .await
         .unwrap();
     assert!(
-        authenticate_session(&w.test.db, &opened.secret, now)
+        widget_at(&w.test.db, now)
+            .authenticate_session(&opened.secret)
             .await
             .unwrap()
             .is_none()
@@ -526,24 +581,34 @@ async fn only_admins_bind_customers_and_only_customers_can_be_bound() {
         roles: RoleSet::new([Role::Customer]),
         widget_session: None,
     };
-    let refused = bind_customer(&w.test.db, &customer, &w.site.site_id, "customer2", now).await;
+    let refused = widget_at(&w.test.db, now)
+        .bind_customer(&customer, &w.site.site_id, "customer2")
+        .await;
     assert!(
         matches!(refused, Err(SiteCustomerError::NotAllowed)),
         "{refused:?}"
     );
-    let staff = bind_customer(&w.test.db, &w.admin, &w.site.site_id, "approver", now).await;
+    let staff = widget_at(&w.test.db, now)
+        .bind_customer(&w.admin, &w.site.site_id, "approver")
+        .await;
     assert!(
         matches!(staff, Err(SiteCustomerError::NoSuchCustomer(ref name)) if name == "approver"),
         "{staff:?}"
     );
-    let nowhere = bind_customer(&w.test.db, &w.admin, "wst_nope", "customer", now).await;
+    let nowhere = widget_at(&w.test.db, now)
+        .bind_customer(&w.admin, "wst_nope", "customer")
+        .await;
     assert!(
         matches!(nowhere, Err(SiteCustomerError::NoSuchSite(_))),
         "{nowhere:?}"
     );
-    let first = unbind_customer(&w.test.db, &w.admin, &w.site.site_id, "customer", now).await;
+    let first = widget_at(&w.test.db, now)
+        .unbind_customer(&w.admin, &w.site.site_id, "customer")
+        .await;
     assert!(first.is_ok(), "{first:?}");
-    let twice = unbind_customer(&w.test.db, &w.admin, &w.site.site_id, "customer", now).await;
+    let twice = widget_at(&w.test.db, now)
+        .unbind_customer(&w.admin, &w.site.site_id, "customer")
+        .await;
     assert!(
         matches!(twice, Err(SiteCustomerError::NotBound { .. })),
         "{twice:?}"
@@ -573,7 +638,8 @@ async fn re_enabling_a_disabled_customer_does_not_bring_back_their_widget_sessio
     .await
     .unwrap();
     assert!(
-        authenticate_session(&w.test.db, &opened.secret, now)
+        widget_at(&w.test.db, now)
+            .authenticate_session(&opened.secret)
             .await
             .unwrap()
             .is_none(),

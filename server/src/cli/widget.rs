@@ -86,7 +86,7 @@ pub enum WidgetCommand {
 
 pub async fn run(command: WidgetCommand, settings: &Settings) -> anyhow::Result<()> {
     let db = open_database(settings).await?;
-    let now = engine::now();
+    let widget = engine::widget::Widget::new(db.clone(), engine::Clock::system());
     match command {
         WidgetCommand::Register {
             name,
@@ -95,13 +95,13 @@ pub async fn run(command: WidgetCommand, settings: &Settings) -> anyhow::Result<
             key_out,
         } => {
             let actor = actor(&db, &admin).await?;
-            let key = engine::widget::register_site(&db, &actor, &name, &origin, now).await?;
+            let key = widget.register_site(&actor, &name, &origin).await?;
             println!("site id: {}", key.site_id);
             print_key(&key, key_out.as_deref())?;
         }
         WidgetCommand::Sites => {
-            let customers = engine::widget::list_site_customers(&db).await?;
-            for site in engine::widget::list_sites(&db).await? {
+            let customers = widget.list_site_customers().await?;
+            for site in widget.list_sites().await? {
                 println!(
                     "{}  {}  {}{}",
                     site.id,
@@ -139,7 +139,7 @@ pub async fn run(command: WidgetCommand, settings: &Settings) -> anyhow::Result<
             admin,
         } => {
             let actor = actor(&db, &admin).await?;
-            engine::widget::bind_customer(&db, &actor, &site, &customer, now).await?;
+            widget.bind_customer(&actor, &site, &customer).await?;
             println!("{site} may sign in {customer}");
         }
         WidgetCommand::DisallowCustomer {
@@ -148,7 +148,7 @@ pub async fn run(command: WidgetCommand, settings: &Settings) -> anyhow::Result<
             admin,
         } => {
             let actor = actor(&db, &admin).await?;
-            engine::widget::unbind_customer(&db, &actor, &site, &customer, now).await?;
+            widget.unbind_customer(&actor, &site, &customer).await?;
             println!("{site} may no longer sign in {customer}");
         }
         WidgetCommand::AddKey {
@@ -157,12 +157,12 @@ pub async fn run(command: WidgetCommand, settings: &Settings) -> anyhow::Result<
             key_out,
         } => {
             let actor = actor(&db, &admin).await?;
-            let key = engine::widget::add_key(&db, &actor, &site, now).await?;
+            let key = widget.add_key(&actor, &site).await?;
             print_key(&key, key_out.as_deref())?;
         }
         WidgetCommand::RevokeKey { site, key, admin } => {
             let actor = actor(&db, &admin).await?;
-            engine::widget::revoke_key(&db, &actor, &site, &key, now).await?;
+            widget.revoke_key(&actor, &site, &key).await?;
             println!("revoked {key}");
         }
         WidgetCommand::Token {
@@ -182,6 +182,7 @@ pub async fn run(command: WidgetCommand, settings: &Settings) -> anyhow::Result<
             let user = storage::users::find_by_name(db.conn(), &customer)
                 .await?
                 .ok_or_else(|| anyhow::anyhow!("no user named {customer:?}"))?;
+            let now = engine::now();
             let claims = HostTokenClaims {
                 iss: site,
                 sub: user.id,

@@ -83,7 +83,7 @@ async fn widget_identity(
             "a widget session may only use the chat",
         ));
     }
-    match engine::widget::authenticate_session(&state.db, secret, engine::now()).await {
+    match state.engine.widget.authenticate_session(secret).await {
         Ok(Some(widget)) => Ok(Identity {
             widget_session: Some(widget.session_id),
             ..identity_of(widget.customer, AuthMethod::WidgetSession)

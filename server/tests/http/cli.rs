@@ -127,7 +127,9 @@ async fn the_widget_commands_register_a_site_and_sign_a_token_that_opens_a_sessi
     ];
     // A new site may sign in nobody.
     let token = countersign(&test.url, workdir.path(), &sign).await;
-    let refused = engine::widget::open_session(&test.db, &site, token.trim(), engine::now()).await;
+    let refused = engine::widget::Widget::new(test.db.clone(), engine::Clock::system())
+        .open_session(&site, token.trim())
+        .await;
     assert!(
         matches!(
             refused,
@@ -156,7 +158,8 @@ async fn the_widget_commands_register_a_site_and_sign_a_token_that_opens_a_sessi
     assert!(listed.contains("may sign in: customer3"), "{listed}");
 
     let token = countersign(&test.url, workdir.path(), &sign).await;
-    let opened = engine::widget::open_session(&test.db, &site, token.trim(), engine::now())
+    let opened = engine::widget::Widget::new(test.db.clone(), engine::Clock::system())
+        .open_session(&site, token.trim())
         .await
         .unwrap();
     assert_eq!(opened.customer.name, "customer3");

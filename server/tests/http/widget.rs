@@ -35,22 +35,20 @@ async fn admin(app: &TestApp) -> engine::Actor {
 pub(crate) async fn register(app: &TestApp) -> NewSigningKey {
     let key = register_unbound(app, "Demo shop", HOST_ORIGIN).await;
     for customer in ["customer", "customer2", "customer3"] {
-        engine::widget::bind_customer(
-            app.db(),
-            &admin(app).await,
-            &key.site_id,
-            customer,
-            engine::now(),
-        )
-        .await
-        .unwrap();
+        app.engine
+            .widget
+            .bind_customer(&admin(app).await, &key.site_id, customer)
+            .await
+            .unwrap();
     }
     key
 }
 
 /// Registers a site that may sign in nobody yet.
 async fn register_unbound(app: &TestApp, name: &str, origin: &str) -> NewSigningKey {
-    engine::widget::register_site(app.db(), &admin(app).await, name, origin, engine::now())
+    app.engine
+        .widget
+        .register_site(&admin(app).await, name, origin)
         .await
         .unwrap()
 }
@@ -315,12 +313,7 @@ async fn only_admins_register_widget_sites_through_the_server_functions() {
         )
         .await;
     assert_eq!(refused.status(), StatusCode::FORBIDDEN);
-    assert!(
-        engine::widget::list_sites(app.db())
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert!(app.engine.widget.list_sites().await.unwrap().is_empty());
 
     app.logout().await;
     app.login_ok("admin").await;
@@ -361,7 +354,7 @@ async fn only_admins_register_widget_sites_through_the_server_functions() {
             .unwrap()
             .contains("BEGIN PRIVATE KEY")
     );
-    let sites = engine::widget::list_sites(app.db()).await.unwrap();
+    let sites = app.engine.widget.list_sites().await.unwrap();
     assert_eq!(sites.len(), 1);
     assert_eq!(sites[0].origin, "https://shop.example");
     // Only the public half is kept.

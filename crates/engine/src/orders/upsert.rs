@@ -8,9 +8,9 @@ use connectors::ProviderError;
 use domain::{OrderSnapshot, Role, Timestamp};
 use serde_json::json;
 use std::cmp::Ordering;
-use storage::{ConnectionTrait, Database};
 use storage::journal::NewEvent;
 use storage::shop_orders::{SourceStamp, SourcedOrder};
+use storage::{ConnectionTrait, Database};
 
 /// What an upsert did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,11 +3,12 @@
 //! site could sign in any customer of Countersign. A new site signs in
 //! nobody until an admin binds customers to it.
 
+use super::Widget;
 use crate::Actor;
 use crate::settings::{ChangedBy, record};
 use domain::{Role, SettingChange, SettingKind, Timestamp, UserName};
+use storage::StorageError;
 use storage::widget::SiteCustomer;
-use storage::{Database, StorageError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SiteCustomerError {
@@ -33,36 +34,81 @@ pub struct SiteCustomerView {
     pub bound_at: Timestamp,
 }
 
-/// Lets `site_id` sign in the customer named `customer`; binding one twice
-/// changes nothing.
-///
-/// # Errors
-/// [`SiteCustomerError`]: not an admin, no such site, no such customer (a
-/// user without the customer role is not one).
-pub async fn bind_customer(
-    db: &Database,
-    actor: &Actor,
-    site_id: &str,
-    customer: &str,
-    now: Timestamp,
-) -> Result<(), SiteCustomerError> {
-    require_admin(actor)?;
-    let tx = db.begin_write().await?;
-    if storage::widget::find_site(&*tx, site_id).await?.is_none() {
-        return Err(SiteCustomerError::NoSuchSite(site_id.to_owned()));
+impl Widget {
+    /// Lets `site_id` sign in the customer named `customer`; binding one twice
+    /// changes nothing.
+    ///
+    /// # Errors
+    /// [`SiteCustomerError`]: not an admin, no such site, no such customer (a
+    /// user without the customer role is not one).
+    pub async fn bind_customer(
+        &self,
+        actor: &Actor,
+        site_id: &str,
+        customer: &str,
+    ) -> Result<(), SiteCustomerError> {
+        let (db, now) = (&self.db, self.clock.now());
+        require_admin(actor)?;
+        let tx = db.begin_write().await?;
+        if storage::widget::find_site(&*tx, site_id).await?.is_none() {
+            return Err(SiteCustomerError::NoSuchSite(site_id.to_owned()));
+        }
+        let user = find_customer(&*tx, customer).await?;
+        let binding = SiteCustomer {
+            site_id: site_id.to_owned(),
+            customer_id: user.id.clone(),
+            bound_by: actor.user_id.clone(),
+            bound_at: now,
+        };
+        if storage::widget::bind_customer(&*tx, &binding).await? {
+            let change = SettingChange {
+                subject: format!("widget_site:{site_id}"),
+                before: Some(format!("may not sign in {}", user.name)),
+                after: Some(format!("may sign in {}", user.name)),
+            };
+            record(
+                &*tx,
+                &ChangedBy::person(actor),
+                SettingKind::WidgetSiteChanged,
+                change,
+                now,
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        tracing::info!(site.id = %site_id, customer.id = %user.id, by = %actor.name, "widget site may sign in a customer");
+        Ok(())
     }
-    let user = find_customer(&*tx, customer).await?;
-    let binding = SiteCustomer {
-        site_id: site_id.to_owned(),
-        customer_id: user.id.clone(),
-        bound_by: actor.user_id.clone(),
-        bound_at: now,
-    };
-    if storage::widget::bind_customer(&*tx, &binding).await? {
+}
+
+impl Widget {
+    /// Stops `site_id` signing in the customer named `customer`: their tokens
+    /// from that site are refused, and the sessions it opened for them end at
+    /// once.
+    ///
+    /// # Errors
+    /// [`SiteCustomerError`]: not an admin, no such customer, or the site could
+    /// not sign them in anyway.
+    pub async fn unbind_customer(
+        &self,
+        actor: &Actor,
+        site_id: &str,
+        customer: &str,
+    ) -> Result<(), SiteCustomerError> {
+        let (db, now) = (&self.db, self.clock.now());
+        require_admin(actor)?;
+        let tx = db.begin_write().await?;
+        let user = find_customer(&*tx, customer).await?;
+        if !storage::widget::unbind_customer(&*tx, site_id, &user.id).await? {
+            return Err(SiteCustomerError::NotBound {
+                site: site_id.to_owned(),
+                customer: user.name,
+            });
+        }
         let change = SettingChange {
             subject: format!("widget_site:{site_id}"),
-            before: Some(format!("may not sign in {}", user.name)),
-            after: Some(format!("may sign in {}", user.name)),
+            before: Some(format!("may sign in {}", user.name)),
+            after: Some(format!("may not sign in {}", user.name)),
         };
         record(
             &*tx,
@@ -72,73 +118,35 @@ pub async fn bind_customer(
             now,
         )
         .await?;
+        tx.commit().await?;
+        tracing::info!(site.id = %site_id, customer.id = %user.id, by = %actor.name, "widget site may no longer sign in a customer");
+        Ok(())
     }
-    tx.commit().await?;
-    tracing::info!(site.id = %site_id, customer.id = %user.id, by = %actor.name, "widget site may sign in a customer");
-    Ok(())
 }
 
-/// Stops `site_id` signing in the customer named `customer`: their tokens
-/// from that site are refused, and the sessions it opened for them end at
-/// once.
-///
-/// # Errors
-/// [`SiteCustomerError`]: not an admin, no such customer, or the site could
-/// not sign them in anyway.
-pub async fn unbind_customer(
-    db: &Database,
-    actor: &Actor,
-    site_id: &str,
-    customer: &str,
-    now: Timestamp,
-) -> Result<(), SiteCustomerError> {
-    require_admin(actor)?;
-    let tx = db.begin_write().await?;
-    let user = find_customer(&*tx, customer).await?;
-    if !storage::widget::unbind_customer(&*tx, site_id, &user.id).await? {
-        return Err(SiteCustomerError::NotBound {
-            site: site_id.to_owned(),
-            customer: user.name,
-        });
-    }
-    let change = SettingChange {
-        subject: format!("widget_site:{site_id}"),
-        before: Some(format!("may sign in {}", user.name)),
-        after: Some(format!("may not sign in {}", user.name)),
-    };
-    record(
-        &*tx,
-        &ChangedBy::person(actor),
-        SettingKind::WidgetSiteChanged,
-        change,
-        now,
-    )
-    .await?;
-    tx.commit().await?;
-    tracing::info!(site.id = %site_id, customer.id = %user.id, by = %actor.name, "widget site may no longer sign in a customer");
-    Ok(())
-}
-
-/// Every site's customers, oldest binding first.
-///
-/// # Errors
-/// Database failures.
-pub async fn list_site_customers(db: &Database) -> Result<Vec<SiteCustomerView>, StorageError> {
-    let bindings = storage::widget::list_site_customers(db.conn()).await?;
-    let users = storage::users::list(db.conn()).await?;
-    Ok(bindings
-        .into_iter()
-        .filter_map(|binding| {
-            let user = users.iter().find(|u| u.id == binding.customer_id)?;
-            Some(SiteCustomerView {
-                site_id: binding.site_id,
-                customer_id: binding.customer_id,
-                customer_name: user.name.clone(),
-                display_name: user.display_name.clone(),
-                bound_at: binding.bound_at,
+impl Widget {
+    /// Every site's customers, oldest binding first.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn list_site_customers(&self) -> Result<Vec<SiteCustomerView>, StorageError> {
+        let db = &self.db;
+        let bindings = storage::widget::list_site_customers(db.conn()).await?;
+        let users = storage::users::list(db.conn()).await?;
+        Ok(bindings
+            .into_iter()
+            .filter_map(|binding| {
+                let user = users.iter().find(|u| u.id == binding.customer_id)?;
+                Some(SiteCustomerView {
+                    site_id: binding.site_id,
+                    customer_id: binding.customer_id,
+                    customer_name: user.name.clone(),
+                    display_name: user.display_name.clone(),
+                    bound_at: binding.bound_at,
+                })
             })
-        })
-        .collect())
+            .collect())
+    }
 }
 
 fn require_admin(actor: &Actor) -> Result<(), SiteCustomerError> {

@@ -15,18 +15,30 @@ mod keys;
 mod sessions;
 mod sites;
 
-pub use customers::{
-    SiteCustomerError, SiteCustomerView, bind_customer, list_site_customers, unbind_customer,
-};
+pub use customers::{SiteCustomerError, SiteCustomerView};
 pub use keys::{HostTokenClaims, NewSigningKey, TOKEN_AUDIENCE, sign_host_token};
 pub use sessions::{
     CLOCK_SKEW, MAX_TOKEN_LIFETIME, OpenedSession, SESSION_LIFETIME, WidgetIdentity,
-    WidgetTokenError, authenticate_session, open_session,
+    WidgetTokenError,
 };
-pub use sites::{
-    KeyView, SiteAdminError, SiteView, add_key, frame_site, is_strict_origin, list_sites,
-    normalize_origin, register_site, revoke_key, set_site_enabled,
-};
+pub use sites::{KeyView, SiteAdminError, SiteView, is_strict_origin, normalize_origin};
+
+use crate::clock::Clock;
+use storage::Database;
+
+/// Host sites, their keys and customers (an admin's), and the widget
+/// sessions their customers open.
+#[derive(Debug, Clone)]
+pub struct Widget {
+    db: Database,
+    clock: Clock,
+}
+
+impl Widget {
+    pub fn new(db: Database, clock: Clock) -> Self {
+        Widget { db, clock }
+    }
+}
 
 /// Prefix of widget session secrets (API tokens use `cst_`).
 pub const SESSION_PREFIX: &str = "cwt_";

@@ -2,6 +2,7 @@
 //! recognising the session on later requests.
 
 use super::SESSION_PREFIX;
+use super::Widget;
 use super::keys::{HostTokenClaims, TOKEN_AUDIENCE};
 use chrono::Duration;
 use domain::{Role, Timestamp};
@@ -10,7 +11,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use rand::RngCore;
 use storage::users::UserRecord;
 use storage::widget::WidgetSession;
-use storage::{Database, StorageError, ids::new_id};
+use storage::{StorageError, ids::new_id};
 
 /// The longest a host token may live (`exp - iat`): they are minted per page
 /// view, so a stolen one is worth little.
@@ -80,110 +81,115 @@ pub struct WidgetIdentity {
     pub customer: UserRecord,
 }
 
-/// Checks `token` (signature with one of the site's active keys, audience,
-/// issuer = the site, lifetime, an enabled customer the site is bound to)
-/// and opens a session.
-/// Each token opens at most one session.
-///
-/// # Errors
-/// [`WidgetTokenError`] naming what is wrong with the token.
-pub async fn open_session(
-    db: &Database,
-    site_id: &str,
-    token: &str,
-    now: Timestamp,
-) -> Result<OpenedSession, WidgetTokenError> {
-    let token = token.trim();
-    if token.is_empty() || token.len() > MAX_TOKEN_BYTES {
-        return Err(WidgetTokenError::Malformed);
-    }
-    refuse_critical_extensions(token)?;
-    let header = jsonwebtoken::decode_header(token).map_err(|_| WidgetTokenError::Malformed)?;
-    if header.alg != Algorithm::EdDSA {
-        return Err(WidgetTokenError::WrongAlgorithm);
-    }
-    let key_id = header.kid.ok_or(WidgetTokenError::MissingKeyId)?;
-    let site = storage::widget::find_site(db.conn(), site_id)
-        .await?
-        .filter(|site| site.disabled_at.is_none())
-        .ok_or(WidgetTokenError::UnknownSite)?;
-    let key = storage::widget::find_key(db.conn(), &key_id)
-        .await?
-        .filter(|key| key.site_id == site.id && key.revoked_at.is_none())
-        .ok_or(WidgetTokenError::UnknownKey)?;
-    let claims = verified_claims(token, &key.public_key, &site.id)?;
-    check_times(&claims, now)?;
-    if claims.jti.is_empty() || claims.jti.chars().count() > 128 {
-        return Err(WidgetTokenError::InvalidClaims(
-            "jti must be 1 to 128 characters",
-        ));
-    }
-    let customer = storage::users::find_by_id(db.conn(), &claims.sub)
-        .await?
-        .filter(|user| !user.disabled && user.roles.contains(Role::Customer))
-        .ok_or(WidgetTokenError::UnknownCustomer)?;
-    // A site signs in only the customers an admin bound to it; the refusal
-    // is the same as for an unknown customer, so a site cannot probe who
-    // else has an account.
-    if !storage::widget::is_bound(db.conn(), &site.id, &customer.id).await? {
-        return Err(WidgetTokenError::UnknownCustomer);
-    }
+impl Widget {
+    /// Checks `token` (signature with one of the site's active keys, audience,
+    /// issuer = the site, lifetime, an enabled customer the site is bound to)
+    /// and opens a session.
+    /// Each token opens at most one session.
+    ///
+    /// # Errors
+    /// [`WidgetTokenError`] naming what is wrong with the token.
+    pub async fn open_session(
+        &self,
+        site_id: &str,
+        token: &str,
+    ) -> Result<OpenedSession, WidgetTokenError> {
+        let (db, now) = (&self.db, self.clock.now());
+        let token = token.trim();
+        if token.is_empty() || token.len() > MAX_TOKEN_BYTES {
+            return Err(WidgetTokenError::Malformed);
+        }
+        refuse_critical_extensions(token)?;
+        let header = jsonwebtoken::decode_header(token).map_err(|_| WidgetTokenError::Malformed)?;
+        if header.alg != Algorithm::EdDSA {
+            return Err(WidgetTokenError::WrongAlgorithm);
+        }
+        let key_id = header.kid.ok_or(WidgetTokenError::MissingKeyId)?;
+        let site = storage::widget::find_site(db.conn(), site_id)
+            .await?
+            .filter(|site| site.disabled_at.is_none())
+            .ok_or(WidgetTokenError::UnknownSite)?;
+        let key = storage::widget::find_key(db.conn(), &key_id)
+            .await?
+            .filter(|key| key.site_id == site.id && key.revoked_at.is_none())
+            .ok_or(WidgetTokenError::UnknownKey)?;
+        let claims = verified_claims(token, &key.public_key, &site.id)?;
+        check_times(&claims, now)?;
+        if claims.jti.is_empty() || claims.jti.chars().count() > 128 {
+            return Err(WidgetTokenError::InvalidClaims(
+                "jti must be 1 to 128 characters",
+            ));
+        }
+        let customer = storage::users::find_by_id(db.conn(), &claims.sub)
+            .await?
+            .filter(|user| !user.disabled && user.roles.contains(Role::Customer))
+            .ok_or(WidgetTokenError::UnknownCustomer)?;
+        // A site signs in only the customers an admin bound to it; the refusal
+        // is the same as for an unknown customer, so a site cannot probe who
+        // else has an account.
+        if !storage::widget::is_bound(db.conn(), &site.id, &customer.id).await? {
+            return Err(WidgetTokenError::UnknownCustomer);
+        }
 
-    let secret = new_secret();
-    let session = WidgetSession {
-        id: new_id("wss"),
-        secret_hash: crate::accounts::hash_secret(&secret),
-        site_id: site.id.clone(),
-        key_id: key.id,
-        customer_id: customer.id.clone(),
-        token_id: claims.jti,
-        created_at: now,
-        expires_at: now + SESSION_LIFETIME,
-    };
-    let tx = db.begin_write().await?;
-    match storage::widget::insert_session(&*tx, &session).await {
-        Err(error) if error.is_conflict() => return Err(WidgetTokenError::Replayed),
-        other => other?,
+        let secret = new_secret();
+        let session = WidgetSession {
+            id: new_id("wss"),
+            secret_hash: crate::accounts::hash_secret(&secret),
+            site_id: site.id.clone(),
+            key_id: key.id,
+            customer_id: customer.id.clone(),
+            token_id: claims.jti,
+            created_at: now,
+            expires_at: now + SESSION_LIFETIME,
+        };
+        let tx = db.begin_write().await?;
+        match storage::widget::insert_session(&*tx, &session).await {
+            Err(error) if error.is_conflict() => return Err(WidgetTokenError::Replayed),
+            other => other?,
+        }
+        // Sessions are short; forget the long-expired ones as new ones arrive.
+        storage::widget::delete_expired_sessions(&*tx, now - Duration::days(1)).await?;
+        tx.commit().await?;
+        Ok(OpenedSession {
+            secret,
+            expires_at: session.expires_at,
+            site_id: site.id,
+            customer,
+        })
     }
-    // Sessions are short; forget the long-expired ones as new ones arrive.
-    storage::widget::delete_expired_sessions(&*tx, now - Duration::days(1)).await?;
-    tx.commit().await?;
-    Ok(OpenedSession {
-        secret,
-        expires_at: session.expires_at,
-        site_id: site.id,
-        customer,
-    })
 }
 
-/// The widget session behind a bearer secret: unexpired, its site enabled,
-/// its key unrevoked, its customer enabled and still bound to the site.
-///
-/// # Errors
-/// Database failures.
-pub async fn authenticate_session(
-    db: &Database,
-    secret: &str,
-    now: Timestamp,
-) -> Result<Option<WidgetIdentity>, StorageError> {
-    if !secret.starts_with(SESSION_PREFIX) || secret.len() != SESSION_PREFIX.len() + 64 {
-        return Ok(None);
+impl Widget {
+    /// The widget session behind a bearer secret: unexpired, its site enabled,
+    /// its key unrevoked, its customer enabled and still bound to the site.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn authenticate_session(
+        &self,
+        secret: &str,
+    ) -> Result<Option<WidgetIdentity>, StorageError> {
+        let (db, now) = (&self.db, self.clock.now());
+        if !secret.starts_with(SESSION_PREFIX) || secret.len() != SESSION_PREFIX.len() + 64 {
+            return Ok(None);
+        }
+        let hash = crate::accounts::hash_secret(secret);
+        let Some(session) = storage::widget::find_usable_session(db.conn(), &hash, now).await?
+        else {
+            return Ok(None);
+        };
+        if !storage::widget::is_bound(db.conn(), &session.site_id, &session.customer_id).await? {
+            return Ok(None);
+        }
+        let customer = storage::users::find_by_id(db.conn(), &session.customer_id)
+            .await?
+            .filter(|user| !user.disabled && user.roles.contains(Role::Customer));
+        Ok(customer.map(|customer| WidgetIdentity {
+            session_id: session.id,
+            site_id: session.site_id,
+            customer,
+        }))
     }
-    let hash = crate::accounts::hash_secret(secret);
-    let Some(session) = storage::widget::find_usable_session(db.conn(), &hash, now).await? else {
-        return Ok(None);
-    };
-    if !storage::widget::is_bound(db.conn(), &session.site_id, &session.customer_id).await? {
-        return Ok(None);
-    }
-    let customer = storage::users::find_by_id(db.conn(), &session.customer_id)
-        .await?
-        .filter(|user| !user.disabled && user.roles.contains(Role::Customer));
-    Ok(customer.map(|customer| WidgetIdentity {
-        session_id: session.id,
-        site_id: session.site_id,
-        customer,
-    }))
 }
 
 /// RFC 7515 §4.1.11: a token whose protected header has `crit` must be

@@ -1,11 +1,12 @@
 //! Registering host sites and managing their keys (admins only).
 
+use super::Widget;
 use super::keys::{NewSigningKey, generate};
 use crate::Actor;
 use crate::settings::{ChangedBy, record};
 use domain::{Role, SettingChange, SettingKind, Timestamp};
 use storage::widget::{WidgetKey, WidgetSite};
-use storage::{Database, StorageError, ids::new_id};
+use storage::{StorageError, ids::new_id};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SiteAdminError {
@@ -149,204 +150,218 @@ fn require_admin(actor: &Actor) -> Result<(), SiteAdminError> {
     }
 }
 
-/// Registers a site and makes its first key.
-///
-/// # Errors
-/// [`SiteAdminError`] for a bad name or origin, or an origin already taken.
-pub async fn register_site(
-    db: &Database,
-    actor: &Actor,
-    name: &str,
-    origin: &str,
-    now: Timestamp,
-) -> Result<NewSigningKey, SiteAdminError> {
-    require_admin(actor)?;
-    let name = name.trim();
-    if name.is_empty() || name.chars().count() > 200 {
-        return Err(SiteAdminError::InvalidName);
+impl Widget {
+    /// Registers a site and makes its first key.
+    ///
+    /// # Errors
+    /// [`SiteAdminError`] for a bad name or origin, or an origin already taken.
+    pub async fn register_site(
+        &self,
+        actor: &Actor,
+        name: &str,
+        origin: &str,
+    ) -> Result<NewSigningKey, SiteAdminError> {
+        let (db, now) = (&self.db, self.clock.now());
+        require_admin(actor)?;
+        let name = name.trim();
+        if name.is_empty() || name.chars().count() > 200 {
+            return Err(SiteAdminError::InvalidName);
+        }
+        let origin = normalize_origin(origin)?;
+        let site = WidgetSite {
+            id: new_id("wst"),
+            name: name.to_owned(),
+            origin: origin.clone(),
+            created_by: actor.user_id.clone(),
+            created_at: now,
+            disabled_at: None,
+        };
+        let (key, stored_key) = make_key(&site.id, actor, now)?;
+        let tx = db.begin_write().await?;
+        match storage::widget::insert_site(&*tx, &site).await {
+            Err(error) if error.is_conflict() => return Err(SiteAdminError::OriginTaken(origin)),
+            other => other?,
+        }
+        storage::widget::insert_key(&*tx, &stored_key).await?;
+        let change = SettingChange {
+            subject: format!("widget_site:{}", site.id),
+            before: None,
+            after: Some(format!("{} at {origin}, key {}", site.name, key.key_id)),
+        };
+        record(
+            &*tx,
+            &ChangedBy::person(actor),
+            SettingKind::WidgetSiteAdded,
+            change,
+            now,
+        )
+        .await?;
+        tx.commit().await?;
+        tracing::info!(site.id = %site.id, %origin, by = %actor.name, "widget site registered");
+        Ok(key)
     }
-    let origin = normalize_origin(origin)?;
-    let site = WidgetSite {
-        id: new_id("wst"),
-        name: name.to_owned(),
-        origin: origin.clone(),
-        created_by: actor.user_id.clone(),
-        created_at: now,
-        disabled_at: None,
-    };
-    let (key, stored_key) = make_key(&site.id, actor, now)?;
-    let tx = db.begin_write().await?;
-    match storage::widget::insert_site(&*tx, &site).await {
-        Err(error) if error.is_conflict() => return Err(SiteAdminError::OriginTaken(origin)),
-        other => other?,
-    }
-    storage::widget::insert_key(&*tx, &stored_key).await?;
-    let change = SettingChange {
-        subject: format!("widget_site:{}", site.id),
-        before: None,
-        after: Some(format!("{} at {origin}, key {}", site.name, key.key_id)),
-    };
-    record(
-        &*tx,
-        &ChangedBy::person(actor),
-        SettingKind::WidgetSiteAdded,
-        change,
-        now,
-    )
-    .await?;
-    tx.commit().await?;
-    tracing::info!(site.id = %site.id, %origin, by = %actor.name, "widget site registered");
-    Ok(key)
 }
 
-/// Adds a key to a site (rotation: add, deploy, then revoke the old one).
-///
-/// # Errors
-/// [`SiteAdminError::NoSuchSite`].
-pub async fn add_key(
-    db: &Database,
-    actor: &Actor,
-    site_id: &str,
-    now: Timestamp,
-) -> Result<NewSigningKey, SiteAdminError> {
-    require_admin(actor)?;
-    let tx = db.begin_write().await?;
-    if storage::widget::find_site(&*tx, site_id).await?.is_none() {
-        return Err(SiteAdminError::NoSuchSite(site_id.to_owned()));
+impl Widget {
+    /// Adds a key to a site (rotation: add, deploy, then revoke the old one).
+    ///
+    /// # Errors
+    /// [`SiteAdminError::NoSuchSite`].
+    pub async fn add_key(
+        &self,
+        actor: &Actor,
+        site_id: &str,
+    ) -> Result<NewSigningKey, SiteAdminError> {
+        let (db, now) = (&self.db, self.clock.now());
+        require_admin(actor)?;
+        let tx = db.begin_write().await?;
+        if storage::widget::find_site(&*tx, site_id).await?.is_none() {
+            return Err(SiteAdminError::NoSuchSite(site_id.to_owned()));
+        }
+        let (key, stored_key) = make_key(site_id, actor, now)?;
+        storage::widget::insert_key(&*tx, &stored_key).await?;
+        let change = SettingChange {
+            subject: format!("widget_site:{site_id}"),
+            before: None,
+            after: Some(format!("key {}", key.key_id)),
+        };
+        record(
+            &*tx,
+            &ChangedBy::person(actor),
+            SettingKind::WidgetKeyAdded,
+            change,
+            now,
+        )
+        .await?;
+        tx.commit().await?;
+        tracing::info!(site.id = %site_id, key.id = %key.key_id, by = %actor.name, "widget key added");
+        Ok(key)
     }
-    let (key, stored_key) = make_key(site_id, actor, now)?;
-    storage::widget::insert_key(&*tx, &stored_key).await?;
-    let change = SettingChange {
-        subject: format!("widget_site:{site_id}"),
-        before: None,
-        after: Some(format!("key {}", key.key_id)),
-    };
-    record(
-        &*tx,
-        &ChangedBy::person(actor),
-        SettingKind::WidgetKeyAdded,
-        change,
-        now,
-    )
-    .await?;
-    tx.commit().await?;
-    tracing::info!(site.id = %site_id, key.id = %key.key_id, by = %actor.name, "widget key added");
-    Ok(key)
 }
 
-/// Revokes a key: its tokens are refused and the sessions opened with it end.
-///
-/// # Errors
-/// [`SiteAdminError::NoSuchKey`] when the site has no such active key.
-pub async fn revoke_key(
-    db: &Database,
-    actor: &Actor,
-    site_id: &str,
-    key_id: &str,
-    now: Timestamp,
-) -> Result<(), SiteAdminError> {
-    require_admin(actor)?;
-    let tx = db.begin_write().await?;
-    if !storage::widget::revoke_key(&*tx, site_id, key_id, now).await? {
-        return Err(SiteAdminError::NoSuchKey {
-            site: site_id.to_owned(),
-            key: key_id.to_owned(),
-        });
+impl Widget {
+    /// Revokes a key: its tokens are refused and the sessions opened with it end.
+    ///
+    /// # Errors
+    /// [`SiteAdminError::NoSuchKey`] when the site has no such active key.
+    pub async fn revoke_key(
+        &self,
+        actor: &Actor,
+        site_id: &str,
+        key_id: &str,
+    ) -> Result<(), SiteAdminError> {
+        let (db, now) = (&self.db, self.clock.now());
+        require_admin(actor)?;
+        let tx = db.begin_write().await?;
+        if !storage::widget::revoke_key(&*tx, site_id, key_id, now).await? {
+            return Err(SiteAdminError::NoSuchKey {
+                site: site_id.to_owned(),
+                key: key_id.to_owned(),
+            });
+        }
+        let change = SettingChange {
+            subject: format!("widget_site:{site_id}"),
+            before: Some(format!("key {key_id} active")),
+            after: Some(format!("key {key_id} revoked")),
+        };
+        record(
+            &*tx,
+            &ChangedBy::person(actor),
+            SettingKind::WidgetKeyRevoked,
+            change,
+            now,
+        )
+        .await?;
+        tx.commit().await?;
+        tracing::info!(site.id = %site_id, key.id = %key_id, by = %actor.name, "widget key revoked");
+        Ok(())
     }
-    let change = SettingChange {
-        subject: format!("widget_site:{site_id}"),
-        before: Some(format!("key {key_id} active")),
-        after: Some(format!("key {key_id} revoked")),
-    };
-    record(
-        &*tx,
-        &ChangedBy::person(actor),
-        SettingKind::WidgetKeyRevoked,
-        change,
-        now,
-    )
-    .await?;
-    tx.commit().await?;
-    tracing::info!(site.id = %site_id, key.id = %key_id, by = %actor.name, "widget key revoked");
-    Ok(())
 }
 
-/// Disables a site (its frame, tokens and sessions are refused) or enables it again.
-///
-/// # Errors
-/// [`SiteAdminError::NoSuchSite`].
-pub async fn set_site_enabled(
-    db: &Database,
-    actor: &Actor,
-    site_id: &str,
-    enabled: bool,
-    now: Timestamp,
-) -> Result<(), SiteAdminError> {
-    require_admin(actor)?;
-    let tx = db.begin_write().await?;
-    let Some(site) = storage::widget::find_site(&*tx, site_id).await? else {
-        return Err(SiteAdminError::NoSuchSite(site_id.to_owned()));
-    };
-    let disabled_at = (!enabled).then_some(now);
-    if !storage::widget::set_site_disabled(&*tx, site_id, disabled_at).await? {
-        return Err(SiteAdminError::NoSuchSite(site_id.to_owned()));
+impl Widget {
+    /// Disables a site (its frame, tokens and sessions are refused) or enables it again.
+    ///
+    /// # Errors
+    /// [`SiteAdminError::NoSuchSite`].
+    pub async fn set_site_enabled(
+        &self,
+        actor: &Actor,
+        site_id: &str,
+        enabled: bool,
+    ) -> Result<(), SiteAdminError> {
+        let (db, now) = (&self.db, self.clock.now());
+        require_admin(actor)?;
+        let tx = db.begin_write().await?;
+        let Some(site) = storage::widget::find_site(&*tx, site_id).await? else {
+            return Err(SiteAdminError::NoSuchSite(site_id.to_owned()));
+        };
+        let disabled_at = (!enabled).then_some(now);
+        if !storage::widget::set_site_disabled(&*tx, site_id, disabled_at).await? {
+            return Err(SiteAdminError::NoSuchSite(site_id.to_owned()));
+        }
+        let state = |enabled: bool| if enabled { "enabled" } else { "disabled" }.to_owned();
+        let change = SettingChange {
+            subject: format!("widget_site:{site_id}"),
+            before: Some(state(site.disabled_at.is_none())),
+            after: Some(state(enabled)),
+        };
+        record(
+            &*tx,
+            &ChangedBy::person(actor),
+            SettingKind::WidgetSiteChanged,
+            change,
+            now,
+        )
+        .await?;
+        tx.commit().await?;
+        tracing::info!(site.id = %site_id, enabled, by = %actor.name, "widget site changed");
+        Ok(())
     }
-    let state = |enabled: bool| if enabled { "enabled" } else { "disabled" }.to_owned();
-    let change = SettingChange {
-        subject: format!("widget_site:{site_id}"),
-        before: Some(state(site.disabled_at.is_none())),
-        after: Some(state(enabled)),
-    };
-    record(
-        &*tx,
-        &ChangedBy::person(actor),
-        SettingKind::WidgetSiteChanged,
-        change,
-        now,
-    )
-    .await?;
-    tx.commit().await?;
-    tracing::info!(site.id = %site_id, enabled, by = %actor.name, "widget site changed");
-    Ok(())
 }
 
-/// Every site with its keys.
-///
-/// # Errors
-/// Database failures.
-pub async fn list_sites(db: &Database) -> Result<Vec<SiteView>, StorageError> {
-    let sites = storage::widget::list_sites(db.conn()).await?;
-    let keys = storage::widget::list_keys(db.conn()).await?;
-    Ok(sites
-        .into_iter()
-        .map(|site| SiteView {
-            keys: keys
-                .iter()
-                .filter(|k| k.site_id == site.id)
-                .map(|k| KeyView {
-                    id: k.id.clone(),
-                    public_key: k.public_key.clone(),
-                    created_at: k.created_at,
-                    revoked_at: k.revoked_at,
-                })
-                .collect(),
-            id: site.id,
-            name: site.name,
-            origin: site.origin,
-            created_at: site.created_at,
-            disabled: site.disabled_at.is_some(),
-        })
-        .collect())
+impl Widget {
+    /// Every site with its keys.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn list_sites(&self) -> Result<Vec<SiteView>, StorageError> {
+        let db = &self.db;
+        let sites = storage::widget::list_sites(db.conn()).await?;
+        let keys = storage::widget::list_keys(db.conn()).await?;
+        Ok(sites
+            .into_iter()
+            .map(|site| SiteView {
+                keys: keys
+                    .iter()
+                    .filter(|k| k.site_id == site.id)
+                    .map(|k| KeyView {
+                        id: k.id.clone(),
+                        public_key: k.public_key.clone(),
+                        created_at: k.created_at,
+                        revoked_at: k.revoked_at,
+                    })
+                    .collect(),
+                id: site.id,
+                name: site.name,
+                origin: site.origin,
+                created_at: site.created_at,
+                disabled: site.disabled_at.is_some(),
+            })
+            .collect())
+    }
 }
 
-/// The enabled site a widget frame is requested for, if any.
-///
-/// # Errors
-/// Database failures.
-pub async fn frame_site(db: &Database, site_id: &str) -> Result<Option<WidgetSite>, StorageError> {
-    Ok(storage::widget::find_site(db.conn(), site_id)
-        .await?
-        .filter(|site| site.disabled_at.is_none()))
+impl Widget {
+    /// The enabled site a widget frame is requested for, if any.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn frame_site(&self, site_id: &str) -> Result<Option<WidgetSite>, StorageError> {
+        let db = &self.db;
+        Ok(storage::widget::find_site(db.conn(), site_id)
+            .await?
+            .filter(|site| site.disabled_at.is_none()))
+    }
 }
 
 fn make_key(

@@ -44,7 +44,7 @@ pub async fn page(State(state): State<AppState>, Query(query): Query<FrameQuery>
             "The widget was loaded without a valid site id (data-site).",
         );
     }
-    let site = match engine::widget::frame_site(&state.db, &site_id).await {
+    let site = match state.engine.widget.frame_site(&site_id).await {
         Ok(Some(site)) => site,
         Ok(None) => {
             return refusal(

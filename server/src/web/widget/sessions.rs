@@ -45,7 +45,10 @@ pub async fn open(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<OpenBody>,
 ) -> Result<(StatusCode, Json<OpenedView>), ApiError> {
-    let opened = engine::widget::open_session(&state.db, &body.site_id, &body.token, engine::now())
+    let opened = state
+        .engine
+        .widget
+        .open_session(&body.site_id, &body.token)
         .await
         .map_err(token_error)?;
     tracing::info!(site.id = %opened.site_id, customer.id = %opened.customer.id, "widget session opened");
