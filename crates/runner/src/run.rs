@@ -45,6 +45,14 @@ pub enum JobError {
 pub trait Handler: Send + Sync + 'static {
     /// Returns a note for people (e.g. "journal intact: 912 events").
     async fn run(&self, job: &Job) -> Result<Option<String>, JobError>;
+
+    /// For a schedule: whether a run now would find anything to do, by
+    /// reading only. A due schedule with nothing to do is left unclaimed
+    /// (claiming and finishing it are two writes), so an idle system
+    /// writes nothing on its schedules' account. One-off items always run.
+    async fn pending(&self) -> Result<bool, JobError> {
+        Ok(true)
+    }
 }
 
 /// An item's run ended and was recorded (for live views and tests).
@@ -328,7 +336,14 @@ impl Runner {
     async fn claim(&self, spec: &LaneSpec, free: usize) -> Result<Vec<WorkItem>, StorageError> {
         let inner = &self.inner;
         let now = (inner.clock)();
-        if !storage::work::has_due(inner.db.conn(), &spec.name, now).await? {
+        let due = storage::work::due_kinds(inner.db.conn(), &spec.name, now).await?;
+        let mut ready = Vec::with_capacity(due.len());
+        for (kind, schedule) in due {
+            if !schedule || self.schedule_pending(&kind).await {
+                ready.push(kind);
+            }
+        }
+        if ready.is_empty() {
             return Ok(Vec::new());
         }
         let lease_until = now + to_chrono(spec.lease);
@@ -336,6 +351,7 @@ impl Runner {
         let items = storage::work::claim(
             &*tx,
             &spec.name,
+            &ready,
             &inner.owner,
             lease_until,
             now,
@@ -348,6 +364,15 @@ impl Runner {
             held.insert(item.id.clone(), spec.lease);
         }
         Ok(items)
+    }
+
+    /// Whether a due schedule of this kind has work (a failed check counts
+    /// as yes: the run itself reports the failure).
+    async fn schedule_pending(&self, kind: &str) -> bool {
+        match self.inner.handlers.get(kind) {
+            Some(handler) => handler.pending().await.unwrap_or(true),
+            None => true,
+        }
     }
 
     async fn run_item(&self, spec: &LaneSpec, item: WorkItem, _slot: OwnedSemaphorePermit) {

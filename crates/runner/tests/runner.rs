@@ -111,6 +111,10 @@ impl Handler for Shared {
     async fn run(&self, job: &Job) -> Result<Option<String>, JobError> {
         self.0.run(job).await
     }
+
+    async fn pending(&self) -> Result<bool, JobError> {
+        self.0.pending().await
+    }
 }
 
 async fn next_finished(events: &mut broadcast::Receiver<Finished>) -> Finished {
@@ -200,6 +204,7 @@ async fn work_held_by_a_worker_that_died_is_taken_over_when_its_lease_runs_out()
     let claimed = work::claim(
         &*tx,
         LANE,
+        &["count".to_owned()],
         "died",
         clock.now() + Span::seconds(30),
         clock.now(),
@@ -247,6 +252,7 @@ async fn a_worker_restarted_under_its_name_takes_back_its_work_at_once_instead_o
     work::claim(
         &*tx,
         LANE,
+        &["count".to_owned()],
         "worker-1",
         clock.now() + Span::minutes(10),
         clock.now(),
@@ -567,5 +573,76 @@ async fn a_schedule_runs_again_one_period_after_each_run() {
     let second = next_finished(&mut events).await;
     assert_eq!(second.id, first.id, "one row per schedule");
     assert_eq!(count.runs.lock().expect("runs").get(&first.id), Some(&2));
+    supervisor.shutdown(Duration::from_secs(5)).await;
+}
+
+/// A sweep that has work only when told so; says each time it was asked.
+struct Sweeper {
+    has_work: AtomicBool,
+    asked: mpsc::UnboundedSender<bool>,
+}
+
+#[async_trait::async_trait]
+impl Handler for Sweeper {
+    async fn run(&self, _job: &Job) -> Result<Option<String>, JobError> {
+        Ok(Some("swept".to_owned()))
+    }
+
+    async fn pending(&self) -> Result<bool, JobError> {
+        let has_work = self.has_work.load(Ordering::SeqCst);
+        let _ = self.asked.send(has_work);
+        Ok(has_work)
+    }
+}
+
+#[tokio::test]
+async fn a_due_schedule_with_nothing_to_do_is_not_claimed_so_an_idle_system_writes_nothing() {
+    let test = TestDatabase::new().await;
+    let clock = TestClock::new();
+    let (asked, mut asked_rx) = mpsc::unbounded_channel();
+    let sweeper = Arc::new(Sweeper {
+        has_work: AtomicBool::new(false),
+        asked,
+    });
+    let supervisor = Supervisor::new();
+    let wake = Wake::default();
+    let parts = Runner::builder(
+        test.db.clone(),
+        clock.clock(),
+        "worker",
+        wake.clone(),
+        Activity::default(),
+        supervisor.clone(),
+    )
+    .lane(
+        LaneSpec::new(LANE, "tests", 1, Priority::Scheduled)
+            .with_poll_every(Duration::from_millis(10)),
+    )
+    .handle("sweep", Shared(sweeper.clone()))
+    .schedule(Schedule {
+        kind: "sweep".to_owned(),
+        lane: LANE.to_owned(),
+        every: Span::minutes(5),
+        first_in: Span::zero(),
+    })
+    .build();
+    let mut events = parts.finished();
+    parts.start().await.expect("start");
+    let writes_after_start = test.db.write_stats().committed;
+
+    // Two looks at the due schedule, each finding nothing to do.
+    assert!(!asked_rx.recv().await.expect("asked"));
+    assert!(!asked_rx.recv().await.expect("asked again"));
+    assert_eq!(
+        test.db.write_stats().committed,
+        writes_after_start,
+        "looking wrote nothing"
+    );
+
+    sweeper.has_work.store(true, Ordering::SeqCst);
+    wake.lane(LANE);
+    let run = next_finished(&mut events).await;
+    assert_eq!(run.state, "queued");
+    assert!(test.db.write_stats().committed > writes_after_start);
     supervisor.shutdown(Duration::from_secs(5)).await;
 }

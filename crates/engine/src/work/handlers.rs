@@ -2,6 +2,7 @@
 //! worker died after the handler's own commit runs again, and must find
 //! nothing left to do.
 
+use super::sweeps::{self, Pending, SweepFn};
 use super::{WorkSchedule, alert_kind};
 use crate::core::Engine;
 use domain::proposal::ProposalState;
@@ -23,25 +24,37 @@ pub(super) fn register(
         .handle(super::PERSON_NOTIFY, PersonNotify(with(engine)))
         .handle(
             super::SWEEP_RECONCILE,
-            Sweep(with(engine), super::sweeps::reconcile),
+            Sweep(
+                with(engine),
+                sweeps::reconcile,
+                Some(sweeps::reconcile_pending),
+            ),
         )
         .handle(
             super::SWEEP_EXPIRY,
-            Sweep(with(engine), super::sweeps::expiry),
+            Sweep(with(engine), sweeps::expiry, Some(sweeps::expiry_pending)),
         )
         .handle(
             super::JOURNAL_CHECKPOINT,
-            Sweep(with(engine), super::sweeps::checkpoint),
+            Sweep(
+                with(engine),
+                sweeps::checkpoint,
+                Some(sweeps::checkpoint_pending),
+            ),
         )
         .handle(
             super::AUDIT_VERIFY,
-            Sweep(with(engine), super::sweeps::audit),
+            Sweep(with(engine), sweeps::audit, None),
         )
         .handle(
             super::KEY_RETENTION,
-            Sweep(with(engine), super::sweeps::key_retention),
+            Sweep(
+                with(engine),
+                sweeps::key_retention,
+                Some(sweeps::key_retention_pending),
+            ),
         )
-        .handle(super::WORK_PRUNE, Sweep(with(engine), super::sweeps::prune))
+        .handle(super::WORK_PRUNE, Sweep(with(engine), sweeps::prune, None))
 }
 
 #[derive(Clone)]
@@ -170,18 +183,19 @@ impl Handler for PersonNotify {
     }
 }
 
-type SweepFn = for<'a> fn(
-    &'a Ctx,
-) -> std::pin::Pin<
-    Box<dyn std::future::Future<Output = Result<String, JobError>> + Send + 'a>,
->;
-
-/// A scheduled sweep.
-struct Sweep(Ctx, SweepFn);
+/// A scheduled sweep, with the read that says whether it has work.
+struct Sweep(Ctx, SweepFn, Option<Pending>);
 
 #[async_trait::async_trait]
 impl Handler for Sweep {
     async fn run(&self, _job: &Job) -> Result<Option<String>, JobError> {
         (self.1)(&self.0).await.map(Some)
+    }
+
+    async fn pending(&self) -> Result<bool, JobError> {
+        match self.2 {
+            Some(pending) => pending(&self.0).await,
+            None => Ok(true),
+        }
     }
 }

@@ -10,6 +10,54 @@ use std::pin::Pin;
 use storage::journal::{ChainReport, NewEvent, OPS_STREAM};
 
 type Swept<'a> = Pin<Box<dyn Future<Output = Result<String, JobError>> + Send + 'a>>;
+type Found<'a> = Pin<Box<dyn Future<Output = Result<bool, JobError>> + Send + 'a>>;
+/// A sweep.
+pub(super) type SweepFn = for<'a> fn(&'a Ctx) -> Swept<'a>;
+/// The read that says whether a sweep would find anything.
+pub(super) type Pending = for<'a> fn(&'a Ctx) -> Found<'a>;
+
+/// Statuses whose status check or verification falls due.
+const CHECKED: [ProposalStatus; 3] = [
+    ProposalStatus::Executing,
+    ProposalStatus::OutcomeUnknown,
+    ProposalStatus::Succeeded,
+];
+/// Statuses that expire when nobody decides (or executes) in time.
+const EXPIRING: [ProposalStatus; 2] = [ProposalStatus::AwaitingApproval, ProposalStatus::Approved];
+
+async fn any_due(ctx: &Ctx, statuses: &[ProposalStatus]) -> Result<bool, JobError> {
+    let engine = &ctx.engine;
+    let due = storage::proposals::due(engine.db.conn(), statuses, engine.now(), 1)
+        .await
+        .map_err(retry)?;
+    Ok(!due.is_empty())
+}
+
+pub(super) fn reconcile_pending(ctx: &Ctx) -> Found<'_> {
+    Box::pin(any_due(ctx, &CHECKED))
+}
+
+pub(super) fn expiry_pending(ctx: &Ctx) -> Found<'_> {
+    Box::pin(any_due(ctx, &EXPIRING))
+}
+
+pub(super) fn checkpoint_pending(ctx: &Ctx) -> Found<'_> {
+    Box::pin(async move {
+        storage::journal::has_changes(ctx.engine.db.conn())
+            .await
+            .map_err(retry)
+    })
+}
+
+pub(super) fn key_retention_pending(ctx: &Ctx) -> Found<'_> {
+    Box::pin(async move {
+        let unknown =
+            storage::proposals::count(ctx.engine.db.conn(), ProposalStatus::OutcomeUnknown)
+                .await
+                .map_err(retry)?;
+        Ok(unknown > 0)
+    })
+}
 
 /// How many due proposals one sweep queues checks for.
 const SWEEP_BATCH: u64 = 500;
@@ -21,12 +69,7 @@ pub(super) fn reconcile(ctx: &Ctx) -> Swept<'_> {
         let engine = &ctx.engine;
         let now = engine.now();
         let conn = engine.db.conn();
-        let due = [
-            ProposalStatus::Executing,
-            ProposalStatus::OutcomeUnknown,
-            ProposalStatus::Succeeded,
-        ];
-        let ids = storage::proposals::due(conn, &due, now, SWEEP_BATCH)
+        let ids = storage::proposals::due(conn, &CHECKED, now, SWEEP_BATCH)
             .await
             .map_err(retry)?;
         if ids.is_empty() {
@@ -51,8 +94,7 @@ pub(super) fn reconcile(ctx: &Ctx) -> Swept<'_> {
 pub(super) fn expiry(ctx: &Ctx) -> Swept<'_> {
     Box::pin(async move {
         let engine = &ctx.engine;
-        let stale = [ProposalStatus::AwaitingApproval, ProposalStatus::Approved];
-        let ids = storage::proposals::due(engine.db.conn(), &stale, engine.now(), SWEEP_BATCH)
+        let ids = storage::proposals::due(engine.db.conn(), &EXPIRING, engine.now(), SWEEP_BATCH)
             .await
             .map_err(retry)?;
         let mut expired = 0;

@@ -15,3 +15,4 @@ mod resolution;
 mod stripe;
 mod submission;
 mod support;
+mod work;

@@ -19,6 +19,9 @@ pub const PASSWORD: &str = "test-password-1";
 
 pub struct Harness {
     pub engine: Engine,
+    /// The engine's work runner (background lanes; the tests drive the
+    /// sweeps themselves).
+    pub runner: runner::Runner,
     pub sandbox: SandboxState,
     pub test_db: TestDatabase,
     pub sandbox_url: String,
@@ -91,9 +94,10 @@ impl Harness {
             listener,
             sandbox.clone(),
         ));
-        let engine = engine_for(&test_db, &sandbox_url, settings).await;
+        let (engine, runner) = engine_for(&test_db, &sandbox_url, settings).await;
         Harness {
             engine,
+            runner,
             sandbox,
             test_db,
             sandbox_url,
@@ -146,7 +150,7 @@ impl Harness {
 
     /// Another process on the same database whose provider is at `url`.
     pub async fn engine_with_provider_at(&self, url: &str, settings: EngineSettings) -> Engine {
-        engine_for(&self.test_db, url, settings).await
+        engine_for(&self.test_db, url, settings).await.0
     }
 
     /// The proposal's journal, oldest first.
@@ -163,7 +167,7 @@ impl Harness {
 
     /// A second engine (another server process) on the same database.
     pub async fn second_engine(&self, settings: EngineSettings) -> Engine {
-        engine_for(&self.test_db, &self.sandbox_url, settings).await
+        engine_for(&self.test_db, &self.sandbox_url, settings).await.0
     }
 
     pub async fn actor(&self, name: &str) -> Actor {
@@ -364,7 +368,11 @@ pub fn refund_request(order_id: &str) -> SubmitProposal {
     }
 }
 
-async fn engine_for(test_db: &TestDatabase, sandbox_url: &str, settings: EngineSettings) -> Engine {
+async fn engine_for(
+    test_db: &TestDatabase,
+    sandbox_url: &str,
+    settings: EngineSettings,
+) -> (Engine, runner::Runner) {
     let provider = SandboxProvider::new(
         sandbox_url,
         SANDBOX_KEY.into(),
@@ -381,13 +389,10 @@ async fn engine_for(test_db: &TestDatabase, sandbox_url: &str, settings: EngineS
     // The work runner sends approved refunds (committed with the approval)
     // and runs the checks, as in the server; the tests drive the sweeps
     // themselves (`reconcile_once`).
-    engine
-        .work_runner(&engine::work::WorkSchedule {
-            sweeps: false,
-            ..engine::work::WorkSchedule::default()
-        })
-        .start()
-        .await
-        .unwrap();
-    engine
+    let runner = engine.work_runner(&engine::work::WorkSchedule {
+        sweeps: false,
+        ..engine::work::WorkSchedule::default()
+    });
+    runner.start().await.unwrap();
+    (engine, runner)
 }

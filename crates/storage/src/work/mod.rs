@@ -210,6 +210,39 @@ pub async fn has_due(
     Ok(found.is_some())
 }
 
+/// The kinds of the lane with something claimable now, each with whether
+/// it is a schedule (a read: the runner asks a schedule's handler whether
+/// it has work before it writes a claim).
+///
+/// # Errors
+/// Database failures.
+pub async fn due_kinds(
+    db: &impl ConnectionTrait,
+    lane: &str,
+    now: DateTime<Utc>,
+) -> Result<Vec<(String, bool)>, StorageError> {
+    let rows: Vec<(String, Option<i64>)> = work_item::Entity::find()
+        .select_only()
+        .column(work_item::Column::Kind)
+        .column(work_item::Column::EverySeconds)
+        .filter(work_item::Column::Lane.eq(lane))
+        .filter(claimable(now))
+        .distinct()
+        .limit(256)
+        .into_tuple()
+        .all(db)
+        .await?;
+    let mut kinds: Vec<(String, bool)> = Vec::new();
+    for (kind, every) in rows {
+        match kinds.iter_mut().find(|(known, _)| *known == kind) {
+            // A kind with one-off items due as well as its schedule runs.
+            Some(entry) => entry.1 &= every.is_some(),
+            None => kinds.push((kind, every.is_some())),
+        }
+    }
+    Ok(kinds)
+}
+
 /// The earliest time something of the lane falls due, if anything waits.
 ///
 /// # Errors
@@ -260,7 +293,7 @@ fn claimable(now: DateTime<Utc>) -> Condition {
         )
 }
 
-/// Claims up to `limit` due items of the lane for `owner` until
+/// Claims up to `limit` due items of the lane (of these kinds) for `owner` until
 /// `lease_until`, oldest first, counting an attempt on each. Run it in a
 /// write transaction: on PostgreSQL the rows are locked with `SKIP LOCKED`
 /// so concurrent workers take different items; on SQLite the write lock
@@ -271,6 +304,7 @@ fn claimable(now: DateTime<Utc>) -> Condition {
 pub async fn claim(
     db: &impl ConnectionTrait,
     lane: &str,
+    kinds: &[String],
     owner: &str,
     lease_until: DateTime<Utc>,
     now: DateTime<Utc>,
@@ -280,6 +314,7 @@ pub async fn claim(
         .select_only()
         .column(work_item::Column::Id)
         .filter(work_item::Column::Lane.eq(lane))
+        .filter(work_item::Column::Kind.is_in(kinds.to_vec()))
         .filter(claimable(now))
         .order_by_asc(work_item::Column::RunAfter)
         .order_by_asc(work_item::Column::Id)
