@@ -4,7 +4,9 @@
 
 use crate::support::{TestApp, json};
 use reqwest::StatusCode;
+use sea_orm::ConnectionTrait;
 use std::collections::BTreeMap;
+use tokio::sync::broadcast::error::RecvError;
 
 #[path = "../common/refund.rs"]
 mod refund;
@@ -230,4 +232,117 @@ async fn a_chat_turn_is_timed_by_how_it_ended() {
     assert_eq!(turn.status(), StatusCode::OK);
     // Turns are timed per process (tests share it): at least ours.
     assert!(answered(&scraped(&app).await) >= before + 1.0);
+}
+
+#[tokio::test]
+async fn a_refund_whose_outcome_is_unknown_shows_as_open_with_its_age() {
+    let app = TestApp::spawn_with(|settings| {
+        settings.metrics_token = Some(SCRAPE_TOKEN.into());
+        settings.reconcile_interval_seconds = 0;
+        // Every refund request answers 500: the refund may or may not exist.
+        settings.sandbox_faults = Some(r#"{"faults":[{"mode":"server_error"}]}"#.into());
+    })
+    .await;
+    let before = scraped(&app).await;
+    assert_eq!(
+        value(&before, "countersign_unknown_outcomes_open", &[]),
+        Some(0.0)
+    );
+    let proposal = refund::propose(&app, "4821").await;
+    let id = proposal["id"].as_str().unwrap();
+    let mut changes = app.engine.live.subscribe();
+    app.login_ok("approver").await;
+    let approved = refund::post(
+        &app,
+        &format!("/api/v1/proposals/{id}/approve"),
+        &serde_json::json!({"action_digest": proposal["action_digest"]}),
+    )
+    .await;
+    assert_eq!(approved.status(), StatusCode::OK);
+    tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        loop {
+            match changes.recv().await {
+                Ok(engine::live::LiveEvent::Changed(change))
+                    if change.proposal_id == id && change.status == "outcome_unknown" =>
+                {
+                    return;
+                }
+                Err(RecvError::Closed) => panic!("live updates ended"),
+                _ => {}
+            }
+        }
+    })
+    .await
+    .expect("the refund's outcome becomes unknown");
+
+    // Scraped before the first status check is due (two seconds later).
+    let after = scraped(&app).await;
+    assert_eq!(
+        value(&after, "countersign_unknown_outcomes_open", &[]),
+        Some(1.0)
+    );
+    let age = value(
+        &after,
+        "countersign_unknown_outcome_oldest_age_seconds",
+        &[],
+    )
+    .unwrap();
+    assert!((0.0..60.0).contains(&age), "{age}");
+    assert!(
+        value(
+            &after,
+            "countersign_provider_calls_total",
+            &[("operation", "refund"), ("outcome", "unknown")],
+        )
+        .unwrap()
+            >= 1.0
+    );
+}
+
+#[tokio::test]
+async fn a_broken_journal_found_by_the_daily_check_shows_as_an_open_alert() {
+    let app = TestApp::spawn_with(|settings| {
+        settings.metrics_token = Some(SCRAPE_TOKEN.into());
+        // The daily check runs below on a clock the test moves.
+        settings.work_runner = false;
+    })
+    .await;
+    let broken = |samples: &[Sample]| {
+        value(
+            samples,
+            "countersign_alerts_open",
+            &[("kind", "journal.broken")],
+        )
+    };
+    assert_eq!(broken(&scraped(&app).await), Some(0.0));
+
+    let proposal = refund::propose(&app, "4821").await;
+    app.db()
+        .conn()
+        .execute_unprepared(&format!(
+            "UPDATE journal_events SET actor = 'user:manager' WHERE proposal_id = '{}' AND stream_seq = 1",
+            proposal["id"].as_str().unwrap()
+        ))
+        .await
+        .unwrap();
+    let clock = engine::ManualClock::starting_at(engine::now());
+    let checker = app.engine.clone().with_clock(clock.clock());
+    let runner = checker.work_runner(&engine::work::WorkSchedule::default());
+    let mut finished = runner.finished();
+    runner.start().await.unwrap();
+    clock.advance(chrono::Duration::minutes(2));
+    checker.work.lane(engine::work::SCHEDULED);
+    tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        loop {
+            match finished.recv().await {
+                Ok(run) if run.kind == engine::work::AUDIT_VERIFY => return,
+                Ok(_) | Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => panic!("the runner stopped"),
+            }
+        }
+    })
+    .await
+    .expect("the daily journal check ran");
+
+    assert_eq!(broken(&scraped(&app).await), Some(1.0));
 }
