@@ -352,6 +352,7 @@ pub async fn my_conversation() -> Result<MyChat, AppError> {
     let ctx = server::context()?;
     let latest = ctx
         .engine
+        .chat
         .latest_conversation(&me.actor())
         .await
         .map_err(backend::chat_error)?;
@@ -371,6 +372,7 @@ pub async fn conversation_view(id: String) -> Result<ChatView, AppError> {
     let ctx = server::context()?;
     let conversation = ctx
         .engine
+        .chat
         .conversation(&me.actor(), id.trim())
         .await
         .map_err(backend::chat_error)?;
@@ -386,6 +388,7 @@ pub async fn new_conversation(csrf_token: String) -> Result<ChatView, AppError> 
     let ctx = server::context()?;
     let conversation = ctx
         .engine
+        .chat
         .create_conversation(&me.actor(), None)
         .await
         .map_err(backend::open_error)?;
@@ -408,11 +411,13 @@ pub async fn send_message(
     let actor = me.actor();
     let id = id.trim();
     ctx.engine
+        .chat
         .chat_turn(&actor, id, &text, engine::assistant::TurnControl::new())
         .await
         .map_err(backend::chat_error)?;
     let conversation = ctx
         .engine
+        .chat
         .conversation(&actor, id)
         .await
         .map_err(backend::chat_error)?;
@@ -427,6 +432,7 @@ pub async fn stop_turn(csrf_token: String, id: String) -> Result<(), AppError> {
     let me = server::require_user()?;
     let ctx = server::context()?;
     ctx.engine
+        .chat
         .stop_turn(&me.actor(), id.trim())
         .await
         .map_err(backend::chat_error)

@@ -74,6 +74,7 @@ pub(crate) mod backend {
     ) -> Result<ChatHandover, AppError> {
         let handover = ctx
             .engine
+            .chat
             .handover(&me.actor(), id)
             .await
             .map_err(|e| handover_error(HandoverError::Chat(e)))?;
@@ -116,6 +117,7 @@ pub async fn request_person(csrf_token: String, id: String) -> Result<(), AppErr
     let me = server::require_user()?;
     let ctx = server::context()?;
     ctx.engine
+        .chat
         .request_person(&me.actor(), id.trim())
         .await
         .map_err(backend::handover_error)?;
@@ -131,11 +133,13 @@ pub async fn staff_inbox() -> Result<InboxView, AppError> {
     let ctx = server::context()?;
     let entries = ctx
         .engine
+        .chat
         .inbox(&me.actor())
         .await
         .map_err(backend::handover_error)?;
     let roles = ctx
         .engine
+        .chat
         .inbox_roles()
         .await
         .map_err(|e| server::internal(&e))?;
@@ -175,6 +179,7 @@ pub async fn take_over(csrf_token: String, id: String) -> Result<(), AppError> {
     let me = server::require_user()?;
     let ctx = server::context()?;
     ctx.engine
+        .chat
         .take_over(&me.actor(), id.trim())
         .await
         .map_err(backend::handover_error)?;
@@ -190,6 +195,7 @@ pub async fn person_reply(csrf_token: String, id: String, text: String) -> Resul
     crate::chat::check_message(&text).map_err(server::fail)?;
     let ctx = server::context()?;
     ctx.engine
+        .chat
         .person_reply(&me.actor(), id.trim(), &text)
         .await
         .map_err(backend::handover_error)?;
@@ -204,6 +210,7 @@ pub async fn hand_back(csrf_token: String, id: String) -> Result<(), AppError> {
     let me = server::require_user()?;
     let ctx = server::context()?;
     ctx.engine
+        .chat
         .hand_back(&me.actor(), id.trim())
         .await
         .map_err(backend::handover_error)?;

@@ -170,12 +170,14 @@ async fn main() {
     let (mut first, mut second, mut both) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..warmup + conversations {
         let id = engine
+            .chat
             .create_conversation(&customer, None)
             .await
             .unwrap()
             .id;
         let started = Instant::now();
         let asked = engine
+            .chat
             .chat_turn(
                 &customer,
                 &id,
@@ -186,6 +188,7 @@ async fn main() {
             .unwrap();
         let middle = Instant::now();
         let proposed = engine
+            .chat
             .chat_turn(&customer, &id, "no, still sealed", TurnControl::new())
             .await
             .unwrap();

@@ -9,6 +9,7 @@
 //! move to the same pattern; they read the shared parts below.
 
 use crate::accounts::{Accounts, ThrottlePolicy};
+use crate::assistant::Chat;
 use crate::batch::Combiner;
 use crate::clock::Clock;
 use crate::live::LiveUpdates;
@@ -117,6 +118,8 @@ pub struct Engine {
     pub orders: Orders,
     /// Widget host sites, their keys and customers, and widget sessions.
     pub widget: Widget,
+    /// Conversations with the agents, their turns, the handover to a person.
+    pub chat: Chat,
     pub db: Database,
     pub provider: Arc<dyn PaymentProvider>,
     pub policies: PolicyLibrary,
@@ -198,6 +201,21 @@ impl Engine {
             team_settings: TeamSettings::new(db.clone(), Clock::system()),
             orders: Orders::new(db.clone(), Clock::system(), provider.clone()),
             widget: Widget::new(db.clone(), Clock::system()),
+            chat: Chat::new(
+                db.clone(),
+                Clock::system(),
+                live.clone(),
+                crate::assistant::Assistant::offline(),
+                Proposals::new(
+                    db.clone(),
+                    Clock::system(),
+                    provider.clone(),
+                    live.clone(),
+                    proposal_rules(&settings),
+                    Arc::default(),
+                ),
+                policies.clone(),
+            ),
             proposals: Proposals::new(
                 db.clone(),
                 Clock::system(),
@@ -229,6 +247,14 @@ impl Engine {
         self.team_settings = TeamSettings::new(self.db.clone(), self.clock.clone());
         self.orders = Orders::new(self.db.clone(), self.clock.clone(), self.provider.clone());
         self.widget = Widget::new(self.db.clone(), self.clock.clone());
+        self.chat = Chat::new(
+            self.db.clone(),
+            self.clock.clone(),
+            self.live.clone(),
+            self.assistant.clone(),
+            self.proposals.clone(),
+            self.policies.clone(),
+        );
         self.proposals = Proposals::new(
             self.db.clone(),
             self.clock.clone(),

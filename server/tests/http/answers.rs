@@ -24,6 +24,7 @@ async fn the_approver_sees_the_customers_answer_quoted_with_a_link_to_the_messag
     let customer = actor(&app, "customer").await;
     let conversation = app
         .engine
+        .chat
         .create_conversation(&customer, None)
         .await
         .unwrap();
@@ -35,6 +36,7 @@ async fn the_approver_sees_the_customers_answer_quoted_with_a_link_to_the_messag
     ] {
         let turn = app
             .engine
+            .chat
             .chat_turn(&customer, &conversation.id, text, TurnControl::new())
             .await
             .unwrap();
@@ -43,6 +45,7 @@ async fn the_approver_sees_the_customers_answer_quoted_with_a_link_to_the_messag
     let proposal = proposal.expect("a proposal once the customer answered");
     let stored = app
         .engine
+        .chat
         .conversation(&customer, &conversation.id)
         .await
         .unwrap();
@@ -94,11 +97,13 @@ async fn an_outside_agent_cannot_cite_a_customer_message_for_an_answer_the_custo
     let customer = actor(&app, "customer").await;
     let conversation = app
         .engine
+        .chat
         .create_conversation(&customer, None)
         .await
         .unwrap();
     let said = "check order 4821 and refund it if it qualifies";
     app.engine
+        .chat
         .chat_turn(&customer, &conversation.id, said, TurnControl::new())
         .await
         .unwrap();
@@ -149,6 +154,7 @@ async fn an_outside_agent_cannot_cite_a_customer_message_for_an_answer_the_custo
     assert_eq!(answered_in["message_index"], 0, "{created}");
     let sent_at = app
         .engine
+        .chat
         .conversation(&customer, &conversation.id)
         .await
         .unwrap()

@@ -400,6 +400,7 @@ async fn web_app_proposal(app: &TestApp, customer: &engine::Actor) -> (String, S
     use engine::assistant::TurnControl;
     let opened = app
         .engine
+        .chat
         .create_conversation(customer, None)
         .await
         .unwrap();
@@ -410,6 +411,7 @@ async fn web_app_proposal(app: &TestApp, customer: &engine::Actor) -> (String, S
     ] {
         let turn = app
             .engine
+            .chat
             .chat_turn(customer, &opened.id, text, TurnControl::new())
             .await
             .unwrap();
@@ -497,6 +499,7 @@ async fn a_widget_session_cannot_read_or_post_into_the_customers_other_conversat
     }
     let transcript = app
         .engine
+        .chat
         .conversation(&actor(&app, "customer").await, &web_conversation)
         .await
         .unwrap();

@@ -1,9 +1,11 @@
-//! The engine's side of the tools' port: each operation a tool may ask
-//! for, answered by the service that owns it.
+//! The chat service's side of the tools' port: each operation a tool may
+//! ask for, answered by the service that owns it (proposals, policies) or
+//! by the chat itself (orders read, a person asked for).
 
+use super::Chat;
 use super::handover::Handover;
 use super::tools::ToolPort;
-use crate::core::{Actor, Engine};
+use crate::core::Actor;
 use crate::policies::{PolicyError, PolicyHit};
 use crate::proposals::{Proposer, SubmitError, SubmitProposal};
 use async_trait::async_trait;
@@ -12,7 +14,7 @@ use storage::StorageError;
 use storage::proposals::{ProposalFilter, StoredProposal};
 
 #[async_trait]
-impl ToolPort for Engine {
+impl ToolPort for Chat {
     fn now(&self) -> Timestamp {
         self.clock.now()
     }

@@ -39,9 +39,14 @@ pub use chat::{
 pub use offline::OfflineRules;
 pub use running::RunningTurns;
 
+use crate::clock::Clock;
+use crate::live::LiveUpdates;
+use crate::policies::PolicyLibrary;
+use crate::proposals::Proposals;
 use agents::Runner;
 use std::sync::Arc;
 use std::time::Duration;
+use storage::Database;
 
 /// The limits of one turn: enough model calls for the flagship flow twice
 /// over; a tool that takes longer than this has an unknown outcome.
@@ -118,5 +123,60 @@ impl Assistant {
     /// The turns running in this process.
     pub fn running(&self) -> &RunningTurns {
         &self.running
+    }
+}
+
+/// Conversations with the agents and the handover to a person: opening and
+/// reading them, running and stopping turns, the staff inbox. Holds only
+/// what those use; the turn's tools reach the application through the
+/// narrow [`tools::ToolPort`] this service answers, never the whole engine.
+#[derive(Clone)]
+pub struct Chat {
+    db: Database,
+    clock: Clock,
+    live: LiveUpdates,
+    /// The agents, their model and the turns in flight.
+    assistant: Assistant,
+    /// Where a prepared refund is submitted.
+    proposals: Proposals,
+    /// What `search_policy` searches.
+    policies: PolicyLibrary,
+}
+
+impl Chat {
+    pub fn new(
+        db: Database,
+        clock: Clock,
+        live: LiveUpdates,
+        assistant: Assistant,
+        proposals: Proposals,
+        policies: PolicyLibrary,
+    ) -> Self {
+        Chat {
+            db,
+            clock,
+            live,
+            assistant,
+            proposals,
+            policies,
+        }
+    }
+
+    /// The current time on this service's clock.
+    pub fn now(&self) -> domain::Timestamp {
+        self.clock.now()
+    }
+
+    /// The agents, their model and the turns in flight.
+    pub fn assistant(&self) -> &Assistant {
+        &self.assistant
+    }
+}
+
+impl std::fmt::Debug for Chat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chat")
+            .field("assistant", &self.assistant)
+            .finish_non_exhaustive()
     }
 }

@@ -13,11 +13,12 @@ async fn only_the_owner_writes_and_other_customers_cannot_even_see_it() {
 
     let other = chat.actor("customer2").await;
     assert!(matches!(
-        chat.engine.conversation(&other, &id).await,
+        chat.engine.chat.conversation(&other, &id).await,
         Err(ChatError::NotFound(_))
     ));
     assert!(matches!(
         chat.engine
+            .chat
             .chat_turn(&other, &id, "hello", TurnControl::new())
             .await,
         Err(ChatError::NotFound(_))
@@ -25,6 +26,7 @@ async fn only_the_owner_writes_and_other_customers_cannot_even_see_it() {
     let approver = chat.actor("approver").await;
     assert_eq!(
         chat.engine
+            .chat
             .conversation(&approver, &id)
             .await
             .unwrap()
@@ -33,6 +35,7 @@ async fn only_the_owner_writes_and_other_customers_cannot_even_see_it() {
     );
     assert!(matches!(
         chat.engine
+            .chat
             .chat_turn(&approver, &id, "hello", TurnControl::new())
             .await,
         Err(ChatError::ReadOnly(_))
@@ -46,6 +49,7 @@ async fn messages_are_validated() {
     for bad in ["", "   ", &"x".repeat(4001)] {
         let result = chat
             .engine
+            .chat
             .chat_turn(&customer, &id, bad, TurnControl::new())
             .await;
         assert!(
@@ -60,12 +64,13 @@ async fn staff_and_agent_accounts_open_conversations_for_a_named_customer_only()
     let chat = Chat::offline().await;
     let agent = chat.actor("agent").await;
     assert!(matches!(
-        chat.engine.create_conversation(&agent, None).await,
+        chat.engine.chat.create_conversation(&agent, None).await,
         Err(OpenConversationError::CustomerRequired)
     ));
     let approver = chat.actor("approver").await;
     assert!(matches!(
         chat.engine
+            .chat
             .create_conversation(&agent, Some(&approver.user_id))
             .await,
         Err(OpenConversationError::UnknownCustomer(_))
@@ -74,6 +79,7 @@ async fn staff_and_agent_accounts_open_conversations_for_a_named_customer_only()
     let customer2 = chat.actor("customer2").await;
     assert!(matches!(
         chat.engine
+            .chat
             .create_conversation(&customer, Some(&customer2.user_id))
             .await,
         Err(OpenConversationError::NotAllowed)
@@ -83,6 +89,7 @@ async fn staff_and_agent_accounts_open_conversations_for_a_named_customer_only()
     // orders only, and the proposal is requested by the agent account.
     let opened = chat
         .engine
+        .chat
         .create_conversation(&agent, Some(&customer.user_id))
         .await
         .unwrap();
@@ -115,6 +122,7 @@ async fn staff_and_agent_accounts_open_conversations_for_a_named_customer_only()
     // The customer may read the conversation held about them.
     assert_eq!(
         chat.engine
+            .chat
             .conversation(&customer, &opened.id)
             .await
             .unwrap()
@@ -128,17 +136,27 @@ async fn a_returning_customer_resumes_the_conversation_they_used_last() {
     let chat = Chat::offline().await;
     let customer = chat.actor("customer").await;
     assert_eq!(
-        chat.engine.latest_conversation(&customer).await.unwrap(),
+        chat.engine
+            .chat
+            .latest_conversation(&customer)
+            .await
+            .unwrap(),
         None
     );
     let (_, first) = chat.open("customer").await;
     let (_, second) = chat.open("customer").await;
-    let latest = chat.engine.latest_conversation(&customer).await.unwrap();
+    let latest = chat
+        .engine
+        .chat
+        .latest_conversation(&customer)
+        .await
+        .unwrap();
     assert_eq!(latest.map(|c| c.id), Some(second.clone()));
     // Writing to the older one makes it the latest again.
     chat.say(&customer, &first, "hello").await;
     let latest = chat
         .engine
+        .chat
         .latest_conversation(&customer)
         .await
         .unwrap()
@@ -147,11 +165,13 @@ async fn a_returning_customer_resumes_the_conversation_they_used_last() {
     // Only conversations they opened: a staff member's one about them is not theirs to resume.
     let approver = chat.actor("approver").await;
     chat.engine
+        .chat
         .create_conversation(&approver, Some(&customer.user_id))
         .await
         .unwrap();
     assert_eq!(
         chat.engine
+            .chat
             .latest_conversation(&customer)
             .await
             .unwrap()
@@ -160,6 +180,7 @@ async fn a_returning_customer_resumes_the_conversation_they_used_last() {
     );
     assert_eq!(
         chat.engine
+            .chat
             .latest_conversation(&approver)
             .await
             .unwrap()

@@ -159,8 +159,8 @@ async fn asking_for_a_person_right_after_was_the_item_opened_never_becomes_its_a
     chat.say(&customer, &id, "I'd like a refund for order 4821")
         .await;
     chat.say(&customer, &id, "can I talk to a human?").await;
-    chat.engine.take_over(&approver, &id).await.unwrap();
-    chat.engine.hand_back(&approver, &id).await.unwrap();
+    chat.engine.chat.take_over(&approver, &id).await.unwrap();
+    chat.engine.chat.hand_back(&approver, &id).await.unwrap();
 
     let turn = chat
         .say(&customer, &id, "ok, please just refund order 4821")

@@ -141,6 +141,7 @@ async fn a_failed_order_lookup_is_unknown_not_no_such_order() {
     assert_eq!(message.outcome, Some(OutcomeKind::Unknown));
     let events = chat
         .engine
+        .chat
         .conversation_events(&customer, &id)
         .await
         .unwrap();

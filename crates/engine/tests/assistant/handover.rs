@@ -37,10 +37,10 @@ async fn a_customer_who_asks_for_a_human_gets_a_person_and_the_agents_stay_silen
     assert_eq!(asked.end, TurnEnd::Answered);
     assert_eq!(asked.reply, REQUESTED_REPLY);
     assert!(matches!(
-        chat.engine.handover(&customer, &id).await.unwrap(),
+        chat.engine.chat.handover(&customer, &id).await.unwrap(),
         Handover::Waiting { .. }
     ));
-    let inbox = chat.engine.inbox(&approver).await.unwrap();
+    let inbox = chat.engine.chat.inbox(&approver).await.unwrap();
     assert_eq!(inbox.len(), 1);
     assert_eq!(inbox[0].conversation_id, id);
     assert_eq!(inbox[0].customer_name, "Cora Customer");
@@ -60,12 +60,12 @@ async fn a_customer_who_asks_for_a_human_gets_a_person_and_the_agents_stay_silen
     assert_eq!(kept.reply, "");
     assert_eq!(kept.proposal_id, None);
 
-    let taken = chat.engine.take_over(&approver, &id).await.unwrap();
+    let taken = chat.engine.chat.take_over(&approver, &id).await.unwrap();
     assert!(
         matches!(&taken, Handover::TakenOver { person_name, .. } if person_name == "Ada Approver"),
         "{taken:?}"
     );
-    let inbox = chat.engine.inbox(&approver).await.unwrap();
+    let inbox = chat.engine.chat.inbox(&approver).await.unwrap();
     assert!(
         matches!(&inbox[0].status, InboxStatus::TakenOver { person_name, .. } if person_name == "Ada Approver")
     );
@@ -74,6 +74,7 @@ async fn a_customer_who_asks_for_a_human_gets_a_person_and_the_agents_stay_silen
         Some("check order 4821 and refund it if it qualifies")
     );
     chat.engine
+        .chat
         .person_reply(&approver, &id, "Hi Cora, I'm looking at order 4821 myself.")
         .await
         .unwrap();
@@ -93,10 +94,10 @@ async fn a_customer_who_asks_for_a_human_gets_a_person_and_the_agents_stay_silen
     assert_eq!(silent.state.messages().last().unwrap().content, "thanks!");
 
     assert_eq!(
-        chat.engine.hand_back(&approver, &id).await.unwrap(),
+        chat.engine.chat.hand_back(&approver, &id).await.unwrap(),
         Handover::Agents
     );
-    assert!(chat.engine.inbox(&approver).await.unwrap().is_empty());
+    assert!(chat.engine.chat.inbox(&approver).await.unwrap().is_empty());
     let answered = chat
         .say(
             &customer,
@@ -142,7 +143,7 @@ async fn a_model_that_calls_request_person_leaves_the_next_message_to_the_person
     let asked = chat.say(&customer, &id, "I'd like a person, please").await;
     assert_eq!(asked.reply, "A member of our team will reply here.");
     assert!(matches!(
-        chat.engine.handover(&customer, &id).await.unwrap(),
+        chat.engine.chat.handover(&customer, &id).await.unwrap(),
         Handover::Waiting { .. }
     ));
     let kept = chat.say(&customer, &id, "are you there?").await;
@@ -157,7 +158,11 @@ async fn a_model_that_calls_request_person_leaves_the_next_message_to_the_person
 async fn only_the_inbox_roles_may_take_a_conversation_over_and_only_its_holder_replies() {
     let chat = Chat::offline().await;
     let (customer, id) = chat.open("customer").await;
-    chat.engine.request_person(&customer, &id).await.unwrap();
+    chat.engine
+        .chat
+        .request_person(&customer, &id)
+        .await
+        .unwrap();
     // The button's request shows the customer the same reply.
     let note = chat.reload(&customer, &id).await;
     assert_eq!(
@@ -168,19 +173,20 @@ async fn only_the_inbox_roles_may_take_a_conversation_over_and_only_its_holder_r
     let other_customer = chat.actor("customer2").await;
     let agent = chat.actor("agent").await;
     for outsider in [&customer, &other_customer, &agent] {
-        assert!(chat.engine.inbox(outsider).await.is_err());
-        assert!(chat.engine.take_over(outsider, &id).await.is_err());
+        assert!(chat.engine.chat.inbox(outsider).await.is_err());
+        assert!(chat.engine.chat.take_over(outsider, &id).await.is_err());
     }
     let approver = chat.actor("approver").await;
     let manager = chat.actor("manager").await;
-    chat.engine.take_over(&approver, &id).await.unwrap();
+    chat.engine.chat.take_over(&approver, &id).await.unwrap();
     let refused = chat
         .engine
+        .chat
         .person_reply(&manager, &id, "I'll take it from here")
         .await
         .unwrap_err();
     assert!(refused.to_string().contains("Ada Approver"), "{refused}");
-    assert!(chat.engine.hand_back(&manager, &id).await.is_err());
+    assert!(chat.engine.chat.hand_back(&manager, &id).await.is_err());
 
     // An admin narrows the inbox to managers: approvers lose it.
     let admin = chat.actor("admin").await;
@@ -192,15 +198,19 @@ async fn only_the_inbox_roles_may_take_a_conversation_over_and_only_its_holder_r
         )
         .await
         .unwrap();
-    assert!(chat.engine.inbox(&approver).await.is_err());
-    assert_eq!(chat.engine.inbox(&manager).await.unwrap().len(), 1);
+    assert!(chat.engine.chat.inbox(&approver).await.is_err());
+    assert_eq!(chat.engine.chat.inbox(&manager).await.unwrap().len(), 1);
 }
 
 #[tokio::test]
 async fn two_people_taking_the_same_chat_over_at_once_leave_it_to_exactly_one_of_them() {
     let chat = Chat::offline().await;
     let (customer, id) = chat.open("customer").await;
-    chat.engine.request_person(&customer, &id).await.unwrap();
+    chat.engine
+        .chat
+        .request_person(&customer, &id)
+        .await
+        .unwrap();
     let ada = chat.actor("approver").await;
     let mia = chat.actor("manager").await;
     let barrier = Arc::new(tokio::sync::Barrier::new(2));
@@ -210,7 +220,7 @@ async fn two_people_taking_the_same_chat_over_at_once_leave_it_to_exactly_one_of
         let id = id.clone();
         tokio::spawn(async move {
             barrier.wait().await;
-            engine.take_over(&person, &id).await
+            engine.chat.take_over(&person, &id).await
         })
     });
     let mut won = 0;

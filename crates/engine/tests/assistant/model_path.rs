@@ -199,6 +199,7 @@ async fn a_reply_cut_off_at_the_output_cap_fails_the_turn_with_a_could_not_finis
 
     let failed = chat
         .engine
+        .chat
         .chat_turn(&customer, &id, "where is order 4821?", TurnControl::new())
         .await;
 
@@ -216,6 +217,7 @@ async fn a_reply_cut_off_at_the_output_cap_fails_the_turn_with_a_could_not_finis
     assert_eq!(texts, ["where is order 4821?", FAILED_NOTE]);
     let events = chat
         .engine
+        .chat
         .conversation_events(&customer, &id)
         .await
         .unwrap();

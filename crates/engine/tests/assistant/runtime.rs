@@ -44,6 +44,7 @@ async fn an_unlisted_handoff_is_refused_and_recorded() {
     assert_eq!(no_tool["outcome"], "refused");
     let events = chat
         .engine
+        .chat
         .conversation_events(&customer, &id)
         .await
         .unwrap();
@@ -133,6 +134,7 @@ async fn stop_during_a_slow_model_call_ends_the_turn_with_a_consistent_saved_tra
         let (customer, id) = (customer.clone(), id.clone());
         tokio::spawn(async move {
             engine
+                .chat
                 .chat_turn(
                     &customer,
                     &id,
@@ -151,7 +153,7 @@ async fn stop_during_a_slow_model_call_ends_the_turn_with_a_consistent_saved_tra
         Some("what is your refund policy?")
     );
     let stopped_at = Instant::now();
-    chat.engine.stop_turn(&customer, &id).await.unwrap();
+    chat.engine.chat.stop_turn(&customer, &id).await.unwrap();
     let result = turn.await.unwrap().unwrap();
     assert!(stopped_at.elapsed() < Duration::from_secs(5));
     assert_eq!(
@@ -179,7 +181,7 @@ async fn stop_during_a_slow_model_call_ends_the_turn_with_a_consistent_saved_tra
     assert!(kinds.iter().any(|k| k == "stop_landed"), "{kinds:?}");
     // The conversation is free again.
     assert!(matches!(
-        chat.engine.stop_turn(&customer, &id).await,
+        chat.engine.chat.stop_turn(&customer, &id).await,
         Err(ChatError::NoTurnRunning(_))
     ));
 }
@@ -193,11 +195,17 @@ async fn a_second_message_while_a_turn_runs_is_a_conflict() {
     let turn = {
         let engine = chat.engine.clone();
         let (customer, id, control) = (customer.clone(), id.clone(), control.clone());
-        tokio::spawn(async move { engine.chat_turn(&customer, &id, "hello", control).await })
+        tokio::spawn(async move {
+            engine
+                .chat
+                .chat_turn(&customer, &id, "hello", control)
+                .await
+        })
     };
     wait_until_in_model_call(&chat, &id, &called).await;
     let second = chat
         .engine
+        .chat
         .chat_turn(&customer, &id, "hello again", TurnControl::new())
         .await;
     assert!(
@@ -228,6 +236,7 @@ async fn stop_from_another_server_lands_through_the_database() {
         let (customer, id) = (customer.clone(), id.clone());
         tokio::spawn(async move {
             engine
+                .chat
                 .chat_turn(&customer, &id, "hello", TurnControl::new())
                 .await
         })
@@ -235,7 +244,7 @@ async fn stop_from_another_server_lands_through_the_database() {
     wait_until_in_model_call(&chat, &id, &called).await;
     let other = chat.another_engine(Assistant::offline()).await;
     let stopped_at = Instant::now();
-    other.stop_turn(&customer, &id).await.unwrap();
+    other.chat.stop_turn(&customer, &id).await.unwrap();
     let result = turn.await.unwrap().unwrap();
     assert!(matches!(result.end, TurnEnd::Stopped { .. }));
     assert!(stopped_at.elapsed() < Duration::from_secs(5));
@@ -266,6 +275,7 @@ async fn a_conversation_resumes_after_a_restart_where_it_left_off() {
     // A new process: new engine, new policy index, new agents, same database.
     let restarted = chat.another_engine(Assistant::offline()).await;
     let second = restarted
+        .chat
         .chat_turn(&customer, &id, "no, still sealed", TurnControl::new())
         .await
         .unwrap();
@@ -295,6 +305,7 @@ async fn a_model_failure_keeps_the_message_and_reports_it() {
     let (customer, id) = chat.open("customer").await;
     let failed = chat
         .engine
+        .chat
         .chat_turn(&customer, &id, "hello", TurnControl::new())
         .await;
     assert!(

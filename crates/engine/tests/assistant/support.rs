@@ -65,12 +65,18 @@ impl Chat {
     /// A conversation `name` opens for themselves.
     pub async fn open(&self, name: &str) -> (Actor, String) {
         let actor = self.actor(name).await;
-        let conversation = self.engine.create_conversation(&actor, None).await.unwrap();
+        let conversation = self
+            .engine
+            .chat
+            .create_conversation(&actor, None)
+            .await
+            .unwrap();
         (actor, conversation.id)
     }
 
     pub async fn say(&self, actor: &Actor, conversation_id: &str, text: &str) -> TurnResult {
         self.engine
+            .chat
             .chat_turn(actor, conversation_id, text, TurnControl::new())
             .await
             .unwrap()
@@ -100,12 +106,13 @@ impl Chat {
 
     /// The stored conversation, read as its owner.
     pub async fn reload(&self, actor: &Actor, id: &str) -> engine::assistant::Conversation {
-        self.engine.conversation(actor, id).await.unwrap()
+        self.engine.chat.conversation(actor, id).await.unwrap()
     }
 
     /// The kinds of the stored events, in order.
     pub async fn event_kinds(&self, actor: &Actor, id: &str) -> Vec<String> {
         self.engine
+            .chat
             .conversation_events(actor, id)
             .await
             .unwrap()

@@ -247,6 +247,7 @@ async fn a_proposal_cannot_name_another_customers_conversation() {
     let customer2 = h.actor("customer2").await;
     let strangers = h
         .engine
+        .chat
         .create_conversation(&customer2, None)
         .await
         .unwrap();

@@ -10,18 +10,24 @@ use engine::assistant::TurnControl;
 async fn staff_who_took_over_the_chat_cannot_approve_the_refund_prepared_in_it() {
     let h = Harness::start().await;
     let customer = h.actor("customer").await;
-    let conversation = h.engine.create_conversation(&customer, None).await.unwrap();
+    let conversation = h
+        .engine
+        .chat
+        .create_conversation(&customer, None)
+        .await
+        .unwrap();
     let id = conversation.id;
     for text in [
         "check order 4821 and refund it if it qualifies",
         "no, still sealed",
     ] {
         h.engine
+            .chat
             .chat_turn(&customer, &id, text, TurnControl::new())
             .await
             .unwrap();
     }
-    let stored = h.engine.conversation(&customer, &id).await.unwrap();
+    let stored = h.engine.chat.conversation(&customer, &id).await.unwrap();
     let (_, proposal_id) = stored.proposals.first().cloned().expect("a proposal");
     let proposal = storage::proposals::get(h.engine.db.conn(), &proposal_id)
         .await
@@ -29,8 +35,9 @@ async fn staff_who_took_over_the_chat_cannot_approve_the_refund_prepared_in_it()
         .unwrap();
 
     let approver = h.actor("approver").await;
-    h.engine.take_over(&approver, &id).await.unwrap();
+    h.engine.chat.take_over(&approver, &id).await.unwrap();
     h.engine
+        .chat
         .person_reply(&approver, &id, "I'll make sure this gets approved today.")
         .await
         .unwrap();
@@ -47,7 +54,7 @@ async fn staff_who_took_over_the_chat_cannot_approve_the_refund_prepared_in_it()
         "{error}"
     );
     // Handing the conversation back does not undo having spoken in it.
-    h.engine.hand_back(&approver, &id).await.unwrap();
+    h.engine.chat.hand_back(&approver, &id).await.unwrap();
     assert!(
         h.engine
             .approve(&approver, &proposal_id, &proposal.proposal.action_digest)

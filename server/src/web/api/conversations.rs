@@ -147,6 +147,7 @@ pub async fn create(
 ) -> Result<(StatusCode, Json<ConversationView>), ApiError> {
     let conversation = state
         .engine
+        .chat
         .create_conversation(&identity.actor(), body.customer_id.as_deref())
         .await
         .map_err(open_error)?;
@@ -164,6 +165,7 @@ pub async fn get_one(
 ) -> Result<Json<ConversationView>, ApiError> {
     let conversation = state
         .engine
+        .chat
         .conversation(&identity.actor(), &id)
         .await
         .map_err(chat_error)?;
@@ -192,6 +194,7 @@ pub async fn message(
     }
     let result = state
         .engine
+        .chat
         .chat_turn(&identity.actor(), &id, &body.text, TurnControl::new())
         .await
         .map_err(chat_error)?;
@@ -209,6 +212,7 @@ pub async fn stop(
 ) -> Result<(StatusCode, Json<StopView>), ApiError> {
     state
         .engine
+        .chat
         .stop_turn(&identity.actor(), &id)
         .await
         .map_err(chat_error)?;
@@ -233,6 +237,7 @@ pub async fn events(
 ) -> Result<Json<Vec<ConversationEventView>>, ApiError> {
     let events = state
         .engine
+        .chat
         .conversation_events(&identity.actor(), &id)
         .await
         .map_err(chat_error)?;

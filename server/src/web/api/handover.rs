@@ -65,6 +65,7 @@ pub async fn get_handover(
 ) -> Result<Json<HandoverView>, ApiError> {
     let handover = state
         .engine
+        .chat
         .handover(&identity.actor(), &id)
         .await
         .map_err(chat_error)?;
@@ -85,6 +86,7 @@ pub async fn request(
 ) -> Result<Json<HandoverView>, ApiError> {
     let handover = state
         .engine
+        .chat
         .request_person(&identity.actor(), &id)
         .await
         .map_err(handover_error)?;
@@ -104,6 +106,7 @@ pub async fn take_over(
 ) -> Result<Json<HandoverView>, ApiError> {
     let handover = state
         .engine
+        .chat
         .take_over(&identity.actor(), &id)
         .await
         .map_err(handover_error)?;
@@ -133,6 +136,7 @@ pub async fn person_message(
     }
     let handover = state
         .engine
+        .chat
         .person_reply(&identity.actor(), &id, &body.text)
         .await
         .map_err(handover_error)?;
@@ -152,6 +156,7 @@ pub async fn hand_back(
 ) -> Result<Json<HandoverView>, ApiError> {
     let handover = state
         .engine
+        .chat
         .hand_back(&identity.actor(), &id)
         .await
         .map_err(handover_error)?;
@@ -168,6 +173,7 @@ pub async fn inbox(
 ) -> Result<Json<Vec<InboxEntryView>>, ApiError> {
     let entries = state
         .engine
+        .chat
         .inbox(&identity.actor())
         .await
         .map_err(handover_error)?;

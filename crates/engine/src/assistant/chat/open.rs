@@ -4,7 +4,8 @@ use super::{
     ChatError, Conversation, ConversationEvent, OpenConversationError, decode_state, is_staff,
     may_read, may_stop,
 };
-use crate::core::{Actor, Engine};
+use crate::assistant::Chat;
+use crate::core::Actor;
 use agents::ConversationState;
 use domain::Role;
 use storage::conversations::{NewConversation, StoredConversation};
@@ -14,7 +15,7 @@ use storage::proposals::ProposalFilter;
 /// The most proposals listed with a conversation.
 const MAX_LINKED_PROPOSALS: u64 = 200;
 
-impl Engine {
+impl Chat {
     /// Opens a conversation. Customers open them for themselves; staff and
     /// agent accounts open them for a customer, named by user id.
     ///
@@ -115,7 +116,7 @@ impl Engine {
     /// session: among those it opened).
     ///
     /// # Errors
-    /// As [`Engine::conversation`].
+    /// As [`Chat::conversation`].
     pub async fn latest_conversation(
         &self,
         actor: &Actor,
@@ -135,7 +136,7 @@ impl Engine {
     /// The agent events of a conversation, oldest first.
     ///
     /// # Errors
-    /// As [`Engine::conversation`].
+    /// As [`Chat::conversation`].
     pub async fn conversation_events(
         &self,
         actor: &Actor,

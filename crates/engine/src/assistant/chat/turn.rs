@@ -9,6 +9,7 @@ use super::{
     ChatError, RENEW_EVERY, STOP_POLL, TURN_LEASE, TurnEnd, TurnResult, checked_message,
     decode_state, may_write,
 };
+use crate::assistant::Chat;
 use crate::assistant::ledger::{CustomerMessage, Ledger};
 use crate::assistant::running::Registration;
 use crate::assistant::scope::TurnScope;
@@ -17,7 +18,7 @@ use crate::assistant::tools::{
     GET_ORDER, PREPARE_REFUND, PreparedProposal, RECORD_UNKNOWN, RecordedQuestion, SEARCH_POLICY,
 };
 use crate::clock::Clock;
-use crate::core::{Actor, Engine};
+use crate::core::Actor;
 use agents::{
     ConversationState, Event, OutcomeKind, Principal, Provenance, Role, RunError, ToolContext,
     TurnControl, TurnOutcome, UserMessage,
@@ -29,11 +30,11 @@ use storage::ids::new_id;
 use tokio::time::Instant;
 use tracing::Instrument;
 
-impl Engine {
+impl Chat {
     /// Runs one turn of conversation `conversation_id`: the actor's
     /// `message` in, the speaking agent's reply out, with the evidence it
     /// rests on and any proposal it prepared. `control` stops the turn (so
-    /// does [`Engine::stop_turn`]).
+    /// does [`Chat::stop_turn`]).
     ///
     /// # Errors
     /// [`ChatError`]: an invalid message, a conversation the actor cannot
@@ -79,7 +80,7 @@ impl Engine {
             .running()
             .register(conversation_id, control.clone());
         let job = TurnJob {
-            engine: self.clone(),
+            chat: self.clone(),
             actor: actor.clone(),
             conversation_id: conversation_id.to_owned(),
             customer_id: stored.customer_id,
@@ -126,7 +127,7 @@ fn record_timing(started: Instant, stop: &TurnControl, result: &Result<TurnResul
 }
 
 struct TurnJob {
-    engine: Engine,
+    chat: Chat,
     actor: Actor,
     conversation_id: String,
     customer_id: String,
@@ -140,7 +141,7 @@ impl TurnJob {
     async fn run(self) -> Result<TurnResult, ChatError> {
         // Read after claiming: the previous turn may have saved meanwhile.
         let stored =
-            match storage::conversations::get(self.engine.db.conn(), &self.conversation_id).await {
+            match storage::conversations::get(self.chat.db.conn(), &self.conversation_id).await {
                 Ok(Some(stored)) => stored,
                 Ok(None) => return Err(ChatError::NotFound(self.conversation_id.clone())),
                 Err(error) => {
@@ -156,14 +157,14 @@ impl TurnJob {
             }
         };
         let mut ledger = Ledger::from_transcript(&self.conversation_id, state.messages());
-        let sent_at = self.engine.now();
+        let sent_at = self.chat.now();
         ledger.customer_said(CustomerMessage {
             text: self.message.clone(),
             index: state.next_user_message_index(),
             at: Some(sent_at),
         });
         let scope = TurnScope::new(
-            std::sync::Arc::new(self.engine.clone()),
+            std::sync::Arc::new(self.chat.clone()),
             self.actor.clone(),
             self.conversation_id.clone(),
             self.customer_id.clone(),
@@ -184,15 +185,15 @@ impl TurnJob {
         let before = state.messages().len();
         let watcher = tokio::spawn(
             watch_claim(
-                self.engine.db.clone(),
-                self.engine.clock.clone(),
+                self.chat.db.clone(),
+                self.chat.clock.clone(),
                 self.conversation_id.clone(),
                 self.turn_id.clone(),
                 self.control.clone(),
             )
             .in_current_span(),
         );
-        let assistant = &self.engine.assistant;
+        let assistant = &self.chat.assistant;
         let outcome = assistant
             .runner
             .run_turn(
@@ -241,7 +242,7 @@ impl TurnJob {
         let state_json = serde_json::to_string(state)
             .map_err(|e| ChatError::Storage(storage::StorageError::Corrupt(e.to_string())))?;
         let rows: Vec<NewEvent> = events.iter().map(event_row).collect();
-        let tx = self.engine.db.begin_write().await?;
+        let tx = self.chat.db.begin_write().await?;
         let saved = storage::conversations::save_turn(
             &*tx,
             &self.conversation_id,
@@ -250,7 +251,7 @@ impl TurnJob {
                 state: &state_json,
                 active_agent: state.active_agent(),
                 turns: i64::try_from(state.turns()).unwrap_or(i64::MAX),
-                now: self.engine.now(),
+                now: self.chat.now(),
             },
         )
         .await?;
@@ -265,7 +266,7 @@ impl TurnJob {
     /// Gives the claim back without saving (the turn never started).
     async fn release(&self) {
         let released = async {
-            let tx = self.engine.db.begin_write().await?;
+            let tx = self.chat.db.begin_write().await?;
             storage::conversations::release_claim(&*tx, &self.conversation_id, &self.turn_id)
                 .await?;
             tx.commit().await

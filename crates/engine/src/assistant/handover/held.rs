@@ -3,12 +3,12 @@
 //! and no agent turn runs.
 
 use super::{Handover, Held};
+use crate::assistant::Chat;
 use crate::assistant::chat::{ChatError, TurnEnd, TurnResult};
-use crate::core::Engine;
 use agents::Message;
 use storage::conversations::StoredConversation;
 
-impl Engine {
+impl Chat {
     /// Keeps `message` for the person when conversation `stored` is waiting
     /// for one or held by one; `None` when the agents answer it.
     ///

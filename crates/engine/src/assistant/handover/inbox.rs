@@ -3,7 +3,8 @@
 //! `crate::settings::set_inbox_roles`).
 
 use super::{Handover, HandoverError};
-use crate::core::{Actor, Engine};
+use crate::assistant::Chat;
+use crate::core::Actor;
 use agents::Role as MessageRole;
 use domain::{RoleSet, Timestamp};
 use serde::Serialize;
@@ -43,7 +44,7 @@ pub struct InboxEntry {
     pub last_customer_message: Option<String>,
 }
 
-impl Engine {
+impl Chat {
     /// The roles whose holders see the staff inbox.
     ///
     /// # Errors

@@ -25,7 +25,7 @@ mod request;
 pub use inbox::{InboxEntry, InboxStatus};
 
 use super::chat::{ChatError, decode_state};
-use crate::core::Engine;
+use crate::assistant::Chat;
 use crate::live::ConversationChanged;
 use agents::ConversationState;
 use domain::Timestamp;
@@ -116,7 +116,7 @@ impl From<StorageError> for HandoverError {
     }
 }
 
-impl Engine {
+impl Chat {
     /// Where conversation `id` stands with the team, for whoever may read it.
     ///
     /// # Errors

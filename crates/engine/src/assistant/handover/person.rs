@@ -2,12 +2,13 @@
 //! own name, and hands it back to the agents.
 
 use super::{HANDOVER_NOTE, Handover, HandoverError, Held, PERSON_PREFIX, journal};
+use crate::assistant::Chat;
 use crate::assistant::chat::checked_message;
-use crate::core::{Actor, Engine};
+use crate::core::Actor;
 use agents::Message;
 use storage::handovers::{StoredHandover, TAKEN};
 
-impl Engine {
+impl Chat {
     /// `actor` (a role that sees the staff inbox) takes conversation `id`
     /// over, whether or not the customer asked for a person. The customer
     /// reads that they joined; from now on the agents stay silent and the
@@ -103,7 +104,7 @@ impl Engine {
     /// reads that they left, and the agents answer the next message.
     ///
     /// # Errors
-    /// As [`Engine::person_reply`], without the message.
+    /// As [`Chat::person_reply`], without the message.
     #[tracing::instrument(skip_all, err, fields(conversation.id = %id))]
     pub async fn hand_back(&self, actor: &Actor, id: &str) -> Result<Handover, HandoverError> {
         self.require_inbox(actor).await?;

@@ -3,12 +3,13 @@
 //! `request_person` tool; the agent then says so itself).
 
 use super::{HANDOVER_NOTE, Handover, HandoverError, Held, REQUESTED_REPLY, journal};
+use crate::assistant::Chat;
 use crate::assistant::chat::{ChatError, may_write};
-use crate::core::{Actor, Engine};
+use crate::core::Actor;
 use agents::Message;
 use storage::StorageError;
 
-impl Engine {
+impl Chat {
     /// The customer who opened conversation `id` asks for a person. The
     /// transcript says a member of the team was asked to join; the
     /// conversation waits in the staff inbox and the agents stay silent
