@@ -32,13 +32,17 @@ impl AnyStore {
         anyhow::bail!("no pool for the session store")
     }
 
-    /// Deletes expired sessions now and then, for as long as the server runs.
-    pub fn spawn_expired_cleanup(&self) {
+    /// Deletes expired sessions now and then, until shutdown.
+    pub fn spawn_expired_cleanup(&self, tasks: &runner::Supervisor) {
         let store = self.clone();
-        tokio::spawn(async move {
+        let stopping = tasks.stopping();
+        tasks.spawn("expired sessions", async move {
             let mut every = tokio::time::interval(std::time::Duration::from_secs(600));
             loop {
-                every.tick().await;
+                tokio::select! {
+                    _ = every.tick() => {}
+                    () = stopping.cancelled() => return,
+                }
                 if let Err(error) = store.delete_expired().await {
                     tracing::warn!(%error, "could not delete expired sessions");
                 }

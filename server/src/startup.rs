@@ -82,7 +82,7 @@ pub async fn build_router(
     };
 
     let store = AnyStore::for_database(&db).await?;
-    store.spawn_expired_cleanup();
+    store.spawn_expired_cleanup(&state.engine.tasks);
     let sessions = SessionManagerLayer::new(store)
         .with_name("countersign_session")
         .with_http_only(true)

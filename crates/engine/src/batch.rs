@@ -86,6 +86,8 @@ where
 
 pub(crate) struct Combiner<R> {
     queue: Mutex<Queue<R>>,
+    /// Owns the batch runners, so shutdown waits for a batch in flight.
+    tasks: runner::Supervisor,
     max_batch: usize,
     max_runners: usize,
     parallel_at: usize,
@@ -100,8 +102,14 @@ impl<R: Send + 'static> Combiner<R> {
     /// Batches of at most `max_batch` requests, at most `max_runners` at
     /// once; a runner beyond the first starts when `parallel_at` requests
     /// are waiting.
-    pub(crate) fn new(max_batch: usize, max_runners: usize, parallel_at: usize) -> Arc<Self> {
+    pub(crate) fn new(
+        max_batch: usize,
+        max_runners: usize,
+        parallel_at: usize,
+        tasks: &runner::Supervisor,
+    ) -> Arc<Self> {
         Arc::new(Combiner {
+            tasks: tasks.clone(),
             queue: Mutex::new(Queue {
                 waiting: VecDeque::new(),
                 runners: 0,
@@ -135,7 +143,7 @@ impl<R: Send + 'static> Combiner<R> {
         };
         if start_runner {
             let combiner = self.clone();
-            tokio::spawn(async move {
+            self.tasks.spawn("batch", async move {
                 let retire = Retire(&combiner);
                 while let Some(batch) = retire.0.next_batch() {
                     run(batch).await;
@@ -213,7 +221,7 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_batch_that_fails_as_a_whole_is_answered_request_by_request() {
-        let combiner = Combiner::new(16, 1, 16);
+        let combiner = Combiner::new(16, 1, 16, &runner::Supervisor::new());
         let calls: Vec<_> = [2u32, 7, 10]
             .into_iter()
             .map(|value| {
@@ -234,7 +242,7 @@ mod tests {
     // One thread: the runner cannot start before every request is queued.
     #[tokio::test(flavor = "current_thread")]
     async fn every_request_is_answered_once_and_requests_queued_together_share_batches() {
-        let combiner = Combiner::new(16, 1, 16);
+        let combiner = Combiner::new(16, 1, 16, &runner::Supervisor::new());
         let sizes = Arc::new(Mutex::new(Vec::new()));
         let mut answers = Vec::new();
         for value in 0..40u32 {
@@ -259,7 +267,7 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_runner_that_panics_leaves_no_caller_waiting_and_the_next_request_runs() {
-        let combiner = Combiner::new(8, 1, 8);
+        let combiner = Combiner::new(8, 1, 8, &runner::Supervisor::new());
         let (reply, answer) = oneshot::channel();
         combiner.submit(Doubling { value: 1, reply }, |_batch| async move {
             panic!("batch failed");
@@ -277,7 +285,7 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_second_runner_starts_only_when_enough_requests_wait() {
-        let combiner = Combiner::new(64, 2, 4);
+        let combiner = Combiner::new(64, 2, 4, &runner::Supervisor::new());
         let gate = Arc::new(tokio::sync::Semaphore::new(0));
         let submit = |value: u32| {
             let (reply, answer) = oneshot::channel();

@@ -171,10 +171,10 @@ const APPROVALS_PARALLEL_AT: usize = 16;
 const ANSWERS_PARALLEL_AT: usize = 32;
 
 impl Batches {
-    fn new() -> Self {
+    fn new(tasks: &runner::Supervisor) -> Self {
         Batches {
-            approvals: Combiner::new(BATCH_SIZE, BATCH_RUNNERS, APPROVALS_PARALLEL_AT),
-            answers: Combiner::new(BATCH_SIZE, BATCH_RUNNERS, ANSWERS_PARALLEL_AT),
+            approvals: Combiner::new(BATCH_SIZE, BATCH_RUNNERS, APPROVALS_PARALLEL_AT, tasks),
+            answers: Combiner::new(BATCH_SIZE, BATCH_RUNNERS, ANSWERS_PARALLEL_AT, tasks),
         }
     }
 }
@@ -196,6 +196,7 @@ impl Engine {
         settings: EngineSettings,
     ) -> Self {
         let live = LiveUpdates::for_database(&db);
+        let tasks = runner::Supervisor::new();
         Engine {
             accounts: Accounts::new(db.clone(), Clock::system(), settings.sign_in),
             team_settings: TeamSettings::new(db.clone(), Clock::system()),
@@ -230,12 +231,12 @@ impl Engine {
             settings: Arc::new(settings),
             live,
             assistant: crate::assistant::Assistant::offline(),
-            batches: Batches::new(),
+            batches: Batches::new(&tasks),
             payment_refs: Arc::default(),
             clock: Clock::system(),
             work: runner::Wake::default(),
             activity: runner::Activity::default(),
-            tasks: runner::Supervisor::new(),
+            tasks,
         }
         .assembled()
     }
@@ -298,11 +299,13 @@ fn proposal_rules(settings: &EngineSettings) -> ProposalRules {
 
 /// Runs a state-changing use case to completion on its own task, so a caller
 /// that goes away (a closed browser tab, a client timeout) cannot cut it off
-/// between its commit and the work that must follow the commit.
+/// between its commit and the work that must follow the commit. The task is
+/// the supervisor's, so shutdown waits for it.
 pub(crate) async fn detached<T: Send + 'static>(
+    tasks: &runner::Supervisor,
     work: impl std::future::Future<Output = T> + Send + 'static,
 ) -> T {
-    match tokio::spawn(work).await {
+    match tasks.spawn("use case", work).await {
         Ok(value) => value,
         Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
         // Nothing aborts these tasks; a cancelled one means the runtime is

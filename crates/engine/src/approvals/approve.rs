@@ -83,6 +83,8 @@ impl Engine {
                 "action_digest is required: send the digest of the action you were shown".into(),
             ));
         }
+        // A person waits on this: background lanes give way meanwhile.
+        let _interactive = self.activity.enter();
         let reference = match self.payment_refs.get(proposal_id) {
             Some(reference) => Some(reference),
             None => storage::proposals::get(self.db.conn(), proposal_id)
@@ -105,7 +107,7 @@ impl Engine {
             digest_shown: digest_shown.to_owned(),
             charge,
         };
-        crate::core::detached(async move {
+        crate::core::detached(&self.tasks, async move {
             retry_on_conflict(|| engine.approve_in_a_batch(ask.clone())).await
         })
         .await

@@ -97,7 +97,11 @@ impl Engine {
     ) -> Result<StoredProposal, DecisionError> {
         let (engine, actor) = (self.clone(), actor.clone());
         let (id, reason) = (proposal_id.to_owned(), reason.to_owned());
-        crate::core::detached(async move { engine.reject_now(&actor, &id, &reason).await }).await
+        let _interactive = self.activity.enter();
+        crate::core::detached(&self.tasks, async move {
+            engine.reject_now(&actor, &id, &reason).await
+        })
+        .await
     }
 
     async fn reject_now(
