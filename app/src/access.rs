@@ -13,6 +13,8 @@ pub enum PageAccess {
 pub const QUEUE_ROLES: &[Role] = &[Role::Approver];
 pub const AUDIT_ROLES: &[Role] = &[Role::Manager];
 pub const ADMIN_ROLES: &[Role] = &[Role::Admin];
+/// Who may watch and act on background work (`/ops`).
+pub const OPS_ROLES: &[Role] = &[Role::Manager, Role::Admin];
 /// Who may open the staff inbox page: the staff roles an admin can give
 /// it. The inbox itself answers only the roles the admin chose.
 pub const INBOX_ROLES: &[Role] = &[Role::Approver, Role::Manager, Role::Admin];
@@ -26,6 +28,7 @@ pub fn page_access(path: &str) -> PageAccess {
         "queue" => PageAccess::AnyOf(QUEUE_ROLES),
         "audit" => PageAccess::AnyOf(AUDIT_ROLES),
         "admin" => PageAccess::AnyOf(ADMIN_ROLES),
+        "ops" => PageAccess::AnyOf(OPS_ROLES),
         "inbox" => PageAccess::AnyOf(INBOX_ROLES),
         _ => PageAccess::Public,
     }
@@ -60,9 +63,18 @@ mod tests {
     #[test]
     fn a_shop_service_account_opens_no_staff_page() {
         let shop = RoleSet::new([Role::Shop]);
-        for path in ["/queue", "/audit", "/admin", "/inbox"] {
+        for path in ["/queue", "/audit", "/admin", "/inbox", "/ops"] {
             assert!(!page_access(path).allows(Some(&shop)), "{path}");
         }
+    }
+
+    #[test]
+    fn background_work_is_shown_to_managers_and_admins_only() {
+        let ops = page_access("/ops");
+        assert!(ops.allows(Some(&RoleSet::new([Role::Manager]))));
+        assert!(ops.allows(Some(&RoleSet::new([Role::Admin]))));
+        assert!(!ops.allows(Some(&RoleSet::new([Role::Approver]))));
+        assert!(!ops.allows(None));
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod error;
 pub mod format;
 pub mod handover;
 pub mod live;
+pub mod ops;
 pub mod orders;
 pub mod pages;
 pub mod proposals;
@@ -30,7 +31,7 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 use pages::{
     admin::AdminPage, audit::AuditPage, chat::ChatPage, home::HomePage, inbox::InboxPage,
-    login::LoginPage, not_found::NotFound, proposal::ProposalPage, queue::QueuePage,
+    login::LoginPage, not_found::NotFound, ops::OpsPage, proposal::ProposalPage, queue::QueuePage,
 };
 
 /// The signed-in user, loaded once per page and shared by every component.
@@ -82,6 +83,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/login") view=LoginPage/>
                     <Route path=path!("/queue") view=QueuePage/>
                     <Route path=path!("/audit") view=AuditPage/>
+                    <Route path=path!("/ops") view=OpsPage/>
                     <Route path=path!("/admin") view=AdminPage/>
                     <Route path=path!("/chat") view=ChatPage/>
                     <Route path=path!("/inbox") view=InboxPage/>

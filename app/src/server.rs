@@ -22,6 +22,8 @@ pub mod keys {
 pub struct ServerContext {
     pub db: Database,
     pub engine: engine::Engine,
+    /// Tells `/ops` pages that background work changed.
+    pub ops_hints: crate::ops::backend::OpsHints,
 }
 
 /// How the caller proved who they are.

@@ -61,6 +61,7 @@ pub async fn build_router(
     db: Database,
     engine: Engine,
     payments: &Payments,
+    ops_hints: app::ops::backend::OpsHints,
 ) -> anyhow::Result<Router> {
     let leptos_options = LeptosOptions::builder()
         .output_name("countersign")
@@ -71,6 +72,7 @@ pub async fn build_router(
     let server_context = ServerContext {
         db: db.clone(),
         engine: engine.clone(),
+        ops_hints,
     };
     let state = AppState {
         db: db.clone(),
@@ -108,6 +110,7 @@ pub async fn build_router(
         // not the pages' HTML one.
         .route("/api/{*rest}", axum::routing::any(web::api::not_found))
         .route("/api/live/proposals", get(web::live::proposal_events))
+        .route("/api/live/ops", get(web::live::ops_events))
         .route(
             "/fn/{*name}",
             // Reads are GET, changes are POST; the server-function registry
@@ -260,7 +263,16 @@ impl Application {
         let runner = settings
             .work_runner
             .then(|| engine.work_runner(&work_schedule(&settings)));
-        let router = build_router(settings, db, engine.clone(), &payments).await?;
+        // `/ops` pages hear when this runner's work ends (and, through
+        // the hints' NOTIFY on PostgreSQL, when another replica's does).
+        let ops_hints = app::ops::backend::OpsHints::for_database(&db);
+        if let Some(runner) = &runner {
+            tokio::spawn(web::live::hint_ops_on_finished(
+                runner.finished(),
+                ops_hints.clone(),
+            ));
+        }
+        let router = build_router(settings, db, engine.clone(), &payments, ops_hints).await?;
         Ok(Application {
             listener,
             router,

@@ -1,7 +1,7 @@
 //! The top bar: links for the roles the user holds, and sign-out.
 
 use crate::MeResource;
-use crate::access::{ADMIN_ROLES, AUDIT_ROLES, INBOX_ROLES, QUEUE_ROLES};
+use crate::access::{ADMIN_ROLES, AUDIT_ROLES, INBOX_ROLES, OPS_ROLES, QUEUE_ROLES};
 use crate::auth::Logout;
 use crate::csrf::CsrfField;
 use leptos::form::ActionForm;
@@ -31,6 +31,9 @@ pub fn Nav() -> impl IntoView {
                                     </Show>
                                     <Show when={let r = roles.clone(); move || r.any_of(AUDIT_ROLES)}>
                                         <a href="/audit">"Audit"</a>
+                                    </Show>
+                                    <Show when={let r = roles.clone(); move || r.any_of(OPS_ROLES)}>
+                                        <a href="/ops">"Operations"</a>
                                     </Show>
                                     <Show when={let r = roles.clone(); move || r.any_of(ADMIN_ROLES)}>
                                         <a href="/admin">"Admin"</a>

@@ -6,5 +6,6 @@ pub mod home;
 pub mod inbox;
 pub mod login;
 pub mod not_found;
+pub mod ops;
 pub mod proposal;
 pub mod queue;

@@ -1,4 +1,4 @@
-//! The command line: `countersign serve | migrate | user … | token … | orders … | widget … | seed-demo`.
+//! The command line: `countersign serve | migrate | user … | token … | orders … | widget … | work … | seed-demo`.
 
 mod audit;
 mod orders;
@@ -7,6 +7,7 @@ mod sandbox;
 mod token;
 mod user;
 mod widget;
+mod work;
 
 use crate::config::Settings;
 use crate::startup::{Application, open_database, shutdown_signal};
@@ -53,6 +54,9 @@ enum Command {
     /// Manage the sites that embed the chat widget, and sign test tokens.
     #[command(subcommand)]
     Widget(widget::WidgetCommand),
+    /// Background work for operators: dead letters and retries.
+    #[command(subcommand)]
+    Work(work::WorkCommand),
     /// Run the sandbox payment provider on its own.
     Sandbox {
         #[arg(long, default_value = "127.0.0.1:3900")]
@@ -96,6 +100,7 @@ pub fn main() -> anyhow::Result<()> {
             Command::Policy(command) => policy::run(command, &settings).await,
             Command::Audit(command) => audit::run(command, &settings).await,
             Command::Widget(command) => widget::run(command, &settings).await,
+            Command::Work(command) => work::run(command, &settings).await,
             Command::Sandbox { listen, secret_key } => {
                 sandbox::run(listen, secret_key, &settings).await
             }

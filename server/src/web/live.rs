@@ -89,3 +89,78 @@ pub async fn proposal_events(
     };
     Sse::new(stream).keep_alive(KeepAlive::default())
 }
+
+/// Server-sent events for `/ops`, for managers and admins: `ops` (`{}`:
+/// background work finished, an alert was raised or someone acted; read
+/// the view again) and `resync` (hints may have been missed). The hints
+/// come from every replica (NOTIFY on PostgreSQL); each replica's runner
+/// sends at most a few a second however much work ends.
+#[utoipa::path(get, path = "/api/live/ops", tag = "live",
+    responses((status = 200, description = "`event: ops` with `{}`, `event: resync` with `{}`", content_type = "text/event-stream", body = String),
+        (status = 403, description = "Only managers and admins see background work", body = crate::web::api::openapi::ErrorBody)))]
+pub async fn ops_events(
+    State(state): State<AppState>,
+    Caller(identity): Caller,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, crate::web::api_error::ApiError> {
+    use app::ops::backend::OpsHint;
+    if !identity.roles.any_of(app::access::OPS_ROLES) {
+        return Err(crate::web::api_error::ApiError::forbidden(
+            "forbidden",
+            "only managers and admins see background work",
+        ));
+    }
+    let hints_source = &state.server_context.ops_hints;
+    let mut hints = hints_source.announcer().subscribe();
+    // The page reads the view again when the stream opens: hints must reach
+    // this process by then, or a change between the two would go unheard.
+    // A listener that cannot connect delays the stream at most this long
+    // (the page still works; it resyncs when the listener comes back).
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), hints_source.listening()).await;
+    let stream = async_stream::stream! {
+        loop {
+            match hints.recv().await {
+                Ok(OpsHint::Changed) => yield Ok(Event::default().event("ops").data("{}")),
+                Ok(OpsHint::Resync) | Err(RecvError::Lagged(_)) => {
+                    yield Ok(Event::default().event("resync").data("{}"));
+                }
+                Err(RecvError::Closed) => break,
+            }
+        }
+    };
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// How long the runner's hints wait after each one: under a backlog every
+/// item's end would be a hint, and each only says "read the view again".
+const OPS_HINT_SPACING: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Turns each recorded end of a run in this process's runner into an ops
+/// hint: the first at once, then at most one per [`OPS_HINT_SPACING`] while
+/// more keep ending (the last end always gets a hint after it). Ends when
+/// the runner is gone.
+pub async fn hint_ops_on_finished(
+    mut finished: tokio::sync::broadcast::Receiver<runner::Finished>,
+    hints: app::ops::backend::OpsHints,
+) {
+    use tokio::sync::broadcast::error::TryRecvError;
+    loop {
+        if let Err(RecvError::Closed) = finished.recv().await {
+            return;
+        }
+        loop {
+            hints.changed();
+            tokio::time::sleep(OPS_HINT_SPACING).await;
+            let mut more = false;
+            loop {
+                match finished.try_recv() {
+                    Ok(_) | Err(TryRecvError::Lagged(_)) => more = true,
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Closed) => return,
+                }
+            }
+            if !more {
+                break;
+            }
+        }
+    }
+}

@@ -16,6 +16,7 @@ mod live;
 mod malformed_input;
 mod metrics;
 mod money_edge;
+mod ops;
 mod order_import;
 mod orders;
 mod proposal_authority;

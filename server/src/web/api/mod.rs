@@ -6,6 +6,7 @@ pub(crate) mod extract;
 mod handover;
 pub mod openapi;
 mod operations;
+mod ops;
 mod orders;
 mod proposals;
 pub mod views;
@@ -56,6 +57,11 @@ pub fn router() -> Router<AppState> {
         )
         .route("/sandbox/ledger", get(operations::ledger))
         .route("/audit/verify", get(operations::verify_journal))
+        .route("/ops", get(ops::view))
+        .route("/ops/work/{id}/retry", post(ops::retry))
+        .route("/ops/work/{id}/resolve", post(ops::resolve))
+        .route("/ops/work/{id}/cancel", post(ops::cancel))
+        .route("/ops/alerts/{id}/acknowledge", post(ops::acknowledge))
         .route("/audit/events.csv", get(crate::web::audit_csv::export))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

@@ -6,7 +6,7 @@
 //! parse, a database that is briefly unavailable), so that a client — or a
 //! fuzzer — finds every status the server can send in the document.
 
-use super::{conversations, handover, operations, orders, proposals, views};
+use super::{conversations, handover, operations, ops, orders, proposals, views};
 use crate::web::{audit_csv, health, live, widget};
 use serde::Serialize;
 use utoipa::openapi::header::HeaderBuilder;
@@ -226,6 +226,11 @@ fn retry_after() -> utoipa::openapi::header::Header {
         orders::record_refund,
         operations::ledger,
         operations::verify_journal,
+        ops::view,
+        ops::retry,
+        ops::resolve,
+        ops::cancel,
+        ops::acknowledge,
         audit_csv::export,
         conversations::create,
         conversations::get_one,
@@ -239,6 +244,7 @@ fn retry_after() -> utoipa::openapi::header::Header {
         handover::hand_back,
         handover::inbox,
         live::proposal_events,
+        live::ops_events,
         super::me,
         widget::sessions::open,
         health::healthz,
@@ -290,7 +296,7 @@ fn retry_after() -> utoipa::openapi::header::Header {
     tags(
         (name = "proposals", description = "Refund proposals and decisions"),
         (name = "orders", description = "The order source: shops feed orders and record refunds made elsewhere"),
-        (name = "operations", description = "Ledger and audit checks"),
+        (name = "operations", description = "Ledger and audit checks; background work (`/api/v1/ops`: 403 for other roles than manager and admin, 404 for an unknown id, 409 with the reason when the state does not allow the action)"),
         (name = "identity", description = "Who is calling"),
         (name = "chat", description = "Conversations with the coordinator and the refund specialist"),
         (name = "live", description = "Server-sent events"),
