@@ -4,6 +4,11 @@ import { defineConfig } from "@playwright/test";
 // demo data, serving the site built by scripts/build-site.sh.
 const port = Number(process.env.E2E_PORT ?? 3210);
 const bin = process.env.COUNTERSIGN_BIN ?? "../target/debug/countersign";
+// Where the built site and the test databases live: a run of its own (a
+// copy of the binary and site, its own data folder) is not disturbed by
+// other builds and runs sharing target/.
+const siteRoot = process.env.E2E_SITE_ROOT ?? "../target/site";
+const dataDir = process.env.E2E_DATA_DIR ?? "../target";
 export const demoPassword = "e2e-demo-password";
 // The mounted sandbox provider's secret key: every sandbox endpoint needs it.
 export const sandboxKey = "sk_sbx_e2e_tests";
@@ -42,15 +47,15 @@ export default defineConfig({
     },
   },
   webServer: [{
-    command: `rm -rf ../target/e2e && mkdir -p ../target/e2e && ${bin} serve`,
+    command: `rm -rf ${dataDir}/e2e && mkdir -p ${dataDir}/e2e && ${bin} serve`,
     url: `http://127.0.0.1:${port}/readyz`,
     reuseExistingServer: false,
     timeout: 120_000,
     stdout: "pipe",
     env: {
       COUNTERSIGN_LISTEN: `127.0.0.1:${port}`,
-      COUNTERSIGN_DATABASE_URL: "sqlite://../target/e2e/countersign.db",
-      COUNTERSIGN_SITE_ROOT: "../target/site",
+      COUNTERSIGN_DATABASE_URL: `sqlite://${dataDir}/e2e/countersign.db`,
+      COUNTERSIGN_SITE_ROOT: siteRoot,
       COUNTERSIGN_DEMO_PASSWORD: demoPassword,
       COUNTERSIGN_SEED_DEMO: "true",
       // Short enough that a provider that hangs turns into "outcome unknown"
@@ -71,15 +76,15 @@ export default defineConfig({
     reuseExistingServer: false,
     timeout: 30_000,
   }, {
-    command: `rm -rf ../target/e2e-slow && mkdir -p ../target/e2e-slow && ${bin} serve`,
+    command: `rm -rf ${dataDir}/e2e-slow && mkdir -p ${dataDir}/e2e-slow && ${bin} serve`,
     url: `http://127.0.0.1:${slowChatPort}/readyz`,
     reuseExistingServer: false,
     timeout: 120_000,
     stdout: "pipe",
     env: {
       COUNTERSIGN_LISTEN: `127.0.0.1:${slowChatPort}`,
-      COUNTERSIGN_DATABASE_URL: "sqlite://../target/e2e-slow/countersign.db",
-      COUNTERSIGN_SITE_ROOT: "../target/site",
+      COUNTERSIGN_DATABASE_URL: `sqlite://${dataDir}/e2e-slow/countersign.db`,
+      COUNTERSIGN_SITE_ROOT: siteRoot,
       COUNTERSIGN_DEMO_PASSWORD: demoPassword,
       COUNTERSIGN_SEED_DEMO: "true",
       COUNTERSIGN_MODEL_BACKEND: "openai",

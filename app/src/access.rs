@@ -19,12 +19,18 @@ pub const OPS_ROLES: &[Role] = &[Role::Manager, Role::Admin];
 /// it. The inbox itself answers only the roles the admin chose.
 pub const INBOX_ROLES: &[Role] = &[Role::Approver, Role::Manager, Role::Admin];
 
+/// Whether pages should speak to this person as a customer: they hold the
+/// customer role and no staff role (staff who also shop see staff pages).
+pub fn is_customer_only(roles: &RoleSet) -> bool {
+    roles.contains(Role::Customer) && !roles.any_of(INBOX_ROLES)
+}
+
 /// The access rule for a page path.
 pub fn page_access(path: &str) -> PageAccess {
     let first = path.trim_start_matches('/').split('/').next().unwrap_or("");
     match first {
         "login" => PageAccess::Public,
-        "" | "chat" | "proposals" => PageAccess::SignedIn,
+        "" | "chat" | "proposals" | "refunds" => PageAccess::SignedIn,
         "queue" => PageAccess::AnyOf(QUEUE_ROLES),
         "audit" => PageAccess::AnyOf(AUDIT_ROLES),
         "admin" => PageAccess::AnyOf(ADMIN_ROLES),

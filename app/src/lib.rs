@@ -10,14 +10,19 @@ pub mod clock;
 pub mod components;
 pub mod csp;
 pub mod csrf;
+pub mod customer_words;
+#[cfg(feature = "ssr")]
+pub mod desk;
 pub mod error;
 pub mod format;
 pub mod handover;
 pub mod live;
 pub mod ops;
 pub mod orders;
+pub mod outcome;
 pub mod pages;
 pub mod proposals;
+pub mod queue;
 #[cfg(feature = "ssr")]
 pub mod server;
 #[cfg(feature = "ssr")]
@@ -30,8 +35,17 @@ use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 use pages::{
-    admin::AdminPage, audit::AuditPage, chat::ChatPage, home::HomePage, inbox::InboxPage,
-    login::LoginPage, not_found::NotFound, ops::OpsPage, proposal::ProposalPage, queue::QueuePage,
+    admin::AdminPage,
+    audit::AuditPage,
+    chat::ChatPage,
+    home::HomePage,
+    inbox::InboxPage,
+    login::LoginPage,
+    not_found::NotFound,
+    ops::OpsPage,
+    proposal::ProposalPage,
+    queue::QueuePage,
+    refunds::{MyRefundsPage, RefundPage},
 };
 
 /// The signed-in user, loaded once per page and shared by every component.
@@ -59,6 +73,27 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
+/// The first thing a keyboard reaches: past the navigation to the page.
+/// The focus moves itself (the router handles the link, not the browser).
+#[component]
+fn SkipLink() -> impl IntoView {
+    let skip = move |ev: leptos::ev::MouseEvent| {
+        ev.prevent_default();
+        #[cfg(feature = "hydrate")]
+        {
+            use wasm_bindgen::JsCast;
+            if let Some(main) = document()
+                .get_element_by_id("main")
+                .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+            {
+                let _ = main.focus();
+                main.scroll_into_view();
+            }
+        }
+    };
+    view! { <a class="skip-link" href="#main" on:click=skip>"Skip to main content"</a> }
+}
+
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
@@ -76,8 +111,9 @@ pub fn App() -> impl IntoView {
         <Stylesheet id="countersign" href="/pkg/countersign.css"/>
         <Title text="Countersign"/>
         <Router>
+            <SkipLink/>
             <Nav/>
-            <main class="page">
+            <main class="page" id="main" tabindex="-1">
                 <Routes fallback=NotFound>
                     <Route path=path!("/") view=HomePage/>
                     <Route path=path!("/login") view=LoginPage/>
@@ -88,6 +124,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/chat") view=ChatPage/>
                     <Route path=path!("/inbox") view=InboxPage/>
                     <Route path=path!("/proposals/:id") view=ProposalPage/>
+                    <Route path=path!("/refunds") view=MyRefundsPage/>
+                    <Route path=path!("/refunds/:id") view=RefundPage/>
                 </Routes>
             </main>
         </Router>

@@ -23,6 +23,21 @@ pub struct ProposalCard {
     /// both could refund the order twice, so the card says so.
     #[serde(default)]
     pub other_live: Vec<String>,
+    /// For an approver looking at a proposal awaiting approval: every check
+    /// the engine applies, run for them now, so a refusal shows before
+    /// Confirm (empty for everyone else).
+    #[serde(default)]
+    pub checks: Vec<domain::proposal::PreDecisionCheck>,
+    /// The viewer has already given one of its approvals.
+    #[serde(default)]
+    pub approved_by_me: bool,
+}
+
+impl ProposalCard {
+    /// Why the viewer may not approve it, when the engine would refuse.
+    pub fn blocked_because(&self) -> Option<&str> {
+        domain::proposal::blocking_reason(&self.checks)
+    }
 }
 
 /// One journal event on the proposal's timeline.
@@ -72,6 +87,8 @@ mod backend {
     use crate::server;
     use storage::proposals::StoredProposal;
 
+    use crate::desk;
+
     /// A list the engine refused (this account may list none) or could
     /// not read.
     pub fn list_error(error: engine::proposals::ListError) -> AppError {
@@ -104,6 +121,7 @@ mod backend {
         let live = storage::proposals::live_on_orders(conn, &order_ids)
             .await
             .map_err(|e| server::internal(&e))?;
+        let mut desk = desk::Desk::for_viewer(&stored).await?;
         let (mut customers, mut policies) = (HashMap::new(), HashMap::new());
         let mut cards = Vec::with_capacity(stored.len());
         for stored in stored {
@@ -130,14 +148,20 @@ mod backend {
                     .map_err(|e| server::internal(&e))?;
                 policies.insert(currency.to_owned(), policy);
             }
-            let other_live = live
+            let other_live: Vec<String> = live
                 .iter()
                 .filter(|(order, id)| {
                     *order == stored.proposal.order_id && *id != stored.proposal.id
                 })
                 .map(|(_, id)| id.clone())
                 .collect();
+            let order = orders.get(&stored.proposal.order_id);
+            let checks = desk
+                .checks(&stored, order, other_live.len(), &policies[currency])
+                .await?;
             cards.push(ProposalCard {
+                approved_by_me: desk.approved(&stored),
+                checks,
                 other_live,
                 customer: customers[&customer_id].clone(),
                 approvals_required: policies[currency].required_approvals(stored.proposal.amount),
@@ -150,38 +174,16 @@ mod backend {
     }
 }
 
-/// The most cards the queue shows at once.
-pub const QUEUE_PAGE: usize = 200;
-
-/// The review queue: the proposals expiring soonest, and whether more wait.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct QueueView {
-    pub cards: Vec<ProposalCard>,
-    /// More than [`QUEUE_PAGE`] are awaiting approval.
-    pub more: bool,
-}
-
-/// Proposals awaiting approval, soonest expiry first.
-#[server(prefix = "/fn", endpoint = "review_queue", input = server_fn::codec::GetUrl)]
-pub async fn review_queue() -> Result<QueueView, AppError> {
-    use crate::server;
-    use domain::proposal::ProposalStatus;
-    let me = server::require_role(crate::access::QUEUE_ROLES)?;
-    let ctx = server::context()?;
-    let filter = storage::proposals::ProposalFilter {
-        statuses: vec![ProposalStatus::AwaitingApproval],
-        ..Default::default()
-    };
-    let mut stored = ctx
-        .engine
-        .proposals
-        .list_for(&me.actor(), filter, QUEUE_PAGE as u64 + 1, 0)
-        .await
-        .map_err(backend::list_error)?;
-    let more = stored.len() > QUEUE_PAGE;
-    stored.truncate(QUEUE_PAGE);
-    let cards = backend::cards(stored).await?;
-    Ok(QueueView { cards, more })
+/// Cards for stored proposals, as the caller sees them (the review queue
+/// builds its lists with it).
+///
+/// # Errors
+/// [`AppError::Internal`] on storage failures.
+#[cfg(feature = "ssr")]
+pub async fn cards_for(
+    stored: Vec<storage::proposals::StoredProposal>,
+) -> Result<Vec<ProposalCard>, AppError> {
+    backend::cards(stored).await
 }
 
 /// Recent proposals the caller may see (staff: all), newest first.

@@ -43,7 +43,11 @@ test("an approver sees a new proposal appear live, confirms exactly what execute
   await expect(card.getByTestId("confirm-what")).toHaveText("Refund 34.90 EUR to payment pay_4824 for order 4824");
   await expect(card).toContainText(proposal.action_digest);
   await card.getByTestId("confirm-approve").click();
-  await expect(approver.locator(`[data-decision="${proposal.id}"]`)).toContainText(`Recorded. Proposal ${proposal.id} is now`);
+  // The decision is followed on the queue to its end, in green, without a reload.
+  const decision = approver.locator(`[data-decision="${proposal.id}"]`);
+  await expect(decision).toHaveAttribute("data-status", "verified");
+  await expect(decision).toContainText("Refund of 34.90 EUR for order 4824: refunded and verified with the provider.");
+  await expect(decision).toHaveClass(/good/);
 
   await approver.goto(`/proposals/${proposal.id}`);
 
@@ -58,10 +62,17 @@ test("an approver sees a new proposal appear live, confirms exactly what execute
   await expect(timeline.locator('tr[data-kind="verified"]')).toContainText(/refunds under the key: \S+ 34\.90 EUR succeeded/);
   await expect(approver.locator(".state-machine .current")).toHaveText("Refunded and verified");
 
-  // The customer sees their refund's page too.
+  // The customer sees their refund's page too, in their words: no staff
+  // ids, digests or state machine.
   await customer.goto(`/proposals/${proposal.id}`);
   await waitForHydration(customer);
-  await expect(customer.getByTestId("status")).toHaveAttribute("data-status", "verified");
+  const status = customer.getByTestId("refund-status");
+  await expect(status).toHaveAttribute("data-status", "verified");
+  await expect(status).toContainText("Refunded");
+  await expect(status).toContainText("usually within 5 business days");
+  await expect(customer.locator("main")).not.toContainText(proposal.id);
+  await expect(customer.locator("main")).not.toContainText("digest");
+  await expect(customer.locator(".state-machine")).toHaveCount(0);
   await approverContext.close();
   await customerContext.close();
 });
@@ -84,11 +95,12 @@ test("an approver is told plainly why they cannot approve a refund they requeste
   await page.goto("/queue");
   await waitForHydration(page);
   const card = page.locator(`[data-proposal="${proposal.id}"]`);
-  await card.getByRole("button", { name: "Approve…" }).click();
-  await card.getByTestId("confirm-approve").click();
-  await expect(card.getByTestId("decision-error")).toHaveText(
-    "you asked for this refund or would receive it, so someone else must approve it",
+  // Told on the card, before any click: Approve is not offered.
+  await expect(card.getByRole("button", { name: "Approve…" })).toBeDisabled();
+  await expect(card.getByTestId("approve-blocked")).toHaveText(
+    "Approve is not offered. You cannot approve it: you asked for this refund or would receive it, so someone else must approve it.",
   );
+  await rejectAs(page.context().browser()!, "approver", proposal.id, "Only looked at by the review test.");
 });
 
 test("an approver's half-written rejection survives a live update of another proposal", async ({ browser }) => {
@@ -115,7 +127,9 @@ test("an approver's half-written rejection survives a live update of another pro
   await expect(reason).toBeFocused();
   await approver.keyboard.type(" arrived dented.");
   await card.getByRole("button", { name: "Reject proposal" }).click();
-  await expect(approver.locator(`[data-decision="${kept.id}"]`)).toContainText("Rejected");
+  await expect(approver.locator(`[data-decision="${kept.id}"]`)).toContainText(
+    "Refund of 29.90 EUR for order 4830: rejected: Checking with the warehouse whether the bottle arrived dented. Open the proposal",
+  );
   await approver.goto(`/proposals/${kept.id}`);
   await waitForHydration(approver);
   await expect(approver.locator(".card", { hasText: "Decisions" })).toContainText(
@@ -144,9 +158,10 @@ test("an approver over their limit is told the limit, and the proposal waits for
     await approver.goto("/queue");
     await waitForHydration(approver);
     const card = approver.locator(`[data-proposal="${proposal.id}"]`);
-    await card.getByRole("button", { name: "Approve…" }).click();
-    await card.getByTestId("confirm-approve").click();
-    await expect(card.getByTestId("decision-error")).toHaveText("44.80 EUR is above your approval limit of 10.00 EUR");
+    await expect(card.getByRole("button", { name: "Approve…" })).toBeDisabled();
+    await expect(card.getByTestId("approve-blocked")).toHaveText(
+      "Approve is not offered. You cannot approve it: 44.80 EUR is above your approval limit of 10.00 EUR.",
+    );
     await expect(card.getByTestId("status")).toHaveAttribute("data-status", "awaiting_approval");
     // Nothing was recorded: the proposal is still untouched for an approver allowed to decide.
     await expect(card.getByTestId("approvals")).toHaveCount(0);
@@ -211,6 +226,8 @@ test("an approver decides with the keyboard alone, and a live update elsewhere l
   const approve = card.getByRole("button", { name: "Approve…" });
   const reject = card.getByRole("button", { name: "Reject…" });
   const confirm = card.getByTestId("confirm-approve");
+  // Opening the confirmation focuses its heading, never Confirm itself.
+  const confirmation = card.getByTestId("confirm-heading");
 
   // Opening a panel moves the focus into it; Escape closes it and gives the focus back.
   await reject.focus();
@@ -221,10 +238,12 @@ test("an approver decides with the keyboard alone, and a live update elsewhere l
   await approver.keyboard.press("Shift+Tab");
   await expect(approve).toBeFocused();
   await approver.keyboard.press("Enter");
-  await expect(confirm).toBeFocused();
+  await expect(confirmation).toBeFocused();
   await approver.keyboard.press("Escape");
   await expect(approve).toBeFocused();
   await approver.keyboard.press("Enter");
+  await expect(confirmation).toBeFocused();
+  await approver.keyboard.press("Tab");
   await expect(confirm).toBeFocused();
 
   // Another approver decides another proposal: it leaves this queue live,
@@ -238,7 +257,10 @@ test("an approver decides with the keyboard alone, and a live update elsewhere l
   await expect(confirm).toBeFocused();
 
   await approver.keyboard.press("Enter");
-  await expect(approver.locator(`[data-decision="${kept.id}"]`)).toContainText(`Recorded. Proposal ${kept.id} is now`);
+  const decided = approver.locator(`[data-decision="${kept.id}"]`);
+  await expect(decided).toContainText("Refund of 29.90 EUR for order 4830");
+  // The focus moves to the result, which outlives the card.
+  await expect(decided).toBeFocused();
 
   // The refund is booked on the order: a proposal still queued for it now
   // rests on an older version, and its card says so without a reload.

@@ -59,3 +59,25 @@ test("after a reload mid-reply the page follows the running turn, and Stop still
   await expect(page.getByTestId("chat-send")).toBeEnabled();
   await expect(page.getByTestId("chat-stop")).toBeDisabled();
 });
+
+test("while a reply is written the sent text leaves the field, and a new draft typed meanwhile survives the end of the turn", async ({ page }) => {
+  await signIn(page, "customer3");
+  await page.goto("/chat");
+  await waitForHydration(page);
+  const input = page.getByTestId("chat-input");
+  await input.fill("what is your returns policy for opened items?");
+  await input.press("Enter");
+  await expect(page.getByTestId("chat-thinking")).toBeVisible();
+  // Sent: shown as the message being answered, above the hint, and gone from the field.
+  await expect(page.locator(".transcript.pending .msg.customer")).toHaveText(/returns policy for opened items\?/);
+  await expect(input).toHaveValue("");
+  const pendingBox = await page.locator(".transcript.pending").boundingBox();
+  const hintBox = await page.getByTestId("chat-next-agent").boundingBox();
+  expect(pendingBox!.y).toBeLessThan(hintBox!.y);
+
+  await input.fill("and for damaged ones?");
+  await page.getByTestId("chat-stop").click();
+  await expect(page.getByTestId("chat-thinking")).toHaveCount(0, { timeout: 10_000 });
+  await expect(page.getByTestId("transcript").locator(".msg").last()).toHaveText(/Stopped before finishing\./);
+  await expect(input).toHaveValue("and for damaged ones?");
+});

@@ -125,6 +125,12 @@ test.describe.serial("the embeddable widget", () => {
     const page = await context.newPage();
     const frame = await openWidget(page, baseURL!, site, hostToken(site, customerIds.customer3));
     await expect(frame.locator("#who")).toHaveText("Signed in as Kit Customer");
+    // A new chat greets with examples; choosing one fills the field.
+    const greeting = frame.getByTestId("greeting");
+    await expect(greeting).toContainText("Ask about one of your orders or our policies. For example:");
+    await greeting.getByRole("button", { name: "Where is my refund?" }).click();
+    await expect(frame.locator("#text")).toHaveValue("Where is my refund?");
+    await frame.locator("#text").fill("");
 
     // Order 4821 is another customer's: it is not on this account.
     await say(frame, "please refund order 4821");
@@ -133,7 +139,9 @@ test.describe.serial("the embeddable widget", () => {
     await say(frame, "I'd like a refund for order 4831");
     const question = frame.locator('.message.assistant[data-agent="refund_specialist"]').last();
     await expect(question.locator(".speaker")).toHaveText("Refund specialist");
-    await expect(question).toContainText("[order:4831]");
+    // Citations read as plain words, without their [order:4831] tags.
+    await expect(question).toContainText("delivered");
+    await expect(question).not.toContainText("[order:");
     await expect(question).toContainText("was the item opened?");
     await say(frame, "no, it is still sealed");
     const card = frame.locator("[data-proposal]");

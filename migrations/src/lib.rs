@@ -18,6 +18,7 @@ mod m20261203_000012_proposal_submitter;
 mod m20261203_000013_widget_lanes;
 mod m20261203_000015_handover;
 mod m20261203_000016_work;
+mod m20261203_000017_proposal_list_indexes;
 
 pub struct Migrator;
 
@@ -40,6 +41,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261203_000013_widget_lanes::Migration),
             Box::new(m20261203_000015_handover::Migration),
             Box::new(m20261203_000016_work::Migration),
+            Box::new(m20261203_000017_proposal_list_indexes::Migration),
         ]
     }
 }

@@ -4,6 +4,7 @@ use crate::MeResource;
 use crate::access::{ADMIN_ROLES, AUDIT_ROLES, INBOX_ROLES, OPS_ROLES, QUEUE_ROLES};
 use crate::auth::Logout;
 use crate::csrf::CsrfField;
+use domain::Role;
 use leptos::form::ActionForm;
 use leptos::prelude::*;
 
@@ -22,7 +23,11 @@ pub fn Nav() -> impl IntoView {
                             view! {
                                 <nav aria-label="Main">
                                     <a href="/">"Home"</a>
-                                    <a href="/chat">"Chat"</a>
+                                    // Staff read customers' chats from their proposals and the inbox.
+                                    <Show when={let r = roles.clone(); move || r.contains(Role::Customer)}>
+                                        <a href="/chat">"Chat"</a>
+                                        <a href="/refunds">"My refunds"</a>
+                                    </Show>
                                     <Show when={let r = roles.clone(); move || r.any_of(QUEUE_ROLES)}>
                                         <a href="/queue">"Review queue"</a>
                                     </Show>

@@ -5,7 +5,9 @@ use crate::clock::use_clock;
 use crate::components::order_card::OrderCard;
 use crate::format::{countdown, due_soon, short_digest, utc};
 use crate::proposals::ProposalCard;
-use domain::proposal::{AnsweredIn, EvidenceKind, ProposalState, ProposalStatus};
+use domain::proposal::{
+    AnsweredIn, CheckLevel, EvidenceKind, PreDecisionCheck, ProposalState, ProposalStatus,
+};
 use leptos::prelude::*;
 
 #[component]
@@ -46,6 +48,7 @@ pub fn ProposalSummary(card: ProposalCard, #[prop(optional)] link: bool) -> impl
             {expiry}
             {approvals}
         </p>
+        <DecisionChecks checks=card.checks.clone()/>
         {order_changed(&card).map(|version| view! {
             <p class="warning" data-testid="order-changed">
                 {format!("The order changed since this was proposed (now version {version}): compare it below before deciding.")}
@@ -150,8 +153,46 @@ fn approvals_line(card: &ProposalCard) -> Option<impl IntoView + use<>> {
     Some(view! { " · " <span data-testid="approvals">{text}</span> })
 }
 
-/// The order's version now, when it differs from the one the proposal cites.
+/// The approver's checklist before deciding: hard failures first (the
+/// engine would refuse them), then what needs judgement, then what holds.
+#[component]
+fn DecisionChecks(checks: Vec<PreDecisionCheck>) -> impl IntoView {
+    if checks.is_empty() {
+        return ().into_any();
+    }
+    let mut checks = checks;
+    checks.sort_by_key(|c| std::cmp::Reverse(c.level));
+    view! {
+        <section class="checks" aria-label="Checks before deciding" data-testid="checks">
+            <h4>"Checked before you decide"</h4>
+            <ul>
+                {checks.into_iter().map(|c| {
+                    let (class, mark, level) = match c.level {
+                        CheckLevel::Blocking => ("check blocking", "✗", "blocking"),
+                        CheckLevel::Warning => ("check warning", "!", "warning"),
+                        CheckLevel::Passed => ("check passed", "✓", "passed"),
+                    };
+                    view! {
+                        <li class=class data-check=c.kind.as_str() data-level=level>
+                            <span class="mark" aria-hidden="true">{mark}</span>
+                            <span class="sr-only">{format!("{level}: ")}</span>
+                            {c.message}
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        </section>
+    }
+    .into_any()
+}
+
+/// The order's version now, when it differs from the one the proposal
+/// cites, while that can still matter: once decided or executed, the
+/// proposal's outcome already took the order as it was.
 fn order_changed(card: &ProposalCard) -> Option<i64> {
+    if card.state.status() != ProposalStatus::AwaitingApproval {
+        return None;
+    }
     let order = card.order.as_ref()?;
     let cited = card
         .proposal

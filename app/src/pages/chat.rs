@@ -17,6 +17,7 @@ use crate::chat::{
 use crate::components::handover_bar::HandoverBar;
 use crate::components::proposal_card::StatusBadge;
 use crate::csrf::{CsrfField, csrf_token};
+use crate::customer_words::{customer_status, plain_citations};
 use crate::format::short_digest;
 use crate::live::use_proposal_changes;
 use leptos::form::ActionForm;
@@ -61,10 +62,18 @@ pub fn ChatPage() -> impl IntoView {
         <section class="wide chat-page">
             <header class="row chat-head">
                 <h1>"Chat"</h1>
-                <ActionForm action=fresh attr:class="inline">
-                    <CsrfField/>
-                    <button type="submit" class="secondary" data-testid="chat-new">"New conversation"</button>
-                </ActionForm>
+                // Only a customer can start one: staff read customers' chats.
+                <Suspense fallback=|| ()>
+                    {move || Suspend::new(async move {
+                        matches!(opened.await, Ok(MyChat::Resumed(ref view)) if view.can_write)
+                            .then(|| view! {
+                                <ActionForm action=fresh attr:class="inline">
+                                    <CsrfField/>
+                                    <button type="submit" class="secondary" data-testid="chat-new">"New conversation"</button>
+                                </ActionForm>
+                            })
+                    })}
+                </Suspense>
             </header>
             {move || fresh.value().get().and_then(Result::err).map(|error| view! {
                 <p class="error" role="alert">{error.to_string()}</p>
@@ -98,9 +107,7 @@ fn FirstMessage(changes: ReadSignal<u64>) -> impl IntoView {
     let text = RwSignal::new(String::new());
     let first = RwSignal::new(None::<String>);
     let refused = RwSignal::new(None::<String>);
-    let on_submit = move |ev: leptos::ev::SubmitEvent| {
-        ev.prevent_default();
-        let message = text.get_untracked();
+    let on_send = Callback::new(move |message: String| {
         if open.pending().get_untracked() {
             return;
         }
@@ -114,7 +121,7 @@ fn FirstMessage(changes: ReadSignal<u64>) -> impl IntoView {
         open.dispatch(NewConversation {
             csrf_token: csrf_token(),
         });
-    };
+    });
     view! {
         {move || match open.value().get() {
             Some(Ok(initial)) => {
@@ -128,19 +135,8 @@ fn FirstMessage(changes: ReadSignal<u64>) -> impl IntoView {
                     <Show when=move || open.pending().get()>
                         <p class="muted small" role="status">"Opening your conversation…"</p>
                     </Show>
-                    <form class="chat-form" data-testid="chat-form" on:submit=on_submit>
-                        <label for="chat-text" class="sr-only">"Your message"</label>
-                        <input id="chat-text" name="text" type="text" required autocomplete="off"
-                            maxlength=MAX_MESSAGE_CHARS.to_string()
-                            placeholder="Ask about an order or a policy, e.g. “check order 4821 and refund it if it qualifies”"
-                            data-testid="chat-input"
-                            prop:value=text on:input=move |ev| text.set(event_target_value(&ev))/>
-                        <button type="submit" data-testid="chat-send" disabled=move || open.pending().get()>"Send"</button>
-                        <button type="button" class="secondary" data-testid="chat-stop" disabled=true
-                            title="Stop the reply being written">
-                            "Stop"
-                        </button>
-                    </form>
+                    <ChatForm text on_send busy=Signal::derive(move || open.pending().get())
+                        stop_enabled=Signal::derive(|| false) on_stop=Callback::new(|()| {})/>
                     {refused.get().or_else(|| failed.and_then(Result::err).map(|e| e.to_string())).map(|error| view! {
                         <p class="error" role="alert" data-testid="chat-send-error">{error}</p>
                     })}
@@ -181,12 +177,15 @@ fn Conversation(
     // data the server rendered.
     let current = RwSignal::new(initial);
     let refresh_error = RwSignal::new(None::<String>);
+    // The field empties when a message is sent, so what is typed while the
+    // reply is written is kept; a refused message comes back into an empty
+    // field, never over a new draft.
     let text = RwSignal::new(String::new());
-    Effect::new(move |_| {
-        if let Some(Ok(view)) = send.value().get() {
-            current.set(view);
-            text.set(String::new());
-        }
+    let last_sent = StoredValue::new(String::new());
+    Effect::new(move |_| match send.value().get() {
+        Some(Ok(view)) => current.set(view),
+        Some(Err(_)) if text.get_untracked().is_empty() => text.set(last_sent.get_value()),
+        _ => {}
     });
     // A turn running without this page waiting on it (started before a
     // reload, or in another tab) is followed until it ends.
@@ -250,18 +249,53 @@ fn Conversation(
         })
     };
     let stop_id = id.clone();
-    let on_stop = move |_| {
+    let on_stop = Callback::new(move |()| {
         stop.dispatch(StopTurn {
             csrf_token: csrf_token(),
             id: stop_id.clone(),
         });
-    };
+    });
+    let send_id = id.clone();
+    let on_send = Callback::new(move |message: String| {
+        if busy() {
+            return;
+        }
+        last_sent.set_value(message.clone());
+        text.set(String::new());
+        send.dispatch(SendMessage {
+            csrf_token: csrf_token(),
+            id: send_id.clone(),
+            text: message,
+        });
+    });
+    // The newest message stays in view: on opening (unless the address
+    // names a message), whenever one is added or a reply is awaited, and
+    // when the transcript is drawn again while the reader was at its end
+    // (a live refresh redraws it, which would leave them above the end).
+    let shown = Memo::new(move |_| (current.with(|v| v.messages.len()), pending_text().is_some()));
+    let at_end = StoredValue::new(true);
+    let scrolled = window_event_listener(leptos::ev::scroll, move |_| {
+        at_end.set_value(reader_at_end());
+    });
+    on_cleanup(move || scrolled.remove());
+    Effect::new(move |before: Option<(usize, bool)>| {
+        current.track();
+        let now = shown.get();
+        if before != Some(now) || at_end.get_value() {
+            follow_newest(before.is_none());
+        }
+        now
+    });
     view! {
         <div class="chat" data-conversation=id.clone()>
-            <p class="muted small">
-                "Conversation " <span class="mono">{id.clone()}</span>
-                " · answered by " {model}
-            </p>
+            // Staff reading a customer's chat are told which one and who
+            // answers; the customer is not troubled with either.
+            {(!can_write).then(|| view! {
+                <p class="muted small">
+                    "Conversation " <span class="mono">{id.clone()}</span>
+                    " · answered by " {model}
+                </p>
+            })}
             {move || view! { <Transcript view=current.get()/> }}
             {move || refresh_error.get().map(|error| view! {
                 <p class="error" role="alert" data-testid="chat-refresh-error">
@@ -277,6 +311,13 @@ fn Conversation(
                     <li class="msg note" role="status" data-testid="chat-thinking">"The assistant is working on a reply…"</li>
                 </ol>
             </Show>
+            <p class="muted small" data-testid="chat-next-agent">
+                {move || if busy() {
+                    "A reply is being written…".to_owned()
+                } else {
+                    format!("{} will read your next message.", current.with(|v| v.active_agent.clone()))
+                }}
+            </p>
             {
                 let bar_id = id.clone();
                 move || view! {
@@ -284,24 +325,9 @@ fn Conversation(
                 }
             }
             {if can_write {
-                let form_id = id.clone();
                 view! {
-                    <ActionForm action=send attr:class="chat-form" attr:data-testid="chat-form">
-                        <CsrfField/>
-                        <input type="hidden" name="id" value=form_id/>
-                        <label for="chat-text" class="sr-only">"Your message"</label>
-                        <input id="chat-text" name="text" type="text" required autocomplete="off"
-                            maxlength=MAX_MESSAGE_CHARS.to_string()
-                            placeholder="Ask about an order or a policy, e.g. “check order 4821 and refund it if it qualifies”"
-                            data-testid="chat-input"
-                            prop:value=text on:input=move |ev| text.set(event_target_value(&ev))/>
-                        <button type="submit" data-testid="chat-send" disabled=busy>"Send"</button>
-                        <button type="button" class="secondary" data-testid="chat-stop"
-                            disabled=move || !busy() on:click=on_stop
-                            title="Stop the reply being written">
-                            "Stop"
-                        </button>
-                    </ActionForm>
+                    <ChatForm text on_send busy=Signal::derive(busy)
+                        stop_enabled=Signal::derive(busy) on_stop/>
                     {send_error}
                     {stop_error}
                 }.into_any()
@@ -330,8 +356,7 @@ fn Transcript(view: ChatView) -> impl IntoView {
         .cloned()
         .collect();
     let proposals = view.proposals.clone();
-    let running = view.running;
-    let next_agent = view.active_agent.clone();
+    let customer = view.can_write;
     let empty = view.messages.is_empty();
     view! {
         {if empty {
@@ -345,7 +370,7 @@ fn Transcript(view: ChatView) -> impl IntoView {
                             .iter()
                             .filter_map(|id| proposals.iter().find(|p| &p.id == id).cloned())
                             .collect();
-                        view! { <Line message cards/> }
+                        view! { <Line message cards customer/> }
                     }).collect_view()}
                 </ol>
             }.into_any()
@@ -353,16 +378,9 @@ fn Transcript(view: ChatView) -> impl IntoView {
         {(!unattached.is_empty()).then(|| view! {
             <section class="chat-proposals">
                 <h2 class="small">"Proposals from this conversation"</h2>
-                {unattached.into_iter().map(|proposal| view! { <ProposalMini proposal/> }).collect_view()}
+                {unattached.into_iter().map(|proposal| view! { <ProposalMini proposal customer/> }).collect_view()}
             </section>
         })}
-        <p class="muted small" data-testid="chat-next-agent">
-            {if running {
-                "A reply is being written…".to_owned()
-            } else {
-                format!("{next_agent} will read your next message.")
-            }}
-        </p>
     }
 }
 
@@ -377,7 +395,7 @@ fn EmptyChat() -> impl IntoView {
 }
 
 #[component]
-fn Line(message: ChatMessage, cards: Vec<ChatProposal>) -> impl IntoView {
+fn Line(message: ChatMessage, cards: Vec<ChatProposal>, customer: bool) -> impl IntoView {
     let class = match message.kind {
         MessageKind::Customer => "msg customer",
         MessageKind::Agent => "msg agent",
@@ -388,13 +406,13 @@ fn Line(message: ChatMessage, cards: Vec<ChatProposal>) -> impl IntoView {
     view! {
         <li class=class id=format!("m-{}", message.index) data-agent=message.agent.clone()>
             {(!is_note).then(|| view! { <span class="speaker">{message.speaker.clone()}</span> })}
-            <p class="text">{message.text.clone()}</p>
+            <p class="text">{if message.kind == MessageKind::Agent { plain_citations(&message.text) } else { message.text.clone() }}</p>
             {(!message.evidence.is_empty()).then(|| view! {
                 <ul class="chips" aria-label="Sources">
                     {message.evidence.into_iter().map(|chip| view! { <Chip chip/> }).collect_view()}
                 </ul>
             })}
-            {cards.into_iter().map(|proposal| view! { <ProposalMini proposal/> }).collect_view()}
+            {cards.into_iter().map(|proposal| view! { <ProposalMini proposal customer/> }).collect_view()}
         </li>
     }
 }
@@ -409,7 +427,7 @@ fn Chip(chip: EvidenceChip) -> impl IntoView {
     view! {
         <li class="chip" data-reference=chip.reference.clone()>
             <details>
-                <summary>{label} " " <span class="mono muted">{format!("[{}]", chip.reference)}</span></summary>
+                <summary>{label}</summary>
                 {chip.quote.clone().map(|quote| view! { <blockquote>{quote}</blockquote> })}
                 <span class="muted small">{format!("{} · version {}", chip.title, short_digest(&chip.version))}</span>
             </details>
@@ -417,19 +435,135 @@ fn Chip(chip: EvidenceChip) -> impl IntoView {
     }
 }
 
+/// A refund proposed in the chat. The customer reads where it stands and
+/// when the money arrives, with a link to their refund's page; staff get
+/// the proposal's page.
 #[component]
-fn ProposalMini(proposal: ChatProposal) -> impl IntoView {
-    let href = format!("/proposals/{}", proposal.id);
+fn ProposalMini(proposal: ChatProposal, customer: bool) -> impl IntoView {
+    let words = customer_status(&proposal.state);
+    let href = if customer {
+        format!("/refunds/{}", proposal.id)
+    } else {
+        format!("/proposals/{}", proposal.id)
+    };
     view! {
         <article class="chat-proposal" data-chat-proposal=proposal.id.clone()>
             <div class="row">
                 <strong>{format!("Refund {} for order {}", proposal.amount.display(), proposal.order_id)}</strong>
                 <StatusBadge state=proposal.state.clone()/>
             </div>
-            <p class="muted small">
-                "Proposal " <a class="mono" href=href>{proposal.id.clone()}</a>
-                " · a member of staff approves it before anything is refunded"
+            <p class="small" data-testid="chat-proposal-next">
+                {words.next} " " <a href=href data-testid="chat-proposal-link">{if customer { "Your refund" } else { "The proposal" }}</a>
             </p>
         </article>
     }
+}
+
+/// The message field with its length shown as it nears the limit (a long
+/// paste is never cut silently), Send and Stop.
+#[component]
+fn ChatForm(
+    text: RwSignal<String>,
+    on_send: Callback<String>,
+    busy: Signal<bool>,
+    stop_enabled: Signal<bool>,
+    on_stop: Callback<()>,
+) -> impl IntoView {
+    let length = Memo::new(move |_| text.with(|t| t.trim().chars().count()));
+    let over = move || length.get() > MAX_MESSAGE_CHARS;
+    let counter = move || {
+        let n = length.get();
+        (n * 10 >= MAX_MESSAGE_CHARS * 9).then(|| {
+            let text = if n > MAX_MESSAGE_CHARS {
+                format!(
+                    "{} of {} characters: {} too many. Shorten it to send it.",
+                    thousands(n),
+                    thousands(MAX_MESSAGE_CHARS),
+                    thousands(n - MAX_MESSAGE_CHARS)
+                )
+            } else {
+                format!("{} of {} characters", thousands(n), thousands(MAX_MESSAGE_CHARS))
+            };
+            view! {
+                <p id="chat-length" class={if n > MAX_MESSAGE_CHARS { "error small" } else { "muted small" }}
+                    aria-live="polite" data-testid="chat-length">{text}</p>
+            }
+        })
+    };
+    view! {
+        <form class="chat-form" data-testid="chat-form" on:submit=move |ev: leptos::ev::SubmitEvent| {
+            ev.prevent_default();
+            if !over() {
+                on_send.run(text.get_untracked());
+            }
+        }>
+            <label for="chat-text" class="sr-only">"Your message"</label>
+            <input id="chat-text" name="text" type="text" required autocomplete="off"
+                aria-describedby="chat-length"
+                placeholder="Ask about an order or a policy, e.g. “check order 4821 and refund it if it qualifies”"
+                data-testid="chat-input"
+                prop:value=text on:input=move |ev| text.set(event_target_value(&ev))/>
+            <button type="submit" data-testid="chat-send" disabled=move || busy.get() || over()>"Send"</button>
+            <button type="button" class="secondary" data-testid="chat-stop"
+                disabled=move || !stop_enabled.get() on:click=move |_| on_stop.run(())
+                title="Stop the reply being written">
+                "Stop"
+            </button>
+        </form>
+        {counter}
+    }
+}
+
+/// 4000 as "4,000".
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Whether the page is scrolled to (near) its end.
+fn reader_at_end() -> bool {
+    #[cfg(feature = "hydrate")]
+    {
+        let window = window();
+        let y = window.scroll_y().unwrap_or(0.0);
+        let height = window
+            .inner_height()
+            .ok()
+            .and_then(|h| h.as_f64())
+            .unwrap_or(0.0);
+        document()
+            .document_element()
+            .is_none_or(|end| y + height >= f64::from(end.scroll_height()) - 80.0)
+    }
+    #[cfg(not(feature = "hydrate"))]
+    true
+}
+
+/// Scrolls so the newest message and the field under it are in view; on
+/// opening, not when the address names a message to land on.
+fn follow_newest(opening: bool) {
+    request_animation_frame(move || {
+        #[cfg(feature = "hydrate")]
+        {
+            let window = window();
+            let names_a_message = window.location().hash().is_ok_and(|hash| hash.len() > 1);
+            if opening && names_a_message {
+                return;
+            }
+            // The field is sticky at the bottom of the screen, so the end of
+            // the page is where the newest message shows above it.
+            if let Some(end) = document().document_element() {
+                window.scroll_to_with_x_and_y(0.0, f64::from(end.scroll_height()));
+            }
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = opening;
+    });
 }

@@ -9,3 +9,4 @@ pub mod not_found;
 pub mod ops;
 pub mod proposal;
 pub mod queue;
+pub mod refunds;

@@ -6,13 +6,34 @@ use crate::components::proposal_card::ProposalSummary;
 use crate::csrf::csrf_token;
 use crate::format::{event_details, short_digest, utc, utc_seconds};
 use crate::live::use_proposal_changes;
+use crate::pages::refunds::CustomerRefund;
 use crate::proposals::{ProposalDetails, ResolveChoice, proposal_page, resolve_proposal};
 use domain::proposal::{Decision, ProposalState, ProposalStatus};
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
+/// A customer gets their refund's page in their words; staff the full one.
 #[component]
 pub fn ProposalPage() -> impl IntoView {
+    let me = expect_context::<crate::MeResource>();
+    let params = use_params_map();
+    let id = Signal::derive(move || params.read().get("id").unwrap_or_default());
+    view! {
+        <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                let customer = matches!(me.await, Ok(Some(user)) if crate::access::is_customer_only(&user.roles));
+                if customer {
+                    view! { <CustomerRefund id/> }.into_any()
+                } else {
+                    view! { <StaffProposalPage/> }.into_any()
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn StaffProposalPage() -> impl IntoView {
     let params = use_params_map();
     let changes = use_proposal_changes();
     let page = Resource::new(

@@ -19,6 +19,7 @@ pub mod orders;
 pub mod policies;
 pub mod proposals;
 pub mod receipts;
+pub mod review_queue;
 pub mod shop_orders;
 #[cfg(feature = "testing")]
 pub mod testing;

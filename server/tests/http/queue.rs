@@ -23,7 +23,7 @@ async fn agent(app: &TestApp) -> Actor {
 
 #[tokio::test]
 async fn a_queue_longer_than_a_page_shows_the_soonest_to_expire_and_says_more_wait() {
-    let pages = app::proposals::QUEUE_PAGE + 1;
+    let pages = usize::try_from(app::queue::QUEUE_PAGE).unwrap() + 1;
     let app = TestApp::spawn_with(|settings| {
         settings.max_proposals_per_submitter = u64::try_from(pages).unwrap();
     })
@@ -60,8 +60,9 @@ async fn a_queue_longer_than_a_page_shows_the_soonest_to_expire_and_says_more_wa
     assert_eq!(response.status(), StatusCode::OK);
     let queue = json(response).await;
     let cards = queue["cards"].as_array().unwrap();
-    assert_eq!(cards.len(), app::proposals::QUEUE_PAGE);
-    assert_eq!(queue["more"], true);
+    assert_eq!(cards.len() as u64, app::queue::QUEUE_PAGE);
+    assert_eq!(queue["total"], pages as u64);
+    assert_eq!(queue["pages"], 2);
     let expiries: Vec<&str> = cards
         .iter()
         .map(|c| c["proposal"]["expires_at"].as_str().unwrap())

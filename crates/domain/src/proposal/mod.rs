@@ -13,6 +13,7 @@
 
 mod action;
 mod approval;
+mod checks;
 mod command;
 mod content;
 mod decide;
@@ -33,6 +34,9 @@ pub use action::{ActionKind, RefundAction};
 pub use approval::{
     Approval, ApprovalContext, ApprovalOutcome, ApprovalPolicy, ApproveError, Approver,
     ConditionsSnapshot, Decision, check_approval, check_rejection,
+};
+pub use checks::{
+    CheckKind, CheckLevel, PreDecisionCheck, blocking_reason, pre_decision_checks, window_days,
 };
 pub use command::{Command, Resolution, may_resolve};
 pub use content::{MAX_RECOMMENDATION_CHARS, ProposalDraft, ProposalError, RefundProposal};

@@ -5,6 +5,7 @@
 mod migrations;
 mod orders;
 mod policies;
+mod review_queue;
 mod shop_orders;
 mod throttle;
 mod tokens;

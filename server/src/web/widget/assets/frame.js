@@ -159,6 +159,7 @@
     conversation = view;
     followRunningTurn(view);
     list.textContent = "";
+    if (!view.messages.some(function (m) { return m.role === "user"; })) list.appendChild(greeting());
     view.messages.forEach(function (m) {
       if (m.role !== "user" && m.role !== "assistant") return;
       if (m.role === "assistant" && !m.text) return;
@@ -174,7 +175,8 @@
       who.textContent = m.role === "user" ? "You" : person ? m.agent.slice(7) : agentName(m.agent);
       var words = document.createElement("p");
       words.className = "text";
-      words.textContent = m.text;
+      // The customer reads replies without citation tags ([order:4831]).
+      words.textContent = m.role === "assistant" ? plainCitations(m.text) : m.text;
       if (!note) item.appendChild(who);
       item.appendChild(words);
       list.appendChild(item);
@@ -191,6 +193,34 @@
       loadProposal(link);
     });
     list.scrollTop = list.scrollHeight;
+  }
+
+  // The frame is hidden until the host page opens the chat: the newest
+  // message is scrolled to again once it has a size.
+  window.addEventListener("resize", function () { list.scrollTop = list.scrollHeight; });
+
+  /** Citation tags such as " [order:4831]" taken out of an agent's reply. */
+  function plainCitations(text) {
+    return (text || "").replace(/ *\[[a-z0-9_-]+:[^\s\]]+\]/g, "");
+  }
+
+  /** A first hello with examples that fill the field when chosen. */
+  function greeting() {
+    var item = document.createElement("li");
+    item.className = "message note greeting";
+    item.setAttribute("data-testid", "greeting");
+    var hello = document.createElement("p");
+    hello.textContent = "Hello! Ask about one of your orders or our policies. For example:";
+    item.appendChild(hello);
+    ["Where is my refund?", "I'd like a refund for an order", "What is your returns policy for unopened items?"].forEach(function (example) {
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "widget-example";
+      button.textContent = example;
+      button.addEventListener("click", function () { text.value = example; text.focus(); });
+      item.appendChild(button);
+    });
+    return item;
   }
 
   // A turn running without this frame waiting on it (started before a

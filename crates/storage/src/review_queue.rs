@@ -1,0 +1,185 @@
+//! The review queue as one approver reads it: proposals awaiting approval,
+//! filtered, sorted and paged in the database (never loaded whole), split
+//! into those still theirs to decide and those they already approved that
+//! wait for someone else.
+
+use crate::entities::{approval, proposal};
+use crate::error::StorageError;
+use crate::proposals::StoredProposal;
+use chrono::{DateTime, Utc};
+use domain::proposal::ProposalStatus;
+use sea_orm::sea_query::{Expr, Query};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder};
+use sea_orm::{QuerySelect, Select};
+use serde::{Deserialize, Serialize};
+
+/// The order the queue is listed in; ties go by id, so pages never overlap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueSort {
+    /// The ones that run out first (the default: nothing expires unseen).
+    #[default]
+    ExpiringSoonest,
+    Newest,
+    Oldest,
+    LargestAmount,
+    SmallestAmount,
+}
+
+impl QueueSort {
+    pub const ALL: [QueueSort; 5] = [
+        QueueSort::ExpiringSoonest,
+        QueueSort::Newest,
+        QueueSort::Oldest,
+        QueueSort::LargestAmount,
+        QueueSort::SmallestAmount,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueSort::ExpiringSoonest => "expiring_soonest",
+            QueueSort::Newest => "newest",
+            QueueSort::Oldest => "oldest",
+            QueueSort::LargestAmount => "largest_amount",
+            QueueSort::SmallestAmount => "smallest_amount",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<QueueSort> {
+        QueueSort::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+/// Which of the approver's proposals to list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueView<'a> {
+    /// Awaiting approval and not yet approved by this person.
+    ToDecide { approver_id: &'a str },
+    /// Awaiting approval, approved by this person, waiting for another.
+    WaitingForAnother { approver_id: &'a str },
+}
+
+/// Filters an approver can set; all optional, all applied in the query.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueueFilter {
+    pub min_amount_minor: Option<i64>,
+    pub max_amount_minor: Option<i64>,
+    pub order_id: Option<String>,
+    /// The account that submitted it (an agent's service account).
+    pub submitted_by: Option<String>,
+    /// Proposed at or before this time (waiting at least so long).
+    pub created_before: Option<DateTime<Utc>>,
+    /// Expiring at or before this time.
+    pub expires_before: Option<DateTime<Utc>>,
+    pub sort: QueueSort,
+}
+
+fn select(view: QueueView<'_>, filter: &QueueFilter) -> Select<proposal::Entity> {
+    let (approver_id, mine) = match view {
+        QueueView::ToDecide { approver_id } => (approver_id, false),
+        QueueView::WaitingForAnother { approver_id } => (approver_id, true),
+    };
+    let approved_by_them = Query::select()
+        .column(approval::Column::ProposalId)
+        .from(approval::Entity)
+        .and_where(approval::Column::ApproverId.eq(approver_id))
+        .and_where(approval::Column::Decision.eq("approve"))
+        .to_owned();
+    let mut query = proposal::Entity::find()
+        .filter(proposal::Column::Status.eq(ProposalStatus::AwaitingApproval.as_str()));
+    query = if mine {
+        query.filter(proposal::Column::Id.in_subquery(approved_by_them))
+    } else {
+        query.filter(proposal::Column::Id.not_in_subquery(approved_by_them))
+    };
+    if let Some(min) = filter.min_amount_minor {
+        query = query.filter(proposal::Column::AmountMinor.gte(min));
+    }
+    if let Some(max) = filter.max_amount_minor {
+        query = query.filter(proposal::Column::AmountMinor.lte(max));
+    }
+    if let Some(order) = &filter.order_id {
+        query = query.filter(proposal::Column::OrderId.eq(order.clone()));
+    }
+    if let Some(account) = &filter.submitted_by {
+        query = query.filter(proposal::Column::SubmittedBy.eq(account.clone()));
+    }
+    if let Some(before) = filter.created_before {
+        query = query.filter(proposal::Column::CreatedAt.lte(before));
+    }
+    if let Some(before) = filter.expires_before {
+        query = query.filter(proposal::Column::ExpiresAt.lte(before));
+    }
+    query
+}
+
+/// How many match, over all pages.
+///
+/// # Errors
+/// Database failures.
+pub async fn count(
+    db: &impl ConnectionTrait,
+    view: QueueView<'_>,
+    filter: &QueueFilter,
+) -> Result<u64, StorageError> {
+    Ok(select(view, filter).count(db).await?)
+}
+
+/// One page of the queue and how many match in all.
+///
+/// # Errors
+/// Database failures, or a limit/offset too large to bind.
+pub async fn page(
+    db: &impl ConnectionTrait,
+    view: QueueView<'_>,
+    filter: &QueueFilter,
+    limit: u64,
+    offset: u64,
+) -> Result<(Vec<StoredProposal>, u64), StorageError> {
+    let total = count(db, view, filter).await?;
+    let query = select(view, filter);
+    let query = match filter.sort {
+        QueueSort::ExpiringSoonest => query.order_by_asc(proposal::Column::ExpiresAt),
+        QueueSort::Newest => query.order_by_desc(proposal::Column::CreatedAt),
+        QueueSort::Oldest => query.order_by_asc(proposal::Column::CreatedAt),
+        QueueSort::LargestAmount => query.order_by_desc(proposal::Column::AmountMinor),
+        QueueSort::SmallestAmount => query.order_by_asc(proposal::Column::AmountMinor),
+    };
+    let ids: Vec<String> = query
+        .select_only()
+        .column(proposal::Column::Id)
+        .order_by_asc(proposal::Column::Id)
+        .limit(crate::error::bindable(limit, "limit")?)
+        .offset(crate::error::bindable(offset, "offset")?)
+        .into_tuple()
+        .all(db)
+        .await?;
+    // The page's rows in one read, in the page's order.
+    let mut found = crate::proposals::get_many(db, &ids).await?;
+    let proposals = ids.iter().filter_map(|id| found.remove(id)).collect();
+    Ok((proposals, total))
+}
+
+/// Ids of the proposals this person decided (approved or rejected), most
+/// recent decision first.
+///
+/// # Errors
+/// Database failures, or a limit too large to bind.
+pub async fn decided_by(
+    db: &impl ConnectionTrait,
+    approver_id: &str,
+    limit: u64,
+) -> Result<Vec<String>, StorageError> {
+    let last = Expr::col(approval::Column::DecidedAt).max();
+    Ok(approval::Entity::find()
+        .select_only()
+        .column(approval::Column::ProposalId)
+        .filter(approval::Column::ApproverId.eq(approver_id))
+        .group_by(approval::Column::ProposalId)
+        .order_by_desc(last)
+        .order_by_asc(approval::Column::ProposalId)
+        .limit(crate::error::bindable(limit, "limit")?)
+        .into_tuple::<String>()
+        .all(db)
+        .await?)
+}

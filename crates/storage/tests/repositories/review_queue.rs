@@ -1,0 +1,181 @@
+//! The review queue: filtered, sorted and paged in the database, and split
+//! by what the approver already did.
+
+use super::{add_user, now};
+use chrono::Duration;
+use domain::proposal::{
+    Approval, ConditionsSnapshot, Decision, ProposalState, Provenance, RefundProposal,
+};
+use domain::{Currency, Money, Role};
+use storage::review_queue::{QueueFilter, QueueSort, QueueView, decided_by, page};
+use storage::testing::TestDatabase;
+
+/// A proposal awaiting approval, proposed `age_hours` ago.
+fn proposal(id: &str, order: &str, amount_minor: i64, age_hours: i64) -> RefundProposal {
+    let created_at = now() - Duration::hours(age_hours);
+    RefundProposal {
+        id: id.into(),
+        order_id: order.into(),
+        payment_reference: format!("pay_{order}"),
+        amount: Money::new(amount_minor, Currency::EUR),
+        lines: Vec::new(),
+        evidence: Vec::new(),
+        open_questions: Vec::new(),
+        recommendation: "Refund it.".into(),
+        provenance: Provenance {
+            agent: "refund_specialist".into(),
+            conversation_id: None,
+            on_behalf_of: None,
+            requested_by: "usr_someone".into(),
+            submitted_by: None,
+        },
+        created_at,
+        expires_at: created_at + Duration::hours(48),
+        supersedes: None,
+        action_digest: format!("digest-{id}"),
+    }
+}
+
+fn approval(id: &str, proposal_id: &str, approver_id: &str) -> Approval {
+    Approval {
+        id: id.into(),
+        proposal_id: proposal_id.into(),
+        approver_id: approver_id.into(),
+        decision: Decision::Approve,
+        action_digest_shown: format!("digest-{proposal_id}"),
+        conditions: ConditionsSnapshot {
+            order_version: 1,
+            order_hash: String::new(),
+            policy_versions: Vec::new(),
+            refundable_minor: 0,
+        },
+        decided_at: now(),
+        expires_at: now() + Duration::hours(1),
+    }
+}
+
+fn ids(proposals: &[storage::proposals::StoredProposal]) -> Vec<&str> {
+    proposals.iter().map(|p| p.proposal.id.as_str()).collect()
+}
+
+#[tokio::test]
+async fn a_proposal_the_approver_already_approved_leaves_their_to_decide_list_for_waiting_for_another()
+ {
+    let test = TestDatabase::new().await;
+    let db = test.db.conn();
+    let anna = add_user(&test.db, "anna", &[Role::Approver]).await;
+    let bob = add_user(&test.db, "bob", &[Role::Approver]).await;
+    for (id, order, amount, age) in [("prp_a", "1", 30_000, 1), ("prp_b", "2", 5_000, 2)] {
+        let p = proposal(id, order, amount, age);
+        storage::proposals::insert(db, &p, &ProposalState::initial(&p), None, now())
+            .await
+            .unwrap();
+    }
+    storage::approvals::insert(db, &approval("apv_1", "prp_a", &anna))
+        .await
+        .unwrap();
+    let filter = QueueFilter::default();
+
+    let (to_decide, total) = page(
+        db,
+        QueueView::ToDecide { approver_id: &anna },
+        &filter,
+        10,
+        0,
+    )
+    .await
+    .unwrap();
+    assert_eq!((ids(&to_decide), total), (vec!["prp_b"], 1));
+    let (waiting, _) = page(
+        db,
+        QueueView::WaitingForAnother { approver_id: &anna },
+        &filter,
+        10,
+        0,
+    )
+    .await
+    .unwrap();
+    assert_eq!(ids(&waiting), ["prp_a"]);
+    let (for_bob, _) = page(
+        db,
+        QueueView::ToDecide { approver_id: &bob },
+        &filter,
+        10,
+        0,
+    )
+    .await
+    .unwrap();
+    assert_eq!(ids(&for_bob), ["prp_b", "prp_a"], "soonest expiry first");
+    assert_eq!(decided_by(db, &anna, 10).await.unwrap(), ["prp_a"]);
+    assert!(decided_by(db, &bob, 10).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn the_queue_filters_sorts_and_pages_in_the_database() {
+    let test = TestDatabase::new().await;
+    let db = test.db.conn();
+    let anna = add_user(&test.db, "anna", &[Role::Approver]).await;
+    let rows = [
+        ("prp_1", "4821", 7_900, 30),
+        ("prp_2", "4822", 12_000, 20),
+        ("prp_3", "4823", 2_500, 10),
+        ("prp_4", "4821", 40_000, 5),
+    ];
+    for (id, order, amount, age) in rows {
+        let p = proposal(id, order, amount, age);
+        storage::proposals::insert(db, &p, &ProposalState::initial(&p), None, now())
+            .await
+            .unwrap();
+    }
+    let view = QueueView::ToDecide { approver_id: &anna };
+    let sorted = |sort| QueueFilter {
+        sort,
+        ..QueueFilter::default()
+    };
+
+    let (largest, total) = page(db, view, &sorted(QueueSort::LargestAmount), 2, 0)
+        .await
+        .unwrap();
+    assert_eq!((ids(&largest), total), (vec!["prp_4", "prp_2"], 4));
+    let (second_page, _) = page(db, view, &sorted(QueueSort::LargestAmount), 2, 2)
+        .await
+        .unwrap();
+    assert_eq!(ids(&second_page), ["prp_1", "prp_3"]);
+    let (newest, _) = page(db, view, &sorted(QueueSort::Newest), 1, 0)
+        .await
+        .unwrap();
+    assert_eq!(ids(&newest), ["prp_4"]);
+
+    let between = QueueFilter {
+        min_amount_minor: Some(5_000),
+        max_amount_minor: Some(20_000),
+        ..QueueFilter::default()
+    };
+    let (found, total) = page(db, view, &between, 10, 0).await.unwrap();
+    assert_eq!((ids(&found), total), (vec!["prp_1", "prp_2"], 2));
+    let one_order = QueueFilter {
+        order_id: Some("4821".into()),
+        sort: QueueSort::SmallestAmount,
+        ..QueueFilter::default()
+    };
+    assert_eq!(
+        ids(&page(db, view, &one_order, 10, 0).await.unwrap().0),
+        ["prp_1", "prp_4"]
+    );
+    let waiting_long = QueueFilter {
+        created_before: Some(now() - Duration::hours(15)),
+        ..QueueFilter::default()
+    };
+    assert_eq!(
+        ids(&page(db, view, &waiting_long, 10, 0).await.unwrap().0),
+        ["prp_1", "prp_2"]
+    );
+    let expiring = QueueFilter {
+        expires_before: Some(now() + Duration::hours(20)),
+        ..QueueFilter::default()
+    };
+    assert_eq!(
+        ids(&page(db, view, &expiring, 10, 0).await.unwrap().0),
+        ["prp_1"]
+    );
+}
