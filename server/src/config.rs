@@ -503,6 +503,17 @@ fn redact_url(url: &str) -> String {
     redacted
 }
 
+/// The default worker name: the host's, which survives a restart of the
+/// process and differs between machines and containers.
+fn host_name() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .map_or_else(|| "countersign".to_owned(), |name| format!("worker-{name}"))
+}
+
 #[cfg(test)]
 #[allow(
     clippy::result_large_err,
@@ -602,15 +613,4 @@ mod tests {
         });
         assert_eq!(Settings::default().model_backend, ModelBackend::Offline);
     }
-}
-
-/// The default worker name: the host's, which survives a restart of the
-/// process and differs between machines and containers.
-fn host_name() -> String {
-    std::env::var("HOSTNAME")
-        .ok()
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
-        .map(|name| name.trim().to_owned())
-        .filter(|name| !name.is_empty())
-        .map_or_else(|| "countersign".to_owned(), |name| format!("worker-{name}"))
 }

@@ -145,6 +145,15 @@ async fn main() {
             ..EngineSettings::default()
         },
     );
+    // Approved refunds are sent by the work runner, as in the server.
+    engine
+        .work_runner(&engine::work::WorkSchedule {
+            sweeps: false,
+            ..engine::work::WorkSchedule::default()
+        })
+        .start()
+        .await
+        .unwrap();
     let actor = |name: &str| {
         let db = db.clone();
         let name = name.to_owned();

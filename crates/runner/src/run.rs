@@ -336,22 +336,33 @@ impl Runner {
     async fn claim(&self, spec: &LaneSpec, free: usize) -> Result<Vec<WorkItem>, StorageError> {
         let inner = &self.inner;
         let now = (inner.clock)();
-        let due = storage::work::due_kinds(inner.db.conn(), &spec.name, now).await?;
-        let mut ready = Vec::with_capacity(due.len());
-        for (kind, schedule) in due {
-            if !schedule || self.schedule_pending(&kind).await {
-                ready.push(kind);
+        // A lane with schedules asks each due schedule (by a read) whether
+        // it has work before writing a claim; other lanes claim at once.
+        let has_schedules = inner.schedules.iter().any(|s| s.lane == spec.name);
+        let kinds = if has_schedules {
+            let due = storage::work::due_kinds(inner.db.conn(), &spec.name, now).await?;
+            let mut ready = Vec::with_capacity(due.len());
+            for (kind, schedule) in due {
+                if !schedule || self.schedule_pending(&kind).await {
+                    ready.push(kind);
+                }
             }
-        }
-        if ready.is_empty() {
-            return Ok(Vec::new());
-        }
+            if ready.is_empty() {
+                return Ok(Vec::new());
+            }
+            Some(ready)
+        } else {
+            if !storage::work::has_due(inner.db.conn(), &spec.name, now).await? {
+                return Ok(Vec::new());
+            }
+            None
+        };
         let lease_until = now + to_chrono(spec.lease);
         let tx = inner.db.begin_write().await?;
         let items = storage::work::claim(
             &*tx,
             &spec.name,
-            &ready,
+            kinds.as_deref(),
             &inner.owner,
             lease_until,
             now,
@@ -394,7 +405,7 @@ impl Runner {
             .record(started.elapsed().as_secs_f64());
             match outcome {
                 Some(outcome) => self.finish(&item, outcome).await,
-                None => self.hand_back(&[item.id.clone()]).await,
+                None => self.hand_back(std::slice::from_ref(&item.id)).await,
             }
             self.held().remove(&item.id);
             self.inner.released.notify_waiters();

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The runner against a real database (SQLite, or PostgreSQL with
 //! `TEST_DATABASE_URL`): replicas, leases, retries, dead letters, schedules
 //! and shutdown.
@@ -204,7 +205,7 @@ async fn work_held_by_a_worker_that_died_is_taken_over_when_its_lease_runs_out()
     let claimed = work::claim(
         &*tx,
         LANE,
-        &["count".to_owned()],
+        Some(&["count".to_owned()]),
         "died",
         clock.now() + Span::seconds(30),
         clock.now(),
@@ -252,7 +253,7 @@ async fn a_worker_restarted_under_its_name_takes_back_its_work_at_once_instead_o
     work::claim(
         &*tx,
         LANE,
-        &["count".to_owned()],
+        Some(&["count".to_owned()]),
         "worker-1",
         clock.now() + Span::minutes(10),
         clock.now(),

@@ -99,7 +99,9 @@ pub fn lanes() -> Vec<LaneSpec> {
         LaneSpec::new(
             PAYMENTS,
             "Sends approved refunds to the payment provider, under the proposal's idempotency key.",
-            8,
+            // Provider calls wait on the network, not on this machine: the
+            // bound is on calls in flight at the provider, not on CPU.
+            64,
             Priority::Background,
         ),
         LaneSpec::new(

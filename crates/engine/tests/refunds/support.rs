@@ -167,7 +167,9 @@ impl Harness {
 
     /// A second engine (another server process) on the same database.
     pub async fn second_engine(&self, settings: EngineSettings) -> Engine {
-        engine_for(&self.test_db, &self.sandbox_url, settings).await.0
+        engine_for(&self.test_db, &self.sandbox_url, settings)
+            .await
+            .0
     }
 
     pub async fn actor(&self, name: &str) -> Actor {

@@ -198,16 +198,21 @@ pub async fn has_due(
     lane: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, StorageError> {
-    let found: Option<String> = work_item::Entity::find()
-        .select_only()
-        .column(work_item::Column::Id)
-        .filter(work_item::Column::Lane.eq(lane))
-        .filter(claimable(now))
-        .limit(1)
-        .into_tuple()
-        .one(db)
-        .await?;
-    Ok(found.is_some())
+    for due in [queued_due(now), lease_expired(now)] {
+        let found: Option<String> = work_item::Entity::find()
+            .select_only()
+            .column(work_item::Column::Id)
+            .filter(work_item::Column::Lane.eq(lane))
+            .filter(due)
+            .limit(1)
+            .into_tuple()
+            .one(db)
+            .await?;
+        if found.is_some() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The kinds of the lane with something claimable now, each with whether
@@ -281,19 +286,26 @@ pub async fn next_due(
 /// out (its worker died or stalled).
 fn claimable(now: DateTime<Utc>) -> Condition {
     Condition::any()
-        .add(
-            Condition::all()
-                .add(work_item::Column::State.eq(QUEUED))
-                .add(work_item::Column::RunAfter.lte(now)),
-        )
-        .add(
-            Condition::all()
-                .add(work_item::Column::State.eq(RUNNING))
-                .add(work_item::Column::LeaseUntil.lte(now)),
-        )
+        .add(queued_due(now))
+        .add(lease_expired(now))
 }
 
-/// Claims up to `limit` due items of the lane (of these kinds) for `owner` until
+/// Queued and past its time: one range of the (lane, state, run_after)
+/// index, already in claiming order.
+fn queued_due(now: DateTime<Utc>) -> Condition {
+    Condition::all()
+        .add(work_item::Column::State.eq(QUEUED))
+        .add(work_item::Column::RunAfter.lte(now))
+}
+
+/// Running under a lease that ran out.
+fn lease_expired(now: DateTime<Utc>) -> Condition {
+    Condition::all()
+        .add(work_item::Column::State.eq(RUNNING))
+        .add(work_item::Column::LeaseUntil.lte(now))
+}
+
+/// Claims up to `limit` due items of the lane (of these kinds, or any) for `owner` until
 /// `lease_until`, oldest first, counting an attempt on each. Run it in a
 /// write transaction: on PostgreSQL the rows are locked with `SKIP LOCKED`
 /// so concurrent workers take different items; on SQLite the write lock
@@ -304,25 +316,37 @@ fn claimable(now: DateTime<Utc>) -> Condition {
 pub async fn claim(
     db: &impl ConnectionTrait,
     lane: &str,
-    kinds: &[String],
+    kinds: Option<&[String]>,
     owner: &str,
     lease_until: DateTime<Utc>,
     now: DateTime<Utc>,
     limit: u64,
 ) -> Result<Vec<WorkItem>, StorageError> {
-    let mut due = work_item::Entity::find()
-        .select_only()
-        .column(work_item::Column::Id)
-        .filter(work_item::Column::Lane.eq(lane))
-        .filter(work_item::Column::Kind.is_in(kinds.to_vec()))
-        .filter(claimable(now))
-        .order_by_asc(work_item::Column::RunAfter)
-        .order_by_asc(work_item::Column::Id)
-        .limit(limit);
-    if db.get_database_backend() == DbBackend::Postgres {
-        due = due.lock_with_behavior(LockType::Update, LockBehavior::SkipLocked);
+    // Items whose worker died first, then the oldest queued ones; each a
+    // range of the (lane, state, run_after) index, so a backlog of ten
+    // thousand costs no more to claim from than an empty queue.
+    let mut ids: Vec<String> = Vec::new();
+    for due in [lease_expired(now), queued_due(now)] {
+        let wanted = limit.saturating_sub(ids.len() as u64);
+        if wanted == 0 {
+            break;
+        }
+        let mut query = work_item::Entity::find()
+            .select_only()
+            .column(work_item::Column::Id)
+            .filter(work_item::Column::Lane.eq(lane))
+            .filter(due)
+            .order_by_asc(work_item::Column::RunAfter)
+            .limit(wanted);
+        if let Some(kinds) = kinds {
+            query = query.filter(work_item::Column::Kind.is_in(kinds.to_vec()));
+        }
+        if db.get_database_backend() == DbBackend::Postgres {
+            query = query.lock_with_behavior(LockType::Update, LockBehavior::SkipLocked);
+        }
+        let found: Vec<String> = query.into_tuple().all(db).await?;
+        ids.extend(found);
     }
-    let ids: Vec<String> = due.into_tuple().all(db).await?;
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -341,7 +365,6 @@ pub async fn claim(
     let rows = work_item::Entity::find()
         .filter(work_item::Column::Id.is_in(ids))
         .order_by_asc(work_item::Column::RunAfter)
-        .order_by_asc(work_item::Column::Id)
         .all(db)
         .await?;
     rows.into_iter().map(decode).collect()
