@@ -41,7 +41,7 @@ async fn dead_notification(app: &TestApp, proposal_id: &str) -> String {
     let claimed = storage::work::claim(
         app.db().conn(),
         engine::work::NOTIFICATIONS,
-        &[engine::work::PERSON_NOTIFY.to_owned()],
+        Some(&[engine::work::PERSON_NOTIFY.to_owned()]),
         "ops-test-worker",
         later + Duration::minutes(5),
         later,
