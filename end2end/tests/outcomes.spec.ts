@@ -51,7 +51,9 @@ test("an approver rejects with a reason, and the reason is on the record", async
   await card.getByRole("button", { name: "Reject…" }).click();
   await card.getByLabel("Why are you rejecting it?").fill("The parcel has not been delivered yet.");
   await card.getByRole("button", { name: "Reject proposal" }).click();
-  await expect(approver.locator(`[data-decision="${proposal.id}"]`)).toContainText("is now: Rejected");
+  await expect(approver.locator(`[data-decision="${proposal.id}"]`)).toContainText(
+    "rejected: The parcel has not been delivered yet.",
+  );
 
   await approver.goto(`/proposals/${proposal.id}`);
   await waitForHydration(approver);
