@@ -267,10 +267,15 @@ impl Application {
         // the hints' NOTIFY on PostgreSQL, when another replica's does).
         let ops_hints = app::ops::backend::OpsHints::for_database(&db);
         if let Some(runner) = &runner {
-            tokio::spawn(web::live::hint_ops_on_finished(
-                runner.finished(),
-                ops_hints.clone(),
-            ));
+            // The supervisor's task, ended by shutdown like every other.
+            let hints = web::live::hint_ops_on_finished(runner.finished(), ops_hints.clone());
+            let stopping = engine.tasks.stopping();
+            engine.tasks.spawn("ops hints", async move {
+                tokio::select! {
+                    () = hints => {}
+                    () = stopping.cancelled() => {}
+                }
+            });
         }
         let router = build_router(settings, db, engine.clone(), &payments, ops_hints).await?;
         Ok(Application {

@@ -225,34 +225,7 @@ async fn killed_after_claim_before_the_call_reached_the_provider_the_restart_sen
     // (passing the question to the real one) but is a black hole for the
     // refund itself: it takes the call and never answers, so the claim is
     // committed but nothing reaches the real provider before the kill.
-    let hole = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let hole_url = format!("http://{}", hole.local_addr().unwrap());
-    let (accepted, mut accepted_rx) = tokio::sync::mpsc::channel::<()>(1);
-    let real = s.sandbox_url.clone();
-    let forward_charge = move |axum::extract::Path(id): axum::extract::Path<String>,
-                               headers: axum::http::HeaderMap| {
-        let real = real.clone();
-        async move {
-            let mut request = reqwest::Client::new().get(format!("{real}/v1/charges/{id}"));
-            if let Some(auth) = headers.get("authorization") {
-                request = request.header("authorization", auth.as_bytes());
-            }
-            let answer = request.send().await.unwrap();
-            let status = axum::http::StatusCode::from_u16(answer.status().as_u16()).unwrap();
-            (status, answer.text().await.unwrap())
-        }
-    };
-    let swallow_refund = move || {
-        let accepted = accepted.clone();
-        async move {
-            let _ = accepted.try_send(());
-            std::future::pending::<()>().await
-        }
-    };
-    let router = axum::Router::new()
-        .route("/v1/charges/{id}", axum::routing::get(forward_charge))
-        .route("/v1/refunds", axum::routing::post(swallow_refund));
-    tokio::spawn(async move { axum::serve(hole, router).await });
+    let (hole_url, mut accepted_rx) = black_hole_for_refunds(&s.sandbox_url).await;
     let first = s.start_server(&hole_url);
     s.wait_ready().await;
     let id = s.propose_and_approve().await;
@@ -434,36 +407,7 @@ async fn a_send_committed_with_its_approval_survives_a_kill_and_goes_out_at_rest
 #[tokio::test]
 async fn a_worker_killed_in_the_middle_of_a_send_takes_it_back_at_restart_and_refunds_once() {
     let s = Scenario::new(FaultPlan::default()).await;
-    let hole = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let hole_url = format!("http://{}", hole.local_addr().unwrap());
-    let (accepted, mut accepted_rx) = tokio::sync::mpsc::channel::<()>(1);
-    let real = s.sandbox_url.clone();
-    // Charges are answered by the real provider; the refund call is taken
-    // and never answered, so the worker is killed in the middle of it.
-    let forward_charge = move |axum::extract::Path(id): axum::extract::Path<String>,
-                               headers: axum::http::HeaderMap| {
-        let real = real.clone();
-        async move {
-            let mut request = reqwest::Client::new().get(format!("{real}/v1/charges/{id}"));
-            if let Some(auth) = headers.get("authorization") {
-                request = request.header("authorization", auth.as_bytes());
-            }
-            let answer = request.send().await.unwrap();
-            let status = axum::http::StatusCode::from_u16(answer.status().as_u16()).unwrap();
-            (status, answer.text().await.unwrap())
-        }
-    };
-    let swallow_refund = move || {
-        let accepted = accepted.clone();
-        async move {
-            let _ = accepted.try_send(());
-            std::future::pending::<()>().await
-        }
-    };
-    let router = axum::Router::new()
-        .route("/v1/charges/{id}", axum::routing::get(forward_charge))
-        .route("/v1/refunds", axum::routing::post(swallow_refund));
-    tokio::spawn(async move { axum::serve(hole, router).await });
+    let (hole_url, mut accepted_rx) = black_hole_for_refunds(&s.sandbox_url).await;
     let long_lease = [("COUNTERSIGN_EXECUTION_LEASE_SECONDS", "600")];
     let first = s.start_server_with(s.port, &hole_url, "replica-a", &long_lease);
     s.wait_ready().await;
@@ -511,4 +455,40 @@ async fn a_graceful_shutdown_lets_a_refund_in_flight_finish_and_be_recorded_befo
     );
     assert_eq!(s.sandbox.ledger().count_for(&id), 1);
     assert_eq!(send_item(&s, &id).await.state, storage::work::DONE);
+}
+
+/// A provider that answers questions about charges from the real one but
+/// takes refund calls and never answers them: the claim is committed and
+/// the call is under way, yet nothing reaches the real provider. Returns
+/// its URL and a channel that says when a refund call arrived.
+async fn black_hole_for_refunds(real: &str) -> (String, tokio::sync::mpsc::Receiver<()>) {
+    let hole = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hole_url = format!("http://{}", hole.local_addr().unwrap());
+    let (accepted, accepted_rx) = tokio::sync::mpsc::channel::<()>(1);
+    let real = real.to_owned();
+    let forward_charge = move |axum::extract::Path(id): axum::extract::Path<String>,
+                               headers: axum::http::HeaderMap| {
+        let real = real.clone();
+        async move {
+            let mut request = reqwest::Client::new().get(format!("{real}/v1/charges/{id}"));
+            if let Some(auth) = headers.get("authorization") {
+                request = request.header("authorization", auth.as_bytes());
+            }
+            let answer = request.send().await.unwrap();
+            let status = axum::http::StatusCode::from_u16(answer.status().as_u16()).unwrap();
+            (status, answer.text().await.unwrap())
+        }
+    };
+    let swallow_refund = move || {
+        let accepted = accepted.clone();
+        async move {
+            let _ = accepted.try_send(());
+            std::future::pending::<()>().await
+        }
+    };
+    let router = axum::Router::new()
+        .route("/v1/charges/{id}", axum::routing::get(forward_charge))
+        .route("/v1/refunds", axum::routing::post(swallow_refund));
+    tokio::spawn(async move { axum::serve(hole, router).await });
+    (hole_url, accepted_rx)
 }
