@@ -255,7 +255,8 @@ impl Engine {
             self.assistant.clone(),
             self.proposals.clone(),
             self.policies.clone(),
-        );
+        )
+        .running_on(self.tasks.clone(), self.activity.clone());
         self.proposals = Proposals::new(
             self.db.clone(),
             self.clock.clone(),

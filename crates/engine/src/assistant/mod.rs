@@ -141,6 +141,10 @@ pub struct Chat {
     proposals: Proposals,
     /// What `search_policy` searches.
     policies: PolicyLibrary,
+    /// Owns each turn's task and its claim watcher, so shutdown waits for them.
+    tasks: runner::Supervisor,
+    /// A turn is interactive work: background lanes give way to it.
+    activity: runner::Activity,
 }
 
 impl Chat {
@@ -159,7 +163,18 @@ impl Chat {
             assistant,
             proposals,
             policies,
+            tasks: runner::Supervisor::new(),
+            activity: runner::Activity::default(),
         }
+    }
+
+    /// The same service running its turns under the process's supervisor
+    /// and counting them as interactive work.
+    #[must_use]
+    pub fn running_on(mut self, tasks: runner::Supervisor, activity: runner::Activity) -> Self {
+        self.tasks = tasks;
+        self.activity = activity;
+        self
     }
 
     /// The current time on this service's clock.

@@ -93,7 +93,12 @@ impl Chat {
         let stop = job.control.clone();
         // In the caller's span, so every line of the turn carries its
         // conversation.id.
-        let result = match tokio::spawn(job.run().in_current_span()).await {
+        let _interactive = self.activity.enter();
+        let result = match self
+            .tasks
+            .spawn("chat turn", job.run().in_current_span())
+            .await
+        {
             Ok(result) => result,
             Err(error) => {
                 // The claim lapses with its lease; the transcript stays as
@@ -183,7 +188,8 @@ impl TurnJob {
         .with_extension(scope);
         let sink = TurnEvents::default();
         let before = state.messages().len();
-        let watcher = tokio::spawn(
+        let watcher = self.chat.tasks.spawn(
+            "turn claim watcher",
             watch_claim(
                 self.chat.db.clone(),
                 self.chat.clock.clone(),
