@@ -10,7 +10,6 @@
 
 use crate::accounts::{Accounts, ThrottlePolicy};
 use crate::assistant::Chat;
-use crate::batch::Combiner;
 use crate::clock::Clock;
 use crate::live::LiveUpdates;
 use crate::orders::Orders;
@@ -21,6 +20,7 @@ use crate::widget::Widget;
 use chrono::Duration;
 use connectors::PaymentProvider;
 use domain::RoleSet;
+use runner::batch::Combiner;
 use std::sync::Arc;
 use storage::Database;
 
@@ -144,7 +144,7 @@ pub struct Engine {
 }
 
 /// The queues that combine concurrent writes of one kind into batches (see
-/// `crate::batch`): at most [`BATCH_SIZE`] requests per transaction; a
+/// `runner::batch`): at most [`BATCH_SIZE`] requests per transaction; a
 /// second batch of a kind runs alongside the first when enough requests
 /// wait ([`APPROVALS_PARALLEL_AT`], [`ANSWERS_PARALLEL_AT`]).
 #[derive(Clone)]

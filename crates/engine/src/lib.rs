@@ -4,7 +4,6 @@
 pub mod accounts;
 pub mod approvals;
 pub mod assistant;
-mod batch;
 pub mod clock;
 pub mod core;
 pub mod demo;

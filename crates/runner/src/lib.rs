@@ -11,6 +11,7 @@
 
 mod activity;
 mod backoff;
+pub mod batch;
 mod lane;
 mod run;
 mod supervisor;

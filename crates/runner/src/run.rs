@@ -4,9 +4,10 @@
 
 use crate::Clock;
 use crate::activity::Activity;
+use crate::batch::{Combiner, Request, answer_each};
 use crate::lane::LaneSpec;
 use crate::supervisor::Supervisor;
-use crate::wake::Wake;
+use crate::wake::{Taker, Wake};
 use chrono::{DateTime, Utc};
 use futures::FutureExt;
 use std::collections::HashMap;
@@ -26,6 +27,11 @@ pub struct Job {
     /// Fires when shutdown gives up waiting: stop at the next safe point
     /// and return [`JobError::Retry`] (the item is handed back).
     pub cancel: CancellationToken,
+    /// Written already claimed by this process and handed over right after
+    /// its commit ([`Wake::hand_over`]), rather than claimed from the
+    /// table: what the writer committed with it is what it found, unless
+    /// something moved it since.
+    pub handed: bool,
 }
 
 /// Why a handler did not finish its item.
@@ -135,6 +141,9 @@ impl RunnerBuilder {
 
     #[must_use]
     pub fn build(self) -> Runner {
+        // Ends of items are written in batches: with many items running,
+        // one transaction records dozens of them.
+        let finishes = Combiner::new(64, 1, 64, &self.supervisor);
         Runner {
             inner: Arc::new(Inner {
                 db: self.db,
@@ -149,12 +158,16 @@ impl RunnerBuilder {
                 drain: self.drain,
                 held: Mutex::default(),
                 released: Notify::new(),
+                finishes,
                 cancel_jobs: CancellationToken::new(),
                 finished: broadcast::channel(1024).0,
             }),
         }
     }
 }
+
+/// An item's end waiting to be written: whether this worker still held it.
+type FinishRequest = Request<Finish, bool, StorageError>;
 
 /// A set of lanes run by this process under one worker name.
 #[derive(Clone)]
@@ -177,6 +190,7 @@ struct Inner {
     held: Mutex<HashMap<String, Duration>>,
     /// Signalled each time an item stops being held.
     released: Notify,
+    finishes: Arc<Combiner<FinishRequest>>,
     cancel_jobs: CancellationToken,
     finished: broadcast::Sender<Finished>,
 }
@@ -265,16 +279,24 @@ impl Runner {
             );
         }
         for spec in &inner.lanes {
+            inner.wake.door(&spec.name).set_taker(Some(Taker {
+                owner: inner.owner.clone(),
+                lease: spec.lease,
+            }));
             let runner = self.clone();
             let spec = spec.clone();
-            inner
-                .supervisor
-                .spawn("work lane", async move { runner.lane_loop(spec).await });
+            // Everything a lane does is background work: its writes give
+            // way to those a person waits on.
+            inner.supervisor.spawn(
+                "work lane",
+                storage::write_gate::in_background(runner.lane_loop(spec)),
+            );
         }
         let runner = self.clone();
-        inner
-            .supervisor
-            .spawn("work leases", async move { runner.keep_leases().await });
+        inner.supervisor.spawn(
+            "work leases",
+            storage::write_gate::in_background(runner.keep_leases()),
+        );
         Ok(())
     }
 
@@ -288,8 +310,15 @@ impl Runner {
     async fn lane_loop(self, spec: LaneSpec) {
         let inner = &self.inner;
         let stopping = inner.supervisor.stopping();
-        let wake = inner.wake.notify(&spec.name);
+        let door = inner.wake.door(&spec.name);
         let slots = Arc::new(Semaphore::new(spec.concurrency));
+        // Whether to look in the table for claimable work: at start, when
+        // a use case rings (it queued an item), and every poll period
+        // (other replicas' items, retries whose backoff ran out). Items
+        // handed over already claimed need no look, so a stream of them
+        // costs no reads.
+        let mut look = true;
+        let mut next_poll = tokio::time::Instant::now() + spec.poll_every;
         loop {
             let first = tokio::select! {
                 permit = slots.clone().acquire_owned() => match permit {
@@ -298,37 +327,65 @@ impl Runner {
                 },
                 () = stopping.cancelled() => break,
             };
-            tokio::select! {
-                _ = inner.activity.quiet_or(spec.priority.longest_deferral()) => {}
-                () = stopping.cancelled() => break,
+            // Items already claimed for this process go first: their
+            // claim is written, and a person's action called for them.
+            if let Some(item) = door.take_handed() {
+                self.held().insert(item.id.clone(), spec.lease);
+                self.spawn_item(&spec, item, first, true);
+                continue;
             }
-            let mut permits = vec![first];
-            while let Ok(permit) = slots.clone().try_acquire_owned() {
-                permits.push(permit);
-            }
-            match self.claim(&spec, permits.len()).await {
-                Ok(items) if !items.is_empty() => {
-                    for (item, permit) in items.into_iter().zip(permits) {
-                        let runner = self.clone();
-                        let spec = spec.clone();
-                        inner.supervisor.spawn("work item", async move {
-                            runner.run_item(&spec, item, permit).await;
-                        });
+            if look {
+                tokio::select! {
+                    _ = inner.activity.quiet_or(spec.priority.longest_deferral()) => {}
+                    () = stopping.cancelled() => break,
+                }
+                let mut permits = vec![first];
+                while let Ok(permit) = slots.clone().try_acquire_owned() {
+                    permits.push(permit);
+                }
+                match self.claim(&spec, permits.len()).await {
+                    Ok(items) if !items.is_empty() => {
+                        for (item, permit) in items.into_iter().zip(permits) {
+                            self.spawn_item(&spec, item, permit, false);
+                        }
+                        continue;
                     }
-                    continue;
+                    Ok(_) => {}
+                    Err(error) => {
+                        tracing::warn!(%error, lane = %spec.name, "could not claim work; trying again later");
+                    }
                 }
-                Ok(_) => {}
-                Err(error) => {
-                    tracing::warn!(%error, lane = %spec.name, "could not claim work; trying again later");
-                }
+                look = false;
+            } else {
+                drop(first);
             }
-            drop(permits);
             tokio::select! {
-                () = wake.notified() => {}
-                () = tokio::time::sleep(spec.poll_every) => {}
+                () = door.bell.notified() => look = true,
+                () = door.handed_bell.notified() => {}
+                () = tokio::time::sleep_until(next_poll) => {
+                    look = true;
+                    next_poll = tokio::time::Instant::now() + spec.poll_every;
+                }
                 () = stopping.cancelled() => break,
             }
         }
+        // Items written from now on are queued for whichever worker
+        // claims them; any handed over meanwhile are handed back below.
+        door.set_taker(None);
+    }
+
+    fn spawn_item(
+        &self,
+        spec: &LaneSpec,
+        item: WorkItem,
+        slot: OwnedSemaphorePermit,
+        handed: bool,
+    ) {
+        let runner = self.clone();
+        let spec = spec.clone();
+        self.inner.supervisor.spawn("work item", async move {
+            runner.run_item(&spec, item, slot, handed).await;
+        });
     }
 
     /// Claims up to `free` due items; reads first, so an idle lane writes
@@ -386,7 +443,13 @@ impl Runner {
         }
     }
 
-    async fn run_item(&self, spec: &LaneSpec, item: WorkItem, _slot: OwnedSemaphorePermit) {
+    async fn run_item(
+        &self,
+        spec: &LaneSpec,
+        item: WorkItem,
+        _slot: OwnedSemaphorePermit,
+        handed: bool,
+    ) {
         let span = tracing::info_span!(
             "job",
             job.id = %item.id,
@@ -396,7 +459,7 @@ impl Runner {
         );
         async {
             let started = Instant::now();
-            let outcome = self.outcome(spec, &item).await;
+            let outcome = self.outcome(spec, &item, handed).await;
             metrics::histogram!(
                 "countersign_work_item_seconds",
                 "lane" => spec.name.clone(),
@@ -416,7 +479,7 @@ impl Runner {
 
     /// Runs the handler and decides how the item ends; None when shutdown
     /// cancelled it (it is handed back instead).
-    async fn outcome(&self, spec: &LaneSpec, item: &WorkItem) -> Option<Finish> {
+    async fn outcome(&self, spec: &LaneSpec, item: &WorkItem, handed: bool) -> Option<Finish> {
         let inner = &self.inner;
         let id = item.id.clone();
         if !item.is_schedule() && item.attempts > item.max_attempts {
@@ -435,6 +498,7 @@ impl Runner {
         let job = Job {
             item: item.clone(),
             cancel: inner.cancel_jobs.child_token(),
+            handed,
         };
         let result = AssertUnwindSafe(handler.run(&job)).catch_unwind().await;
         if job.cancel.is_cancelled() && !matches!(result, Ok(Ok(_))) {
@@ -491,19 +555,26 @@ impl Runner {
                 Finish::Done { .. } => None,
             },
         };
-        let written: Result<Vec<String>, StorageError> = async {
-            let tx = inner.db.begin_write().await?;
-            let lost =
-                storage::work::finish(&*tx, &[outcome], &inner.owner, (inner.clock)()).await?;
-            tx.commit().await?;
-            Ok(lost)
-        }
-        .await;
+        let runner = self.clone();
+        let written = inner
+            .finishes
+            .call(outcome, move |batch| {
+                let runner = runner.clone();
+                async move {
+                    answer_each(batch, |outcomes| runner.write_finishes(outcomes)).await;
+                }
+            })
+            .await
+            .unwrap_or_else(|| {
+                Err(StorageError::Unavailable(
+                    "recording the end of the item was interrupted".to_owned(),
+                ))
+            });
         match written {
-            Ok(lost) if lost.is_empty() => {
+            Ok(true) => {
                 let _ = inner.finished.send(finished);
             }
-            Ok(_) => tracing::warn!(
+            Ok(false) => tracing::warn!(
                 "another worker took this item over after its lease ran out; its result counts"
             ),
             Err(error) => tracing::error!(
@@ -512,6 +583,22 @@ impl Runner {
                 "could not record how the item ended; it runs again when its lease runs out"
             ),
         }
+    }
+
+    /// Records the ends of a batch of items in one transaction; for each,
+    /// whether this worker still held it (otherwise the result is dropped).
+    async fn write_finishes(
+        &self,
+        outcomes: Arc<[Finish]>,
+    ) -> Result<Vec<Result<bool, StorageError>>, StorageError> {
+        let inner = &self.inner;
+        let tx = inner.db.begin_write().await?;
+        let lost = storage::work::finish(&*tx, &outcomes, &inner.owner, (inner.clock)()).await?;
+        tx.commit().await?;
+        Ok(outcomes
+            .iter()
+            .map(|outcome| Ok(!lost.iter().any(|id| id == outcome.id())))
+            .collect())
     }
 
     /// Renews the leases of held items every third of the shortest lease;
@@ -538,7 +625,11 @@ impl Runner {
             inner.cancel_jobs.cancel();
             let _ = tokio::time::timeout(Duration::from_secs(1), self.until_nothing_held()).await;
         }
-        let still: Vec<String> = self.held().keys().cloned().collect();
+        let mut still: Vec<String> = self.held().keys().cloned().collect();
+        for spec in &inner.lanes {
+            let handed = inner.wake.door(&spec.name).drain_handed();
+            still.extend(handed.into_iter().map(|item| item.id));
+        }
         self.hand_back(&still).await;
     }
 
@@ -581,6 +672,12 @@ impl Runner {
         let mut by_lease: HashMap<Duration, Vec<String>> = HashMap::new();
         for (id, lease) in self.held().iter() {
             by_lease.entry(*lease).or_default().push(id.clone());
+        }
+        for spec in &inner.lanes {
+            let waiting = inner.wake.door(&spec.name).handed_ids();
+            if !waiting.is_empty() {
+                by_lease.entry(spec.lease).or_default().extend(waiting);
+            }
         }
         if by_lease.is_empty() {
             return;

@@ -30,13 +30,17 @@ impl Supervisor {
         Supervisor::default()
     }
 
-    /// Starts a task the supervisor owns. Long-running tasks select on
+    /// Starts a task the supervisor owns, with the priority of the task
+    /// that starts it. Long-running tasks select on
     /// [`Supervisor::stopping`] and end when it fires.
     pub fn spawn<F>(&self, name: &'static str, task: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
+        // A task started by background work is background work too (its
+        // writes give way to interactive ones; see storage::write_gate).
+        let task = storage::write_gate::with_priority_of_caller(task);
         self.tracker
             .spawn(task.instrument(tracing::debug_span!("task", task.name = name)))
     }

@@ -1,15 +1,42 @@
-//! Nudges a lane to look for work at once: a use case that committed an
-//! item calls it after the commit, so the item starts without waiting for
-//! the lane's next poll. Other replicas find it on their poll.
+//! The door between the use cases of this process and its runner.
+//!
+//! A use case that committed an item wakes the item's lane, so it starts
+//! without waiting for the lane's next poll (other replicas find it on
+//! their poll). A use case that can write its item already claimed for
+//! this process's runner (the approval that calls for a refund send) asks
+//! [`Wake::taker`] for the claim to write and, after the commit, hands the
+//! item over: the lane runs it without a claim transaction of its own.
 
-use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::Mutex;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use storage::work::WorkItem;
 use tokio::sync::Notify;
 
 #[derive(Clone, Default)]
 pub struct Wake {
-    lanes: Arc<Mutex<HashMap<String, Arc<Notify>>>>,
+    lanes: Arc<Mutex<HashMap<String, Arc<Door>>>>,
+}
+
+/// One lane's door.
+#[derive(Default)]
+pub(crate) struct Door {
+    /// Rung when an item was queued: the lane looks in the table.
+    pub(crate) bell: Notify,
+    /// Rung when an item was handed over: the lane takes it from here.
+    pub(crate) handed_bell: Notify,
+    /// Items claimed for this process, waiting for a slot of the lane.
+    handed: Mutex<VecDeque<WorkItem>>,
+    /// Set while a runner of this process runs the lane.
+    taker: Mutex<Option<Taker>>,
+}
+
+/// Who claims an item written for a lane this process runs, and for how
+/// long.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Taker {
+    pub owner: String,
+    pub lease: Duration,
 }
 
 impl std::fmt::Debug for Wake {
@@ -21,14 +48,61 @@ impl std::fmt::Debug for Wake {
 impl Wake {
     /// Wakes the lane (a no-op when no runner in this process runs it).
     pub fn lane(&self, lane: &str) {
-        self.notify(lane).notify_one();
+        self.door(lane).bell.notify_one();
     }
 
-    pub(crate) fn notify(&self, lane: &str) -> Arc<Notify> {
-        let mut lanes = self
-            .lanes
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        lanes.entry(lane.to_owned()).or_default().clone()
+    /// The claim to write for a new item of `lane` when a runner of this
+    /// process runs it now; None otherwise (write it queued for whichever
+    /// worker claims it).
+    #[must_use]
+    pub fn taker(&self, lane: &str) -> Option<Taker> {
+        lock(&self.door(lane).taker).clone()
     }
+
+    /// Hands items committed as claimed by [`Wake::taker`] to the runner.
+    /// One the runner stopped before taking is handed back at its shutdown,
+    /// or taken back when its worker starts again.
+    pub fn hand_over(&self, items: Vec<WorkItem>) {
+        for item in items {
+            let door = self.door(&item.lane);
+            lock(&door.handed).push_back(item);
+            door.handed_bell.notify_one();
+        }
+    }
+
+    pub(crate) fn door(&self, lane: &str) -> Arc<Door> {
+        lock(&self.lanes)
+            .entry(lane.to_owned())
+            .or_default()
+            .clone()
+    }
+}
+
+impl Door {
+    pub(crate) fn take_handed(&self) -> Option<WorkItem> {
+        lock(&self.handed).pop_front()
+    }
+
+    /// The items waiting for a slot (their leases are renewed with the
+    /// running ones').
+    pub(crate) fn handed_ids(&self) -> Vec<String> {
+        lock(&self.handed)
+            .iter()
+            .map(|item| item.id.clone())
+            .collect()
+    }
+
+    pub(crate) fn drain_handed(&self) -> Vec<WorkItem> {
+        lock(&self.handed).drain(..).collect()
+    }
+
+    pub(crate) fn set_taker(&self, taker: Option<Taker>) {
+        *lock(&self.taker) = taker;
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

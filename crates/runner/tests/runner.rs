@@ -647,3 +647,167 @@ async fn a_due_schedule_with_nothing_to_do_is_not_claimed_so_an_idle_system_writ
     assert!(test.db.write_stats().committed > writes_after_start);
     supervisor.shutdown(Duration::from_secs(5)).await;
 }
+
+/// Writes items already claimed for the worker that takes the lane here.
+async fn write_claimed(
+    db: &Database,
+    wake: &Wake,
+    items: &[NewWork],
+    now: DateTime<Utc>,
+) -> Vec<work::WorkItem> {
+    let taker = wake.taker(LANE).expect("a running lane takes claimed work");
+    let lease = Span::from_std(taker.lease).expect("lease");
+    let tx = db.begin_write().await.expect("begin");
+    let written = work::enqueue_claimed(&*tx, items, &taker.owner, now + lease, now)
+        .await
+        .expect("enqueue claimed");
+    tx.commit().await.expect("commit");
+    written
+}
+
+#[tokio::test]
+async fn work_written_already_claimed_by_this_process_runs_without_a_claim_of_its_own() {
+    let test = TestDatabase::new().await;
+    let clock = TestClock::new();
+    let count = Arc::new(Count::default());
+    let parts = runner(
+        &test.db,
+        &clock,
+        "worker",
+        1,
+        vec![("count", count.clone())],
+    );
+    assert_eq!(
+        parts.wake.taker(LANE),
+        None,
+        "before the lane runs, new work is written queued"
+    );
+    let mut finished = parts.runner.finished();
+    parts.runner.start().await.expect("start");
+
+    let items: Vec<NewWork> = (0..3).map(|n| item("count", n, clock.now(), 3)).collect();
+    let written = write_claimed(&test.db, &parts.wake, &items, clock.now()).await;
+    assert_eq!(written.len(), 3);
+    assert!(
+        written
+            .iter()
+            .all(|row| row.state == work::RUNNING && row.lease_owner.as_deref() == Some("worker")),
+        "written as held by this worker, so no other worker claims them: {written:?}"
+    );
+    parts.wake.hand_over(written.clone());
+    for _ in 0..3 {
+        assert_eq!(next_finished(&mut finished).await.state, work::DONE);
+    }
+    for row in &written {
+        let row = work::get(test.db.conn(), &row.id)
+            .await
+            .expect("read")
+            .expect("row");
+        assert_eq!(row.state, work::DONE);
+        assert_eq!(row.attempts, 1, "the write was the only claim");
+    }
+    assert!(
+        count
+            .runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .values()
+            .all(|runs| *runs == 1),
+        "each ran once"
+    );
+    assert!(parts.supervisor.shutdown(WAIT).await);
+    assert_eq!(
+        parts.wake.taker(LANE),
+        None,
+        "after shutdown, new work is written queued for another worker"
+    );
+}
+
+#[tokio::test]
+async fn claimed_work_still_waiting_for_a_slot_at_shutdown_is_handed_back_not_stranded() {
+    let test = TestDatabase::new().await;
+    let clock = TestClock::new();
+    let (started, mut started_rx) = mpsc::unbounded_channel();
+    let blocking = Arc::new(Blocking {
+        started,
+        release: Notify::new(),
+    });
+    let supervisor = Supervisor::new();
+    let wake = Wake::default();
+    let runner = Runner::builder(
+        test.db.clone(),
+        clock.clock(),
+        "worker",
+        wake.clone(),
+        Activity::default(),
+        supervisor.clone(),
+    )
+    .lane(LaneSpec::new(LANE, "tests", 1, Priority::Background))
+    .handle("block", Shared(blocking.clone()))
+    .drain(Duration::from_millis(50))
+    .build();
+    runner.start().await.expect("start");
+    let items: Vec<NewWork> = (0..2).map(|n| item("block", n, clock.now(), 3)).collect();
+    let written = write_claimed(&test.db, &wake, &items, clock.now()).await;
+    wake.hand_over(written.clone());
+    started_rx.recv().await.expect("the first item started");
+
+    // The first outlasts the drain; the second never got the one slot.
+    supervisor.shutdown(WAIT).await;
+    for row in &written {
+        let row = work::get(test.db.conn(), &row.id)
+            .await
+            .expect("read")
+            .expect("row");
+        assert_eq!(row.state, work::QUEUED, "{} is queued again", row.id);
+        assert_eq!(row.lease_owner, None);
+        assert_eq!(row.attempts, 0, "handing back does not count an attempt");
+    }
+}
+
+#[tokio::test]
+async fn claimed_work_whose_writer_died_before_handing_it_over_runs_when_its_worker_starts_again() {
+    let test = TestDatabase::new().await;
+    let clock = TestClock::new();
+    let count = Arc::new(Count::default());
+    // A first life of the worker wrote the item claimed, then died before
+    // handing it over (its runner never took it).
+    let first_life = runner(
+        &test.db,
+        &clock,
+        "worker",
+        1,
+        vec![("count", count.clone())],
+    );
+    first_life.runner.start().await.expect("start");
+    let written = write_claimed(
+        &test.db,
+        &first_life.wake,
+        &[item("count", 1, clock.now(), 3)],
+        clock.now(),
+    )
+    .await;
+    first_life.supervisor.shutdown(WAIT).await;
+    // A graceful stop hands nothing back it did not know of: still held.
+    let row = work::get(test.db.conn(), &written[0].id)
+        .await
+        .expect("read")
+        .expect("row");
+    assert_eq!(row.state, work::RUNNING);
+
+    let second_life = runner(
+        &test.db,
+        &clock,
+        "worker",
+        1,
+        vec![("count", count.clone())],
+    );
+    let mut finished = second_life.runner.finished();
+    second_life.runner.start().await.expect("start");
+    let done = next_finished(&mut finished).await;
+    assert_eq!(
+        (done.id.as_str(), done.state.as_str()),
+        (written[0].id.as_str(), work::DONE),
+        "taken back at start, without waiting for the lease to run out"
+    );
+}

@@ -1,6 +1,7 @@
 //! Connecting, migrating, and write transactions that cannot fail half-way.
 
 use crate::error::StorageError;
+use crate::write_gate::{Held, WriteGate};
 use migrations::{Migrator, MigratorTrait};
 use sea_orm::{
     ConnectOptions, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, Statement,
@@ -11,7 +12,6 @@ use std::ops::Deref;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use tokio::sync::{Mutex, OwnedMutexGuard};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -24,9 +24,10 @@ pub enum Backend {
 pub struct Database {
     conn: DatabaseConnection,
     backend: Backend,
-    /// SQLite has one writer at a time; queueing writers here, in order, is
-    /// fairer and faster than letting them spin in SQLite's busy handler.
-    sqlite_writer: Arc<Mutex<()>>,
+    /// SQLite has one writer at a time; queueing writers here, in order
+    /// (background work giving way), is fairer and faster than letting them
+    /// spin in SQLite's busy handler.
+    sqlite_writer: Arc<WriteGate>,
     stats: Arc<WriteCounters>,
 }
 
@@ -104,7 +105,7 @@ impl Database {
         Ok(Database {
             conn,
             backend,
-            sqlite_writer: Arc::new(Mutex::new(())),
+            sqlite_writer: Arc::default(),
             stats: Arc::default(),
         })
     }
@@ -150,7 +151,7 @@ impl Database {
     /// [`StorageError::Unavailable`] when no connection or lock can be had.
     pub async fn begin_write(&self) -> Result<WriteTx, StorageError> {
         let guard = match self.backend {
-            Backend::Sqlite => Some(self.sqlite_writer.clone().lock_owned().await),
+            Backend::Sqlite => Some(self.sqlite_writer.enter().await),
             Backend::Postgres => None,
         };
         let started = Instant::now();
@@ -224,7 +225,7 @@ fn create_parent_dir(url: &str) -> Result<(), StorageError> {
 /// A write transaction; dropping it without [`WriteTx::commit`] rolls back.
 pub struct WriteTx {
     txn: DatabaseTransaction,
-    _guard: Option<OwnedMutexGuard<()>>,
+    _guard: Option<Held>,
     started: Instant,
     stats: Arc<WriteCounters>,
 }

@@ -28,6 +28,7 @@ pub mod tokens;
 pub mod users;
 pub mod widget;
 pub mod work;
+pub mod write_gate;
 
 pub use db::{Backend, Database, WriteTx};
 pub use error::StorageError;

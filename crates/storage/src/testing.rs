@@ -57,6 +57,17 @@ impl TestDatabase {
         test
     }
 
+    /// A fresh, migrated SQLite database whatever `TEST_DATABASE_URL` says
+    /// (for what only SQLite has, such as its one writer's queue).
+    pub async fn new_sqlite() -> Self {
+        let test = Self::sqlite().await;
+        test.db
+            .migrate()
+            .await
+            .unwrap_or_else(|e| panic!("migrating the test database failed: {e}"));
+        test
+    }
+
     /// A fresh, empty database (no tables), connected.
     pub async fn unmigrated() -> Self {
         match admin_url() {

@@ -1,5 +1,5 @@
 //! Approving: concurrent approvals are combined into batches
-//! (`crate::batch`); a batch is one write transaction: read its proposals,
+//! (`runner::batch`); a batch is one write transaction: read its proposals,
 //! lock and read their orders, read the approvers' limits, check permission
 //! in code for each request, then record the approvals, revalidate and claim
 //! the proposals that are now fully approved, each only if its state is
@@ -7,7 +7,6 @@
 //! batch). The provider is called only after commit.
 
 use super::decide::{DecisionError, conflict, policy_versions};
-use crate::batch::{Request, answer_each};
 use crate::core::{Actor, Engine};
 use crate::execution::charge::ChargeCheck;
 use crate::execution::step::{Step, retry_on_conflict, write_states};
@@ -16,6 +15,7 @@ use domain::proposal::{
     ProposalStatus, check_approval,
 };
 use domain::{OrderSnapshot, Timestamp};
+use runner::batch::{Request, answer_each};
 use serde_json::json;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -372,13 +372,13 @@ impl Engine {
         let to_send: Vec<_> = written
             .iter()
             .filter(|(index, _)| sends.contains(index))
-            .map(|(_, step)| crate::work::refund_send(&step.stored.proposal.id, now))
+            .map(|(_, step)| crate::work::refund_send(&(&step.stored.proposal).into(), now))
             .collect();
-        self.queue_work(&*tx, &to_send).await?;
+        let to_send = self.queue_sends(&*tx, to_send, now).await?;
         for (index, stored) in self.commit_steps(tx, written).await? {
             answers.push((index, Ok(stored)));
         }
-        crate::work::wake_for(self, &to_send);
+        to_send.start(self);
         Ok(answers)
     }
 }

@@ -9,6 +9,7 @@ pub mod record;
 pub mod resolve;
 pub mod sandbox_charges;
 pub mod send;
+pub use send::RefundTarget;
 // Moved to the crate root (shared with proposals, which must not import
 // execution); re-exported so paths through execution keep working.
 pub use crate::{payment_refs, step};

@@ -1,13 +1,13 @@
 //! Recording provider answers: answers arriving together are combined into
-//! batches (`crate::batch`), each one write transaction that reads the
+//! batches (`runner::batch`), each one write transaction that reads the
 //! proposals, locks their orders and writes every state, receipt, booking
 //! and journal event at once.
 
 use super::answer::{AfterAnswer, Answer, RecordError, conflict};
 use super::step::{Step, retry_on_conflict, write_states};
-use crate::batch::{Request, answer_each};
 use crate::core::Engine;
 use domain::proposal::ProposalState;
+use runner::batch::{Request, answer_each};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use storage::StorageError;
@@ -28,9 +28,6 @@ pub(crate) struct AnswerAsk {
 }
 
 impl AnswerAsk {
-    /// Whether the answer still concerns the proposal in `state`: a refund's
-    /// answer only while this executor holds it executing, verification
-    /// only once it succeeded (whoever executed it).
     /// Whether recording it verifies the refund, which compares the
     /// charge with the order's books.
     fn verifies(&self) -> bool {
@@ -38,6 +35,9 @@ impl AnswerAsk {
             || (matches!(self.answer, Answer::Refund(_)) && self.charge_after.is_some())
     }
 
+    /// Whether the answer still concerns the proposal in `state`: a refund's
+    /// answer only while this executor holds it executing, verification
+    /// only once it succeeded (whoever executed it).
     fn applies_to(&self, state: &ProposalState, executor_name: &str) -> bool {
         match (&self.answer, state) {
             (Answer::Charge(_), state) => matches!(state, ProposalState::Succeeded { .. }),

@@ -6,14 +6,62 @@ use crate::core::Engine;
 use connectors::{
     ProviderCharge, ProviderRefundStatus, RefundLookup, RefundOutcome, RefundRequest,
 };
+use domain::Money;
 use domain::proposal::RefundProposal;
+use serde_json::{Value, json};
+
+/// What sending a proposal's refund, or asking about it, needs: fixed when
+/// the proposal was made (proposals never change), so it can travel with
+/// the work item that sends it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefundTarget {
+    /// Also the provider's idempotency key.
+    pub id: String,
+    pub payment_reference: String,
+    pub amount: Money,
+}
+
+impl From<&RefundProposal> for RefundTarget {
+    fn from(proposal: &RefundProposal) -> Self {
+        RefundTarget {
+            id: proposal.id.clone(),
+            payment_reference: proposal.payment_reference.clone(),
+            amount: proposal.amount,
+        }
+    }
+}
+
+impl RefundTarget {
+    /// As a work item's payload.
+    #[must_use]
+    pub fn to_payload(&self) -> Value {
+        json!({
+            "proposal_id": self.id,
+            "payment_reference": self.payment_reference,
+            "amount_minor": self.amount.amount_minor,
+            "currency": self.amount.currency.code(),
+        })
+    }
+
+    /// From a work item's payload; None when it does not carry one whole.
+    #[must_use]
+    pub fn from_payload(payload: &Value) -> Option<Self> {
+        let text = |key: &str| payload.get(key).and_then(Value::as_str);
+        let currency = domain::Currency::parse(text("currency")?).ok()?;
+        Some(RefundTarget {
+            id: text("proposal_id")?.to_owned(),
+            payment_reference: text("payment_reference")?.to_owned(),
+            amount: Money::new(payload.get("amount_minor")?.as_i64()?, currency),
+        })
+    }
+}
 
 impl Engine {
     /// Sends the refund (already marked sent and committed) and records the
     /// answer; resends under the same key while the provider says it has
     /// nothing and still remembers the key.
     #[tracing::instrument(skip_all, fields(proposal.id = %proposal.id))]
-    pub async fn send_refund(&self, proposal: &RefundProposal) {
+    pub async fn send_refund(&self, proposal: &RefundTarget) {
         let request = RefundRequest {
             idempotency_key: proposal.id.clone(),
             payment_reference: proposal.payment_reference.clone(),
@@ -42,6 +90,7 @@ impl Engine {
     /// it (after a takeover or for an unknown outcome).
     #[tracing::instrument(skip_all, fields(proposal.id = %proposal.id))]
     pub async fn query_status(&self, proposal: &RefundProposal) {
+        let proposal = &RefundTarget::from(proposal);
         let lookup = lookup_of(proposal);
         let answer = match self.provider.lookup(&lookup).await {
             Ok(Some(refund)) => Answer::Refund(refund),
@@ -62,6 +111,7 @@ impl Engine {
     /// the reconciler.
     #[tracing::instrument(skip_all, fields(proposal.id = %proposal.id))]
     pub async fn verify(&self, proposal: &RefundProposal) {
+        let proposal = &RefundTarget::from(proposal);
         if let Some(charge) = self.charge_for_verification(proposal).await {
             self.settle(proposal, Answer::Charge(charge)).await;
         }
@@ -69,7 +119,7 @@ impl Engine {
 
     /// The charge as the provider holds it now; None (and the verification
     /// postponed) when it does not answer.
-    async fn charge_for_verification(&self, proposal: &RefundProposal) -> Option<ProviderCharge> {
+    async fn charge_for_verification(&self, proposal: &RefundTarget) -> Option<ProviderCharge> {
         match self.provider.charge(&proposal.payment_reference).await {
             Ok(charge) => Some(charge),
             Err(error) => {
@@ -86,7 +136,7 @@ impl Engine {
     /// transaction fewer per refund than recording them apart). A crash in
     /// between loses nothing: the claim's lease runs out and the reconciler
     /// asks the provider by key.
-    async fn settle(&self, proposal: &RefundProposal, answer: Answer) -> Option<AfterAnswer> {
+    async fn settle(&self, proposal: &RefundTarget, answer: Answer) -> Option<AfterAnswer> {
         let listed = match &answer {
             Answer::Refund(refund) if refund.status == ProviderRefundStatus::Succeeded => {
                 self.charge_for_verification(proposal).await
@@ -106,7 +156,7 @@ impl Engine {
     }
 }
 
-fn lookup_of(proposal: &RefundProposal) -> RefundLookup {
+fn lookup_of(proposal: &RefundTarget) -> RefundLookup {
     RefundLookup {
         idempotency_key: proposal.id.clone(),
         payment_reference: proposal.payment_reference.clone(),

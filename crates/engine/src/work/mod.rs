@@ -12,6 +12,7 @@ pub mod ops;
 mod sweeps;
 
 use crate::core::Engine;
+use crate::execution::RefundTarget;
 use chrono::Duration;
 use domain::Timestamp;
 use runner::{LaneSpec, Priority, Runner, Schedule};
@@ -152,14 +153,17 @@ fn schedules(every: &WorkSchedule) -> Vec<Schedule> {
     ]
 }
 
-/// The item that sends a proposal's refund.
+/// The item that sends a proposal's refund; it carries what the send
+/// needs, so the process that wrote it can send without reading the
+/// proposal again.
 #[must_use]
-pub fn refund_send(proposal_id: &str, now: Timestamp) -> NewWork {
+pub fn refund_send(target: &RefundTarget, now: Timestamp) -> NewWork {
+    let proposal_id = &target.id;
     NewWork {
         kind: REFUND_SEND.to_owned(),
         lane: PAYMENTS.to_owned(),
         subject: Some(proposal_id.to_owned()),
-        payload: json!({ "proposal_id": proposal_id }),
+        payload: target.to_payload(),
         run_after: now,
         max_attempts: 8,
         every: None,
@@ -194,6 +198,26 @@ pub fn person_notify(proposal_id: &str, reason: &str, now: Timestamp) -> NewWork
         max_attempts: 10,
         every: None,
         dedupe_key: None,
+    }
+}
+
+/// Refund sends written with an approval, to start once it commits.
+#[must_use]
+pub(crate) enum Sends {
+    /// Claimed for this process's payments lane: handed straight to it.
+    Claimed(Vec<storage::work::WorkItem>),
+    /// Queued for whichever worker claims them (no runner here runs the
+    /// lane).
+    Queued(Vec<NewWork>),
+}
+
+impl Sends {
+    /// Starts the sends; call after the commit.
+    pub(crate) fn start(self, engine: &Engine) {
+        match self {
+            Sends::Claimed(items) => engine.work.hand_over(items),
+            Sends::Queued(items) => wake_for(engine, &items),
+        }
     }
 }
 
@@ -239,6 +263,31 @@ impl Engine {
             }
         }
         handlers::register(self, builder, every).build()
+    }
+
+    /// Writes refund sends in the caller's transaction. When this process
+    /// runs the payments lane they are written already claimed for it, so
+    /// a send costs no claim transaction and starts the moment the
+    /// approval commits ([`Sends::start`]); if the process dies first, its
+    /// worker takes them back when it starts again (or another takes them
+    /// over when the lease runs out).
+    ///
+    /// # Errors
+    /// Database failures.
+    pub(crate) async fn queue_sends(
+        &self,
+        tx: &impl storage::ConnectionTrait,
+        items: Vec<NewWork>,
+        now: Timestamp,
+    ) -> Result<Sends, StorageError> {
+        let Some(taker) = self.work.taker(PAYMENTS) else {
+            storage::work::enqueue(tx, &items, now).await?;
+            return Ok(Sends::Queued(items));
+        };
+        let lease = Duration::from_std(taker.lease).unwrap_or(Duration::MAX);
+        let claimed =
+            storage::work::enqueue_claimed(tx, &items, &taker.owner, now + lease, now).await?;
+        Ok(Sends::Claimed(claimed))
     }
 
     /// Queues work in the caller's transaction (see [`wake_for`] after the

@@ -103,7 +103,8 @@ pub enum Finish {
 }
 
 impl Finish {
-    fn id(&self) -> &str {
+    #[must_use]
+    pub fn id(&self) -> &str {
         match self {
             Finish::Done { id, .. } | Finish::Retry { id, .. } | Finish::Dead { id, .. } => id,
         }
@@ -124,30 +125,81 @@ pub async fn enqueue(
     if items.is_empty() {
         return Ok(0);
     }
-    let mut rows = Vec::with_capacity(items.len());
-    for item in items {
-        rows.push(work_item::ActiveModel {
-            id: Set(crate::ids::new_id("wrk")),
-            kind: Set(item.kind.clone()),
-            lane: Set(item.lane.clone()),
-            subject: Set(item.subject.clone()),
-            payload: Set(item.payload.to_string()),
-            state: Set(QUEUED.to_owned()),
-            attempts: Set(0),
-            max_attempts: Set(i32::try_from(item.max_attempts).unwrap_or(i32::MAX)),
-            run_after: Set(item.run_after),
-            every_seconds: Set(item.every.map(|every| every.num_seconds().max(1))),
-            lease_owner: Set(None),
-            lease_until: Set(None),
-            last_error: Set(None),
-            last_note: Set(None),
-            last_run_at: Set(None),
-            dedupe_key: Set(item.dedupe_key.clone()),
-            created_at: Set(now),
-            updated_at: Set(now),
-            finished_at: Set(None),
-        });
+    let rows = items
+        .iter()
+        .map(|item| row(crate::ids::new_id("wrk"), item, None, now))
+        .collect();
+    insert_new(db, rows).await
+}
+
+/// Writes items already claimed by `owner` until `lease_until` (the
+/// writer's own process runs them at once, with no claim transaction of
+/// their own; if it dies first, they are taken over when the lease runs
+/// out, or taken back when the worker starts again). Items whose dedupe
+/// key is held by an unfinished item are skipped. Returns the items
+/// written, as stored.
+///
+/// # Errors
+/// Database failures.
+pub async fn enqueue_claimed(
+    db: &impl ConnectionTrait,
+    items: &[NewWork],
+    owner: &str,
+    lease_until: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<Vec<WorkItem>, StorageError> {
+    if items.is_empty() {
+        return Ok(Vec::new());
     }
+    let ids: Vec<String> = items.iter().map(|_| crate::ids::new_id("wrk")).collect();
+    let rows = ids
+        .iter()
+        .zip(items)
+        .map(|(id, item)| row(id.clone(), item, Some((owner, lease_until)), now))
+        .collect();
+    insert_new(db, rows).await?;
+    let written = work_item::Entity::find()
+        .filter(work_item::Column::Id.is_in(ids))
+        .all(db)
+        .await?;
+    written.into_iter().map(decode).collect()
+}
+
+/// A new item's row, queued or claimed by (owner, lease end).
+fn row(
+    id: String,
+    item: &NewWork,
+    claimed: Option<(&str, DateTime<Utc>)>,
+    now: DateTime<Utc>,
+) -> work_item::ActiveModel {
+    work_item::ActiveModel {
+        id: Set(id),
+        kind: Set(item.kind.clone()),
+        lane: Set(item.lane.clone()),
+        subject: Set(item.subject.clone()),
+        payload: Set(item.payload.to_string()),
+        state: Set(if claimed.is_some() { RUNNING } else { QUEUED }.to_owned()),
+        attempts: Set(i32::from(claimed.is_some())),
+        max_attempts: Set(i32::try_from(item.max_attempts).unwrap_or(i32::MAX)),
+        run_after: Set(item.run_after),
+        every_seconds: Set(item.every.map(|every| every.num_seconds().max(1))),
+        lease_owner: Set(claimed.map(|(owner, _)| owner.to_owned())),
+        lease_until: Set(claimed.map(|(_, until)| until)),
+        last_error: Set(None),
+        last_note: Set(None),
+        last_run_at: Set(None),
+        dedupe_key: Set(item.dedupe_key.clone()),
+        created_at: Set(now),
+        updated_at: Set(now),
+        finished_at: Set(None),
+    }
+}
+
+/// Inserts rows, skipping those whose dedupe key an unfinished item holds.
+async fn insert_new(
+    db: &impl ConnectionTrait,
+    rows: Vec<work_item::ActiveModel>,
+) -> Result<u64, StorageError> {
     let written = work_item::Entity::insert_many(rows)
         .on_conflict(
             OnConflict::column(work_item::Column::DedupeKey)
@@ -397,7 +449,8 @@ pub async fn renew(
 
 /// Records how claimed items ended, each only while `owner` still holds it.
 /// Returns the ids whose lease had passed to another worker (their result
-/// is dropped: the other worker's counts).
+/// is dropped: the other worker's counts). Items that ended alike (a batch
+/// of sends all done) are written by one statement.
 ///
 /// # Errors
 /// Database failures.
@@ -407,8 +460,76 @@ pub async fn finish(
     owner: &str,
     now: DateTime<Utc>,
 ) -> Result<Vec<String>, StorageError> {
+    if outcomes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<String> = outcomes.iter().map(|o| o.id().to_owned()).collect();
+    let mut query = work_item::Entity::find()
+        .select_only()
+        .column(work_item::Column::Id)
+        .filter(work_item::Column::Id.is_in(ids))
+        .filter(work_item::Column::LeaseOwner.eq(owner))
+        .filter(work_item::Column::State.eq(RUNNING));
+    if db.get_database_backend() == DbBackend::Postgres {
+        // Held until commit: no other worker takes them over meanwhile.
+        query = query.lock(LockType::Update);
+    }
+    let held: std::collections::HashSet<String> =
+        query.into_tuple().all(db).await?.into_iter().collect();
+    let mut alike: Vec<(Ending, Vec<String>)> = Vec::new();
     let mut lost = Vec::new();
     for outcome in outcomes {
+        if !held.contains(outcome.id()) {
+            lost.push(outcome.id().to_owned());
+            continue;
+        }
+        let ending = Ending::of(outcome);
+        match alike.iter_mut().find(|(known, _)| *known == ending) {
+            Some((_, ids)) => ids.push(outcome.id().to_owned()),
+            None => alike.push((ending, vec![outcome.id().to_owned()])),
+        }
+    }
+    for (ending, ids) in alike {
+        ending
+            .update(now)
+            .filter(work_item::Column::Id.is_in(ids))
+            .filter(work_item::Column::LeaseOwner.eq(owner))
+            .filter(work_item::Column::State.eq(RUNNING))
+            .exec(db)
+            .await?;
+    }
+    Ok(lost)
+}
+
+/// What an item's end writes, without its id.
+#[derive(Debug, PartialEq, Eq)]
+enum Ending<'a> {
+    Done {
+        note: Option<&'a str>,
+        next_run: Option<DateTime<Utc>>,
+    },
+    Retry {
+        error: &'a str,
+        at: DateTime<Utc>,
+    },
+    Dead {
+        error: &'a str,
+    },
+}
+
+impl<'a> Ending<'a> {
+    fn of(outcome: &'a Finish) -> Self {
+        match outcome {
+            Finish::Done { note, next_run, .. } => Ending::Done {
+                note: note.as_deref(),
+                next_run: *next_run,
+            },
+            Finish::Retry { error, at, .. } => Ending::Retry { error, at: *at },
+            Finish::Dead { error, .. } => Ending::Dead { error },
+        }
+    }
+
+    fn update(&self, now: DateTime<Utc>) -> sea_orm::UpdateMany<work_item::Entity> {
         let update = work_item::Entity::update_many()
             .col_expr(work_item::Column::LeaseOwner, Expr::value(None::<String>))
             .col_expr(
@@ -417,49 +538,37 @@ pub async fn finish(
             )
             .col_expr(work_item::Column::UpdatedAt, Expr::value(now))
             .col_expr(work_item::Column::LastRunAt, Expr::value(now));
-        let update = match outcome {
-            Finish::Done {
+        match *self {
+            Ending::Done {
                 note,
                 next_run: Some(next),
-                ..
             } => update
                 .col_expr(work_item::Column::State, Expr::value(QUEUED))
-                .col_expr(work_item::Column::RunAfter, Expr::value(*next))
+                .col_expr(work_item::Column::RunAfter, Expr::value(next))
                 .col_expr(work_item::Column::Attempts, Expr::value(0))
-                .col_expr(work_item::Column::LastNote, Expr::value(note.clone()))
+                .col_expr(work_item::Column::LastNote, Expr::value(note))
                 .col_expr(work_item::Column::LastError, Expr::value(None::<String>)),
-            Finish::Done {
+            Ending::Done {
                 note,
                 next_run: None,
-                ..
             } => update
                 .col_expr(work_item::Column::State, Expr::value(DONE))
-                .col_expr(work_item::Column::LastNote, Expr::value(note.clone()))
+                .col_expr(work_item::Column::LastNote, Expr::value(note))
                 .col_expr(work_item::Column::FinishedAt, Expr::value(now))
                 // The key is free again: the same work may be asked for anew.
                 .col_expr(work_item::Column::DedupeKey, Expr::value(None::<String>)),
-            Finish::Retry { error, at, .. } => update
+            Ending::Retry { error, at } => update
                 .col_expr(work_item::Column::State, Expr::value(QUEUED))
-                .col_expr(work_item::Column::RunAfter, Expr::value(*at))
-                .col_expr(work_item::Column::LastError, Expr::value(error.clone())),
+                .col_expr(work_item::Column::RunAfter, Expr::value(at))
+                .col_expr(work_item::Column::LastError, Expr::value(error)),
             // A dead item keeps its key: the same work is not asked for
             // again until a person settles this one.
-            Finish::Dead { error, .. } => update
+            Ending::Dead { error } => update
                 .col_expr(work_item::Column::State, Expr::value(DEAD))
-                .col_expr(work_item::Column::LastError, Expr::value(error.clone()))
+                .col_expr(work_item::Column::LastError, Expr::value(error))
                 .col_expr(work_item::Column::FinishedAt, Expr::value(now)),
-        };
-        let result = update
-            .filter(work_item::Column::Id.eq(outcome.id()))
-            .filter(work_item::Column::LeaseOwner.eq(owner))
-            .filter(work_item::Column::State.eq(RUNNING))
-            .exec(db)
-            .await?;
-        if result.rows_affected == 0 {
-            lost.push(outcome.id().to_owned());
         }
     }
-    Ok(lost)
 }
 
 /// Hands items `owner` holds back to the queue without counting the attempt

@@ -289,3 +289,52 @@ async fn write_stats_count_committed_transactions_and_the_time_spent_in_them() {
     assert!(after.committing > before.committing);
     assert!(after.held - before.held >= after.committing - before.committing);
 }
+
+/// Who got SQLite's writer, in order.
+type Turns = Arc<std::sync::Mutex<Vec<&'static str>>>;
+
+async fn write_turn(db: Database, turns: Turns, name: &'static str) {
+    let tx = db.begin_write().await.unwrap();
+    turns.lock().unwrap().push(name);
+    tx.commit().await.unwrap();
+}
+
+// One thread: a spawned writer runs only when the test yields, so each
+// stands in its queue before the next arrives (no sleeping).
+#[tokio::test(flavor = "current_thread")]
+async fn an_approval_waits_for_at_most_one_background_write_not_for_a_backlog_of_them() {
+    let test = TestDatabase::new_sqlite().await;
+    let turns: Turns = Arc::default();
+    // Someone holds the writer; then three background writes queue, then
+    // an approval.
+    let in_progress = test.db.begin_write().await.unwrap();
+    let mut writers = Vec::new();
+    for name in ["background 1", "background 2", "background 3"] {
+        writers.push(tokio::spawn(storage::write_gate::in_background(
+            write_turn(test.db.clone(), turns.clone(), name),
+        )));
+        for _ in 0..8 {
+            tokio::task::yield_now().await;
+        }
+    }
+    writers.push(tokio::spawn(write_turn(
+        test.db.clone(),
+        turns.clone(),
+        "approval",
+    )));
+    for _ in 0..8 {
+        tokio::task::yield_now().await;
+    }
+    assert!(turns.lock().unwrap().is_empty(), "the writer is still held");
+    in_progress.commit().await.unwrap();
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let turns = turns.lock().unwrap().clone();
+    assert_eq!(
+        turns.iter().position(|name| *name == "approval"),
+        Some(1),
+        "the approval went right after the one background writer already first in line: {turns:?}"
+    );
+    assert_eq!(turns.len(), 4, "every background write still happened");
+}

@@ -1,20 +1,20 @@
 //! Combining concurrent requests of one kind into batches.
 //!
-//! Approvals and provider answers each take a read and a write transaction.
-//! When many arrive at once, doing them one by one pays every statement,
-//! round trip and commit (on SQLite, an fsync) once per request, and the
-//! database's one writer (SQLite) or the CPU (PostgreSQL) is the limit.
-//! Instead, requests queue here; a runner takes everything queued (up to a
-//! batch size) and handles it in one read and one write transaction whose
-//! statements each cover the whole batch. A lone request is a batch of one
-//! and runs at once, so nothing waits for company.
+//! Approvals, provider answers and the ends of work items each take a write
+//! transaction. When many arrive at once, doing them one by one pays every
+//! statement, round trip and commit (on SQLite, an fsync) once per request,
+//! and the database's one writer (SQLite) or the CPU (PostgreSQL) is the
+//! limit. Instead, requests queue here; a runner takes everything queued (up
+//! to a batch size) and handles it in one write transaction whose statements
+//! each cover the whole batch. A lone request is a batch of one and runs at
+//! once, so nothing waits for company.
 //!
 //! Runners are tasks of their own: one starts when a request finds none
 //! running, another (up to a limit) only when many requests are waiting,
 //! since smaller batches cost more per request; each drains the queue and
-//! ends when it is empty. A runner that panics drops its batch and the queue (their callers
-//! hear that their request ended without an answer) instead of leaving them
-//! waiting for a runner that will never come.
+//! ends when it is empty. A runner that panics drops its batch and the
+//! queue (their callers hear that their request ended without an answer)
+//! instead of leaving them waiting for a runner that will never come.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::oneshot;
 
 /// A request and the channel its answer goes back on.
-pub(crate) struct Request<A, T, E> {
+pub struct Request<A, T, E> {
     ask: A,
     reply: oneshot::Sender<Result<T, E>>,
 }
@@ -36,7 +36,7 @@ where
     /// Queues `ask`, to be handled by `run` in whatever batch it lands in,
     /// and waits for its answer; `None` when the batch ended without one
     /// (its runner panicked).
-    pub(crate) async fn call<F, Fut>(self: &Arc<Self>, ask: A, run: F) -> Option<Result<T, E>>
+    pub async fn call<F, Fut>(self: &Arc<Self>, ask: A, run: F) -> Option<Result<T, E>>
     where
         F: Fn(Vec<Request<A, T, E>>) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send,
@@ -52,7 +52,7 @@ where
 /// storage error), each request is attempted alone, so one bad request
 /// cannot fail the others. The asks are shared, not copied, with the
 /// attempt; only that rare retry copies them one by one.
-pub(crate) async fn answer_each<A, T, E, F, Fut>(batch: Vec<Request<A, T, E>>, attempt: F)
+pub async fn answer_each<A, T, E, F, Fut>(batch: Vec<Request<A, T, E>>, attempt: F)
 where
     A: Clone,
     F: Fn(Arc<[A]>) -> Fut,
@@ -84,10 +84,10 @@ where
     }
 }
 
-pub(crate) struct Combiner<R> {
+pub struct Combiner<R> {
     queue: Mutex<Queue<R>>,
     /// Owns the batch runners, so shutdown waits for a batch in flight.
-    tasks: runner::Supervisor,
+    tasks: crate::Supervisor,
     max_batch: usize,
     max_runners: usize,
     parallel_at: usize,
@@ -102,11 +102,11 @@ impl<R: Send + 'static> Combiner<R> {
     /// Batches of at most `max_batch` requests, at most `max_runners` at
     /// once; a runner beyond the first starts when `parallel_at` requests
     /// are waiting.
-    pub(crate) fn new(
+    pub fn new(
         max_batch: usize,
         max_runners: usize,
         parallel_at: usize,
-        tasks: &runner::Supervisor,
+        tasks: &crate::Supervisor,
     ) -> Arc<Self> {
         Arc::new(Combiner {
             tasks: tasks.clone(),
@@ -123,7 +123,7 @@ impl<R: Send + 'static> Combiner<R> {
     /// Queues `request` and makes sure a runner will take it; `run` handles
     /// one batch and answers each request in it (requests carry their reply
     /// channel).
-    pub(crate) fn submit<F, Fut>(self: &Arc<Self>, request: R, run: F)
+    pub fn submit<F, Fut>(self: &Arc<Self>, request: R, run: F)
     where
         F: Fn(Vec<R>) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send,
@@ -221,7 +221,7 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_batch_that_fails_as_a_whole_is_answered_request_by_request() {
-        let combiner = Combiner::new(16, 1, 16, &runner::Supervisor::new());
+        let combiner = Combiner::new(16, 1, 16, &crate::Supervisor::new());
         let calls: Vec<_> = [2u32, 7, 10]
             .into_iter()
             .map(|value| {
@@ -242,7 +242,7 @@ mod tests {
     // One thread: the runner cannot start before every request is queued.
     #[tokio::test(flavor = "current_thread")]
     async fn every_request_is_answered_once_and_requests_queued_together_share_batches() {
-        let combiner = Combiner::new(16, 1, 16, &runner::Supervisor::new());
+        let combiner = Combiner::new(16, 1, 16, &crate::Supervisor::new());
         let sizes = Arc::new(Mutex::new(Vec::new()));
         let mut answers = Vec::new();
         for value in 0..40u32 {
@@ -267,7 +267,7 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_runner_that_panics_leaves_no_caller_waiting_and_the_next_request_runs() {
-        let combiner = Combiner::new(8, 1, 8, &runner::Supervisor::new());
+        let combiner = Combiner::new(8, 1, 8, &crate::Supervisor::new());
         let (reply, answer) = oneshot::channel();
         combiner.submit(Doubling { value: 1, reply }, |_batch| async move {
             panic!("batch failed");
@@ -285,7 +285,7 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_second_runner_starts_only_when_enough_requests_wait() {
-        let combiner = Combiner::new(64, 2, 4, &runner::Supervisor::new());
+        let combiner = Combiner::new(64, 2, 4, &crate::Supervisor::new());
         let gate = Arc::new(tokio::sync::Semaphore::new(0));
         let submit = |value: u32| {
             let (reply, answer) = oneshot::channel();
