@@ -353,10 +353,17 @@ pub mod backend {
     }
 
     impl OpsHints {
-        pub fn for_database(db: &storage::Database) -> Self {
-            OpsHints {
-                announcer: storage::live::Announcer::for_database(db, &[CHANNEL]),
+        /// Hints for the database's backend; on PostgreSQL their relay runs
+        /// under the engine's supervisor until shutdown.
+        pub fn for_database(db: &storage::Database, engine: &engine::Engine) -> Self {
+            let (announcer, relay) = storage::live::Announcer::for_database(db, &[CHANNEL]);
+            if let Some(relay) = relay {
+                let stopping = engine.tasks.stopping();
+                engine.tasks.spawn("ops hint relay", async move {
+                    relay.run(stopping.cancelled()).await;
+                });
             }
+            OpsHints { announcer }
         }
 
         /// Says the view changed; nobody listening is fine.

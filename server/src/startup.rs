@@ -265,7 +265,7 @@ impl Application {
             .then(|| engine.work_runner(&work_schedule(&settings)));
         // `/ops` pages hear when this runner's work ends (and, through
         // the hints' NOTIFY on PostgreSQL, when another replica's does).
-        let ops_hints = app::ops::backend::OpsHints::for_database(&db);
+        let ops_hints = app::ops::backend::OpsHints::for_database(&db, &engine);
         if let Some(runner) = &runner {
             // The supervisor's task, ended by shutdown like every other.
             let hints = web::live::hint_ops_on_finished(runner.finished(), ops_hints.clone());

@@ -195,8 +195,8 @@ impl Engine {
         policies: PolicyLibrary,
         settings: EngineSettings,
     ) -> Self {
-        let live = LiveUpdates::for_database(&db);
         let tasks = runner::Supervisor::new();
+        let live = LiveUpdates::for_database(&db, &tasks);
         Engine {
             accounts: Accounts::new(db.clone(), Clock::system(), settings.sign_in),
             team_settings: TeamSettings::new(db.clone(), Clock::system()),

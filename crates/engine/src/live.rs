@@ -74,12 +74,18 @@ impl Announcement for LiveEvent {
 }
 
 impl LiveUpdates {
-    /// Updates for the database's backend; on PostgreSQL storage starts the
-    /// listener that feeds this process's subscribers.
-    pub fn for_database(db: &storage::Database) -> Self {
-        LiveUpdates {
-            announcer: Announcer::for_database(db, &[CHANNEL, CONVERSATION_CHANNEL]),
+    /// Updates for the database's backend; on PostgreSQL the relay that
+    /// sends them by NOTIFY and listens for other replicas' runs under
+    /// `tasks` until shutdown.
+    pub fn for_database(db: &storage::Database, tasks: &runner::Supervisor) -> Self {
+        let (announcer, relay) = Announcer::for_database(db, &[CHANNEL, CONVERSATION_CHANNEL]);
+        if let Some(relay) = relay {
+            let stopping = tasks.stopping();
+            tasks.spawn("live relay", async move {
+                relay.run(stopping.cancelled()).await;
+            });
         }
+        LiveUpdates { announcer }
     }
 
     /// Returns once announcements reach this process's subscribers (at once

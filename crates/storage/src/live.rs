@@ -10,8 +10,9 @@
 
 use crate::Database;
 use serde::Serialize;
+use std::future::Future;
 use std::time::Duration;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::{broadcast, mpsc, watch};
 
 /// A message subscribers hear.
 pub trait Announcement: Clone + Send + 'static {
@@ -29,28 +30,46 @@ pub trait Announcement: Clone + Send + 'static {
 #[derive(Clone)]
 pub struct Announcer<M> {
     sender: broadcast::Sender<M>,
-    /// Set on PostgreSQL: announcements go through NOTIFY.
-    notify: Option<sqlx::PgPool>,
+    /// Set on PostgreSQL: announcements go to the [`Relay`], which sends
+    /// them by NOTIFY.
+    notify: Option<mpsc::UnboundedSender<Notification>>,
     /// Whether announcements reach this process's subscribers now: always
     /// on SQLite; on PostgreSQL while the listener holds its LISTEN.
     listening: watch::Receiver<bool>,
 }
 
 impl<M: Announcement> Announcer<M> {
-    /// Announcements for the database's backend; on PostgreSQL this starts
-    /// the listener on `channels` that feeds this process's subscribers.
-    pub fn for_database(db: &Database, channels: &'static [&'static str]) -> Self {
+    /// Announcements for the database's backend. On PostgreSQL they need
+    /// the [`Relay`] returned with them running (under the caller's
+    /// supervisor, which owns every task): it sends them by NOTIFY and
+    /// listens on `channels` for this process's subscribers.
+    pub fn for_database(
+        db: &Database,
+        channels: &'static [&'static str],
+    ) -> (Self, Option<Relay<M>>) {
         let sender = broadcast::channel(1024).0;
-        let notify = db.postgres_pool().cloned();
-        let (listening_tx, listening) = watch::channel(notify.is_none());
-        if let Some(pool) = &notify {
-            tokio::spawn(listen(pool.clone(), channels, sender.clone(), listening_tx));
-        }
-        Announcer {
+        let pool = db.postgres_pool().cloned();
+        let (listening_tx, listening) = watch::channel(pool.is_none());
+        let (notify, relay) = match pool {
+            Some(pool) => {
+                let (outbox_tx, outbox) = mpsc::unbounded_channel();
+                let relay = Relay {
+                    pool,
+                    channels,
+                    sender: sender.clone(),
+                    listening: listening_tx,
+                    outbox,
+                };
+                (Some(outbox_tx), Some(relay))
+            }
+            None => (None, None),
+        };
+        let announcer = Announcer {
             sender,
             notify,
             listening,
-        }
+        };
+        (announcer, relay)
     }
 
     /// Returns once announcements reach this process's subscribers (at once
@@ -82,7 +101,14 @@ impl<M: Announcement> Announcer<M> {
                     let _ = self.sender.send(message);
                 }
             }
-            Some(pool) => notify(pool.clone(), channel, payloads(&messages)),
+            // The relay is gone only at shutdown; a hint lost then costs
+            // other replicas' pages nothing they do not catch up on.
+            Some(outbox) => {
+                let _ = outbox.send(Notification {
+                    channel,
+                    payloads: payloads(&messages),
+                });
+            }
         }
     }
 
@@ -101,22 +127,67 @@ impl<M: Announcement> Announcer<M> {
     }
 }
 
-/// Sends `payloads` on `channel` by NOTIFY, off the caller's path: a live
-/// announcement is a hint to reload (a page that misses one catches up on
-/// its next resync), so nothing waits for it and a failure is only logged.
-fn notify(pool: sqlx::PgPool, channel: &'static str, payloads: Vec<String>) {
-    tokio::spawn(async move {
-        for payload in payloads {
-            let sent = sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(channel)
-                .bind(payload)
-                .execute(&pool)
-                .await;
-            if let Err(error) = sent {
-                tracing::warn!(%error, channel, "could not announce a live change");
+/// NOTIFY payloads waiting to be sent.
+struct Notification {
+    channel: &'static str,
+    payloads: Vec<String>,
+}
+
+/// The PostgreSQL side of an [`Announcer`]: sends its announcements by
+/// NOTIFY, off the announcing use case's path (an announcement is a hint
+/// to reload, so nothing waits for it and a failure is only logged), and
+/// listens for every replica's, reconnecting after errors.
+pub struct Relay<M> {
+    pool: sqlx::PgPool,
+    channels: &'static [&'static str],
+    sender: broadcast::Sender<M>,
+    listening: watch::Sender<bool>,
+    outbox: mpsc::UnboundedReceiver<Notification>,
+}
+
+impl<M: Announcement> Relay<M> {
+    /// Runs until `stop` completes, then sends what was announced before
+    /// it and ends.
+    pub async fn run(self, stop: impl Future<Output = ()>) {
+        let Relay {
+            pool,
+            channels,
+            sender,
+            listening,
+            mut outbox,
+        } = self;
+        {
+            let listener = listen(pool.clone(), channels, sender, listening);
+            let notifier = async {
+                while let Some(notification) = outbox.recv().await {
+                    send(&pool, notification).await;
+                }
+            };
+            tokio::select! {
+                () = listener => {}
+                () = notifier => {}
+                () = stop => {}
             }
         }
-    });
+        outbox.close();
+        while let Ok(notification) = outbox.try_recv() {
+            send(&pool, notification).await;
+        }
+    }
+}
+
+async fn send(pool: &sqlx::PgPool, notification: Notification) {
+    let channel = notification.channel;
+    for payload in notification.payloads {
+        let sent = sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(channel)
+            .bind(payload)
+            .execute(pool)
+            .await;
+        if let Err(error) = sent {
+            tracing::warn!(%error, channel, "could not announce a live change");
+        }
+    }
 }
 
 /// Forwards NOTIFY payloads to local subscribers, reconnecting after errors.

@@ -229,7 +229,11 @@ async fn a_refunds_send_cannot_be_cancelled_and_the_refusal_says_why() {
     storage::work::enqueue(
         &*tx,
         &[engine::work::refund_send(
-            "prp_ops_send",
+            &engine::execution::RefundTarget {
+                id: "prp_ops_send".to_owned(),
+                payment_reference: "ch_ops_send".to_owned(),
+                amount: domain::Money::new(1000, domain::Currency::EUR),
+            },
             engine::now() + Duration::days(1),
         )],
         engine::now(),

@@ -224,3 +224,48 @@ async fn a_refund_that_needs_a_person_raises_an_alert_through_the_notifications_
         "acknowledged alerts leave the list"
     );
 }
+
+#[tokio::test]
+async fn shutdown_ends_every_task_the_engine_started_the_live_relay_included() {
+    let h = Harness::start().await;
+    let mut live = h.engine.live.subscribe();
+    h.engine.live.listening().await;
+    let stored = h.propose(&h.actor("customer").await, "4821").await;
+    h.engine
+        .approve(
+            &h.actor("approver").await,
+            &stored.proposal.id,
+            &stored.proposal.action_digest,
+        )
+        .await
+        .unwrap();
+    h.settle(
+        &stored.proposal.id,
+        &[ProposalStatus::Verified],
+        Duration::from_secs(10),
+    )
+    .await;
+    // The announcements went out (on PostgreSQL through the relay's NOTIFY
+    // and back through its LISTEN).
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match live.recv().await {
+                Ok(engine::live::LiveEvent::Changed(change))
+                    if change.status == ProposalStatus::Verified.as_str() =>
+                {
+                    return;
+                }
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(closed) => panic!("live updates ended: {closed}"),
+            }
+        }
+    })
+    .await
+    .expect("the verification was announced");
+
+    assert!(
+        h.engine.tasks.shutdown(Duration::from_secs(10)).await,
+        "every task, the lanes and the live relay included, ended at shutdown"
+    );
+    assert_eq!(h.engine.tasks.running(), 0);
+}
