@@ -572,28 +572,35 @@ async fn chat_requests_are_validated_and_scoped() {
     assert_eq!(error["error"]["code"], "unknown_customer");
 }
 
-/// An OpenAI-compatible endpoint that accepts connections and never answers.
-async fn silent_model_server() -> String {
+/// An OpenAI-compatible endpoint that accepts connections and never
+/// answers; says on the channel each time a model call reaches it.
+async fn silent_model_server() -> (String, tokio::sync::mpsc::UnboundedReceiver<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (called, calls) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
         let mut held = Vec::new();
         while let Ok((socket, _)) = listener.accept().await {
             held.push(socket);
+            let _ = called.send(());
         }
     });
-    address
+    (address, calls)
 }
 
 #[tokio::test]
 async fn stop_over_http_ends_a_turn_stuck_on_a_slow_model_and_a_second_message_conflicts() {
-    let base_url = silent_model_server().await;
+    let (base_url, mut model_calls) = silent_model_server().await;
     let app = ChatApp::spawn_with(|settings| {
         settings.model_backend = ModelBackend::Openai;
         settings.model_base_url = Some(base_url);
         settings.model_name = Some("slow-model".into());
+        settings.metrics_token = Some(SCRAPE_TOKEN.into());
     })
     .await;
+    let stops_before = app
+        .metric("countersign_chat_stop_duration_seconds_count")
+        .await;
     let customer = app.token("customer").await;
     let response = app
         .post(&customer, "/api/v1/conversations", &json!({}))
@@ -620,21 +627,18 @@ async fn stop_over_http_ends_a_turn_stuck_on_a_slow_model_and_a_second_message_c
                 .unwrap()
         })
     };
-    // Wait until the turn holds the conversation.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let conversation: Value = app
-            .get(&customer, &format!("/api/v1/conversations/{id}"))
-            .await
-            .json()
-            .await
-            .unwrap();
-        if conversation["running"] == true {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the turn never started");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // The turn holds the conversation once its model call is under way.
+    tokio::time::timeout(Duration::from_secs(10), model_calls.recv())
+        .await
+        .expect("the turn reached the model")
+        .expect("the model server is up");
+    let conversation: Value = app
+        .get(&customer, &format!("/api/v1/conversations/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(conversation["running"], true);
 
     let second = app
         .post(&customer, &path, &json!({ "text": "hello?" }))
@@ -677,6 +681,35 @@ async fn stop_over_http_ends_a_turn_stuck_on_a_slow_model_and_a_second_message_c
         texts,
         ["what is your refund policy?", "Stopped before finishing."]
     );
+    // Operators see how long Stop took to land (timed per process; tests
+    // share it: at least ours).
+    assert!(
+        app.metric("countersign_chat_stop_duration_seconds_count")
+            .await
+            >= stops_before + 1.0,
+        "the Stop was timed"
+    );
+}
+
+const SCRAPE_TOKEN: &str = "scrape-token-for-the-chat-tests-01";
+
+impl ChatApp {
+    /// The value of an unlabelled sample on `/metrics` (0 when not shown yet).
+    async fn metric(&self, name: &str) -> f64 {
+        let text = self
+            .client
+            .get(format!("{}/metrics", self.address))
+            .bearer_auth(SCRAPE_TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        text.lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+            .map_or(0.0, |value| value.trim().parse().unwrap())
+    }
 }
 
 #[tokio::test]

@@ -200,3 +200,138 @@ async fn accounts_made_or_disabled_at_the_console_are_in_the_audit_trail_as_the_
     assert_eq!(disabled["before"], "enabled");
     assert_eq!(disabled["after"], "disabled");
 }
+
+/// Runs the binary and returns its whole output, whether it succeeded or not.
+async fn countersign_output(
+    url: &str,
+    workdir: &std::path::Path,
+    args: &[&str],
+) -> std::process::Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"))
+        .args(args)
+        .current_dir(workdir)
+        .env("COUNTERSIGN_DATABASE_URL", url)
+        .env("COUNTERSIGN_CONFIG", workdir.join("absent.toml"))
+        .env_remove("COUNTERSIGN_SEED_DEMO")
+        .output()
+        .await
+        .unwrap()
+}
+
+/// A dead-lettered notification, as the runner leaves one after its last
+/// attempt; returns its id.
+async fn dead_letter(db: &storage::Database, item: storage::work::NewWork) -> String {
+    let now = engine::now();
+    let tx = db.begin_write().await.unwrap();
+    storage::work::enqueue(&*tx, std::slice::from_ref(&item), now)
+        .await
+        .unwrap();
+    let claimed = storage::work::claim(
+        &*tx,
+        &item.lane,
+        Some(std::slice::from_ref(&item.kind)),
+        "worker-gone",
+        now + chrono::Duration::seconds(30),
+        now,
+        1,
+    )
+    .await
+    .unwrap();
+    let id = claimed[0].id.clone();
+    let lost = storage::work::finish(
+        &*tx,
+        &[storage::work::Finish::Dead {
+            id: id.clone(),
+            error: "the mail relay refused it".to_owned(),
+        }],
+        "worker-gone",
+        now,
+    )
+    .await
+    .unwrap();
+    assert!(lost.is_empty());
+    tx.commit().await.unwrap();
+    id
+}
+
+#[tokio::test]
+async fn an_operator_without_a_browser_lists_and_retries_dead_letters_and_is_told_what_is_refused()
+{
+    let test = TestDatabase::new().await;
+    engine::demo::seed_demo(
+        &test.db,
+        "cli-demo-password",
+        engine::demo::ReferenceStyle::Sandbox,
+        engine::now(),
+    )
+    .await
+    .unwrap();
+    let workdir = tempfile::tempdir().unwrap();
+    let dir = workdir.path();
+    let dead = dead_letter(
+        &test.db,
+        engine::work::person_notify("prp_cli_dead", "a refund needs a person", engine::now()),
+    )
+    .await;
+
+    let listed = countersign(&test.url, dir, &["work", "list", "--admin", "manager"]).await;
+    let row = listed
+        .lines()
+        .find(|line| line.starts_with(&dead))
+        .unwrap_or_else(|| panic!("the dead letter is listed: {listed}"));
+    assert!(row.contains("dead"), "{row}");
+    assert!(row.contains("the mail relay refused it"), "{row}");
+
+    let retried = countersign(
+        &test.url,
+        dir,
+        &["work", "retry", &dead, "--admin", "admin"],
+    )
+    .await;
+    assert!(retried.contains("queued"), "{retried}");
+    let item = storage::work::get(test.db.conn(), &dead)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(item.state, storage::work::QUEUED);
+    assert_eq!(item.attempts, 0, "a retry starts from the first attempt");
+    let (events, _) = storage::journal::list(
+        test.db.conn(),
+        &storage::journal::JournalFilter {
+            actor: Some("user:admin".to_owned()),
+            ..Default::default()
+        },
+        0,
+        50,
+    )
+    .await
+    .unwrap();
+    assert!(
+        events.iter().any(|event| event.kind == "work_retried"),
+        "the retry is journaled with who asked: {events:?}"
+    );
+
+    // A second retry of the same item: it is no longer dead.
+    let again = countersign_output(
+        &test.url,
+        dir,
+        &["work", "retry", &dead, "--admin", "admin"],
+    )
+    .await;
+    assert!(!again.status.success());
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        stderr.contains("only dead-lettered work can be retried"),
+        "{stderr}"
+    );
+
+    // Customers may not act on the operations view.
+    let customer =
+        countersign_output(&test.url, dir, &["work", "list", "--admin", "customer"]).await;
+    assert!(!customer.status.success());
+    assert!(
+        String::from_utf8_lossy(&customer.stderr).contains("refused"),
+        "{}",
+        String::from_utf8_lossy(&customer.stderr)
+    );
+}
