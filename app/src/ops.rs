@@ -393,6 +393,7 @@ pub async fn ops_view() -> Result<OpsOverview, AppError> {
     let ctx = server::context()?;
     let view = ctx
         .engine
+        .work
         .ops_view(&me.actor())
         .await
         .map_err(|e| server::fail(backend::ops_error(e)))?;
@@ -413,6 +414,7 @@ pub async fn ops_act(csrf_token: String, id: String, action: String) -> Result<W
     let ctx = server::context()?;
     let after = ctx
         .engine
+        .work
         .act_on_work(&me.actor(), id.trim(), action.into())
         .await
         .map_err(|e| server::fail(backend::ops_error(e)))?;
@@ -428,6 +430,7 @@ pub async fn ops_acknowledge(csrf_token: String, id: String) -> Result<(), AppEr
     let me = server::require_role(crate::access::OPS_ROLES)?;
     let ctx = server::context()?;
     ctx.engine
+        .work
         .acknowledge_alert(&me.actor(), id.trim())
         .await
         .map_err(|e| server::fail(backend::ops_error(e)))?;

@@ -143,6 +143,7 @@ mod backend {
             if !policies.contains_key(currency) {
                 let policy = ctx
                     .engine
+                    .approvals
                     .approval_policy(conn, currency)
                     .await
                     .map_err(|e| server::internal(&e))?;
@@ -320,6 +321,7 @@ pub async fn resolve_proposal(
     };
     let resolved = ctx
         .engine
+        .execution
         .resolve(&me.actor(), id.trim(), how, &note)
         .await
         .map_err(|e| server::fail(crate::server_errors::resolve_error(e)))?;
@@ -342,6 +344,7 @@ pub async fn approve_proposal(
     let ctx = server::context()?;
     let stored = ctx
         .engine
+        .approvals
         .approve(&me.actor(), id.trim(), action_digest.trim())
         .await
         .map_err(|e| server::fail(crate::server_errors::decision_error(e)))?;
@@ -361,6 +364,7 @@ pub async fn reject_proposal(
     let ctx = server::context()?;
     let stored = ctx
         .engine
+        .approvals
         .reject(&me.actor(), id.trim(), &reason)
         .await
         .map_err(|e| server::fail(crate::server_errors::decision_error(e)))?;

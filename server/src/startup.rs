@@ -262,7 +262,7 @@ impl Application {
         .with_assistant(crate::chat_model::assistant(&settings)?);
         let runner = settings
             .work_runner
-            .then(|| engine.work_runner(&work_schedule(&settings)));
+            .then(|| engine.work.runner(&work_schedule(&settings)));
         // `/ops` pages hear when this runner's work ends (and, through
         // the hints' NOTIFY on PostgreSQL, when another replica's does).
         let ops_hints = app::ops::backend::OpsHints::for_database(&db, &engine);

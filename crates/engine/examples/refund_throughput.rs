@@ -147,7 +147,8 @@ async fn main() {
     );
     // Approved refunds are sent by the work runner, as in the server.
     engine
-        .work_runner(&engine::work::WorkSchedule {
+        .work
+        .runner(&engine::work::WorkSchedule {
             sweeps: false,
             ..engine::work::WorkSchedule::default()
         })
@@ -282,7 +283,11 @@ async fn main() {
                 let Some((id, digest)) = proposals.get(i) else {
                     break;
                 };
-                engine.approve(&approver, id, digest).await.unwrap();
+                engine
+                    .approvals
+                    .approve(&approver, id, digest)
+                    .await
+                    .unwrap();
             }
         }));
     }

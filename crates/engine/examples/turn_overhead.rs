@@ -198,6 +198,7 @@ async fn main() {
         // (outside the timing) so the next round's turn prepares its own.
         let proposal_id = proposed.proposal_id.expect("turn 2 prepares the refund");
         engine
+            .approvals
             .reject(&approver, &proposal_id, "benchmark round over")
             .await
             .unwrap();

@@ -237,7 +237,11 @@ async fn interactive(
     let (mut approvals, mut turns) = (Vec::new(), Vec::new());
     for (id, digest) in batch {
         let started = Instant::now();
-        engine.approve(approver, id, digest).await.unwrap();
+        engine
+            .approvals
+            .approve(approver, id, digest)
+            .await
+            .unwrap();
         approvals.push(started.elapsed());
         let conversation = engine
             .chat
@@ -316,7 +320,8 @@ async fn main() {
         },
     );
     engine
-        .work_runner(&engine::work::WorkSchedule {
+        .work
+        .runner(&engine::work::WorkSchedule {
             sweeps: false,
             ..engine::work::WorkSchedule::default()
         })
@@ -341,7 +346,7 @@ async fn main() {
         storage::work::enqueue(&*tx, chunk, now).await.unwrap();
         tx.commit().await.unwrap();
     }
-    engine.work.lane(engine::work::NOTIFICATIONS);
+    engine.work.wake.lane(engine::work::NOTIFICATIONS);
     let (busy_approvals, busy_turns) =
         interactive(&engine, &customer, &approver, &busy_batch).await;
     let left = storage::work::lane_summary(db.conn(), engine::now())

@@ -9,14 +9,17 @@
 //! move to the same pattern; they read the shared parts below.
 
 use crate::accounts::{Accounts, ThrottlePolicy};
+use crate::approvals::Approvals;
 use crate::assistant::Chat;
 use crate::clock::Clock;
+use crate::execution::Execution;
 use crate::live::LiveUpdates;
 use crate::orders::Orders;
 use crate::policies::PolicyLibrary;
 use crate::proposals::{ProposalRules, Proposals};
 use crate::settings::TeamSettings;
 use crate::widget::Widget;
+use crate::work::Work;
 use chrono::Duration;
 use connectors::PaymentProvider;
 use domain::RoleSet;
@@ -120,6 +123,13 @@ pub struct Engine {
     pub widget: Widget,
     /// Conversations with the agents, their turns, the handover to a person.
     pub chat: Chat,
+    /// Approving and rejecting proposals.
+    pub approvals: crate::approvals::Approvals,
+    /// Sending approved refunds, recording and verifying the provider's
+    /// answers, reconciling and resolving what stayed uncertain.
+    pub execution: crate::execution::Execution,
+    /// The work runner's lanes and handlers, and the operations view.
+    pub work: crate::work::Work,
     pub db: Database,
     pub provider: Arc<dyn PaymentProvider>,
     pub policies: PolicyLibrary,
@@ -134,8 +144,8 @@ pub struct Engine {
     /// What time it is for every service: wall time unless a test sets
     /// its own with [`Engine::with_clock`].
     pub clock: Clock,
-    /// Nudges the work runner's lanes after a commit that queued work.
-    pub work: runner::Wake,
+    /// The door to this process's work runner (shared by the services).
+    wake: runner::Wake,
     /// Interactive work in progress (approvals, chat turns): background
     /// lanes give way to it.
     pub activity: runner::Activity,
@@ -197,7 +207,44 @@ impl Engine {
     ) -> Self {
         let tasks = runner::Supervisor::new();
         let live = LiveUpdates::for_database(&db, &tasks);
+        let settings = Arc::new(settings);
+        let (batches, wake, activity) = (
+            Batches::new(&tasks),
+            runner::Wake::default(),
+            runner::Activity::default(),
+        );
+        let payment_refs: Arc<crate::payment_refs::PaymentRefs> = Arc::default();
+        let execution = Execution::new(
+            db.clone(),
+            provider.clone(),
+            settings.clone(),
+            live.clone(),
+            Clock::system(),
+            wake.clone(),
+            batches.answers.clone(),
+        );
+        let approvals = Approvals::new(
+            db.clone(),
+            settings.clone(),
+            execution.clone(),
+            batches.approvals.clone(),
+            payment_refs.clone(),
+            activity.clone(),
+            tasks.clone(),
+        );
+        let work = Work::new(
+            db.clone(),
+            Clock::system(),
+            settings.clone(),
+            execution.clone(),
+            wake.clone(),
+            activity.clone(),
+            tasks.clone(),
+        );
         Engine {
+            approvals,
+            execution,
+            work,
             accounts: Accounts::new(db.clone(), Clock::system(), settings.sign_in),
             team_settings: TeamSettings::new(db.clone(), Clock::system()),
             orders: Orders::new(db.clone(), Clock::system(), provider.clone()),
@@ -213,7 +260,7 @@ impl Engine {
                     provider.clone(),
                     live.clone(),
                     proposal_rules(&settings),
-                    Arc::default(),
+                    payment_refs.clone(),
                 ),
                 policies.clone(),
             ),
@@ -223,19 +270,19 @@ impl Engine {
                 provider.clone(),
                 live.clone(),
                 proposal_rules(&settings),
-                Arc::default(),
+                payment_refs.clone(),
             ),
             db,
             provider,
             policies,
-            settings: Arc::new(settings),
+            settings,
             live,
             assistant: crate::assistant::Assistant::offline(),
-            batches: Batches::new(&tasks),
-            payment_refs: Arc::default(),
+            batches,
+            payment_refs,
             clock: Clock::system(),
-            work: runner::Wake::default(),
-            activity: runner::Activity::default(),
+            wake,
+            activity,
             tasks,
         }
         .assembled()
@@ -244,6 +291,33 @@ impl Engine {
     /// Builds every service again from the shared parts (after one of
     /// them changed), so no service keeps an old clock or assistant.
     fn assembled(mut self) -> Self {
+        self.execution = Execution::new(
+            self.db.clone(),
+            self.provider.clone(),
+            self.settings.clone(),
+            self.live.clone(),
+            self.clock.clone(),
+            self.wake.clone(),
+            self.batches.answers.clone(),
+        );
+        self.approvals = Approvals::new(
+            self.db.clone(),
+            self.settings.clone(),
+            self.execution.clone(),
+            self.batches.approvals.clone(),
+            self.payment_refs.clone(),
+            self.activity.clone(),
+            self.tasks.clone(),
+        );
+        self.work = Work::new(
+            self.db.clone(),
+            self.clock.clone(),
+            self.settings.clone(),
+            self.execution.clone(),
+            self.wake.clone(),
+            self.activity.clone(),
+            self.tasks.clone(),
+        );
         self.accounts = Accounts::new(self.db.clone(), self.clock.clone(), self.settings.sign_in);
         self.team_settings = TeamSettings::new(self.db.clone(), self.clock.clone());
         self.orders = Orders::new(self.db.clone(), self.clock.clone(), self.provider.clone());
@@ -284,10 +358,6 @@ impl Engine {
     pub fn with_assistant(mut self, assistant: crate::assistant::Assistant) -> Self {
         self.assistant = assistant;
         self.assembled()
-    }
-
-    pub(crate) fn system_actor(&self) -> String {
-        format!("system:{}", self.settings.executor_name)
     }
 }
 

@@ -23,19 +23,6 @@ const USE_CASES: &[&str] = &[
     "work",
 ];
 
-/// Still written as `impl Engine` (they read the engine's shared parts)
-/// while the lead moves them to services: approvals, execution, the work
-/// runner, and step's commit helpers they share. Each may still name
-/// `crate::core::Engine`; nobody else may. Shrink this list, never grow it.
-const PENDING: &[&str] = &["approvals", "execution", "step", "work"];
-
-/// Imports of another use case's private files that are waiting for their
-/// owner's conversion (file, path): the list may only shrink.
-const PENDING_INTERNAL: &[(&str, &str)] = &[
-    ("approvals/approve.rs", "execution::charge"),
-    ("execution/resolve.rs", "proposals::created"),
-];
-
 struct Source {
     /// Path under `src/`, e.g. `proposals/submit.rs`.
     file: String,
@@ -191,10 +178,6 @@ fn a_use_case_never_imports_another_use_cases_private_files() {
             if !is_use_case(module) || *module == source.module || !is_inner_file(module, inner) {
                 continue;
             }
-            let reached = format!("{module}::{inner}");
-            if PENDING_INTERNAL.contains(&(source.file.as_str(), reached.as_str())) {
-                continue;
-            }
             reaches.push(format!("{} uses crate::{}", source.file, path.join("::")));
         }
     }
@@ -208,7 +191,7 @@ fn a_use_case_never_imports_another_use_cases_private_files() {
 }
 
 #[test]
-fn only_the_use_cases_not_yet_converted_depend_on_the_whole_engine() {
+fn no_use_case_depends_on_the_whole_engine() {
     let mut holders = BTreeSet::new();
     for source in sources() {
         if matches!(source.module.as_str(), "core" | "lib") {
@@ -218,7 +201,7 @@ fn only_the_use_cases_not_yet_converted_depend_on_the_whole_engine() {
             .iter()
             .any(|path| path.len() >= 2 && path[0] == "core" && path[1] == "Engine")
             || (source.code.contains("use crate::core::{") && source.code.contains("Engine"));
-        if names_engine && !PENDING.contains(&source.module.as_str()) {
+        if names_engine {
             holders.insert(source.file);
         }
     }
@@ -232,9 +215,6 @@ fn only_the_use_cases_not_yet_converted_depend_on_the_whole_engine() {
 fn use_cases_read_the_time_from_their_injected_clock() {
     let mut readers = BTreeSet::new();
     for source in sources() {
-        if PENDING.contains(&source.module.as_str()) {
-            continue;
-        }
         for system_time in ["crate::now()", "Utc::now()", "chrono::Utc::now"] {
             if source.code.contains(system_time)
                 && source.file != "clock.rs"

@@ -53,7 +53,7 @@ pub async fn run(command: WorkCommand, settings: &Settings) -> anyhow::Result<()
     let (admin, action, id) = match command {
         WorkCommand::List { admin } => {
             let actor = actor(&db, &admin).await?;
-            let view = page(engine.ops_view(&actor).await.map_err(refused)?);
+            let view = page(engine.work.ops_view(&actor).await.map_err(refused)?);
             if view.attention.is_empty() {
                 println!("nothing is running, retrying or dead-lettered");
             }
@@ -71,6 +71,7 @@ pub async fn run(command: WorkCommand, settings: &Settings) -> anyhow::Result<()
     };
     let actor = actor(&db, &admin).await?;
     let after = engine
+        .work
         .act_on_work(&actor, id.trim(), action.into())
         .await
         .map_err(refused)?;

@@ -327,11 +327,11 @@ async fn a_broken_journal_found_by_the_daily_check_shows_as_an_open_alert() {
         .unwrap();
     let clock = engine::ManualClock::starting_at(engine::now());
     let checker = app.engine.clone().with_clock(clock.clock());
-    let runner = checker.work_runner(&engine::work::WorkSchedule::default());
+    let runner = checker.work.runner(&engine::work::WorkSchedule::default());
     let mut finished = runner.finished();
     runner.start().await.unwrap();
     clock.advance(chrono::Duration::minutes(2));
-    checker.work.lane(engine::work::SCHEDULED);
+    checker.work.wake.lane(engine::work::SCHEDULED);
     tokio::time::timeout(std::time::Duration::from_secs(30), async {
         loop {
             match finished.recv().await {

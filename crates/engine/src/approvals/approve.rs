@@ -6,9 +6,10 @@
 //! still the version read (otherwise the request starts over in a later
 //! batch). The provider is called only after commit.
 
+use super::Approvals;
 use super::decide::{DecisionError, conflict, policy_versions};
-use crate::core::{Actor, Engine};
-use crate::execution::charge::ChargeCheck;
+use crate::core::Actor;
+use crate::execution::ChargeCheck;
 use crate::execution::step::{Step, retry_on_conflict, write_states};
 use domain::proposal::{
     Approval, ApprovalContext, ApprovalPolicy, Approver, ConditionsSnapshot, Effect,
@@ -60,7 +61,7 @@ struct BatchReads {
     spoke: HashSet<(String, String)>,
 }
 
-impl Engine {
+impl Approvals {
     /// `actor` approves proposal `proposal_id`, having been shown the action
     /// with digest `digest_shown`. The provider is first asked what is left
     /// on the charge; when this completes the approvals, the proposal is
@@ -97,10 +98,10 @@ impl Engine {
                 }),
         };
         let charge = match reference {
-            Some(reference) => Some(self.check_charge(&reference).await),
+            Some(reference) => Some(self.execution.check_charge(&reference).await),
             None => None,
         };
-        let engine = self.clone();
+        let approvals = self.clone();
         let ask = ApproveAsk {
             actor: actor.clone(),
             proposal_id: proposal_id.to_owned(),
@@ -108,19 +109,19 @@ impl Engine {
             charge,
         };
         crate::core::detached(&self.tasks, async move {
-            retry_on_conflict(|| engine.approve_in_a_batch(ask.clone())).await
+            retry_on_conflict(|| approvals.approve_in_a_batch(ask.clone())).await
         })
         .await
     }
 
     /// One attempt: queued, then decided with whatever else is queued.
     async fn approve_in_a_batch(&self, ask: ApproveAsk) -> Result<StoredProposal, DecisionError> {
-        let engine = self.clone();
+        let approvals = self.clone();
         let run = move |batch| {
-            let engine = engine.clone();
-            async move { answer_each(batch, |asks| engine.try_approve_all(asks)).await }
+            let approvals = approvals.clone();
+            async move { answer_each(batch, |asks| approvals.try_approve_all(asks)).await }
         };
-        self.batches.approvals.call(ask, run).await.unwrap_or_else(|| {
+        self.batch.call(ask, run).await.unwrap_or_else(|| {
             Err(DecisionError::Storage(StorageError::Unavailable(
                 "the approval was interrupted before it was recorded; nothing was approved, try again"
                     .into(),
@@ -134,7 +135,7 @@ impl Engine {
         &self,
         asks: Arc<[ApproveAsk]>,
     ) -> Result<Vec<Result<StoredProposal, DecisionError>>, DecisionError> {
-        let now = crate::now();
+        let now = self.now();
         let mut results: Vec<Option<Result<StoredProposal, DecisionError>>> =
             asks.iter().map(|_| None).collect();
         let tx = self.db.begin_write().await?;
@@ -335,7 +336,7 @@ impl Engine {
                     }
                 };
                 let reserved = in_flight.reserved(&order.id, &plan.step.stored.proposal.id);
-                match self.claim_and_revalidate(
+                match self.execution.claim_and_revalidate(
                     &mut plan.step,
                     order,
                     &plan.conditions,
@@ -374,11 +375,11 @@ impl Engine {
             .filter(|(index, _)| sends.contains(index))
             .map(|(_, step)| crate::work::refund_send(&(&step.stored.proposal).into(), now))
             .collect();
-        let to_send = self.queue_sends(&*tx, to_send, now).await?;
-        for (index, stored) in self.commit_steps(tx, written).await? {
+        let to_send = crate::work::queue_sends(&self.execution.wake, &*tx, to_send, now).await?;
+        for (index, stored) in self.execution.commit_steps(tx, written).await? {
             answers.push((index, Ok(stored)));
         }
-        to_send.start(self);
+        to_send.start(&self.execution.wake);
         Ok(answers)
     }
 }

@@ -1,7 +1,8 @@
 //! Deciding about proposals: the errors every decision can end in, and
 //! rejecting (approving, which is batched, lives in `approve`).
 
-use crate::core::{Actor, Engine};
+use super::Approvals;
+use crate::core::Actor;
 use crate::execution::step::{ConflictAware, SaveError, Step};
 use domain::proposal::{
     Approval, ApprovalContext, ApprovalPolicy, ApproveError, Approver, Command, ConditionsSnapshot,
@@ -63,7 +64,7 @@ pub(super) fn conflict() -> DecisionError {
     DecisionError::Conflict(SaveError::Conflict)
 }
 
-impl Engine {
+impl Approvals {
     /// Today's approval policy for refunds in `currency`: its four-eyes
     /// threshold (the default where none is stored) and how long approvals
     /// count. Approvals decide by it; reviewers are told from it how many
@@ -88,18 +89,18 @@ impl Engine {
     /// `actor` rejects the proposal with a reason shown to the requester.
     ///
     /// # Errors
-    /// As [`Engine::approve`]; a blank reason is refused.
+    /// As [`Approvals::approve`]; a blank reason is refused.
     pub async fn reject(
         &self,
         actor: &Actor,
         proposal_id: &str,
         reason: &str,
     ) -> Result<StoredProposal, DecisionError> {
-        let (engine, actor) = (self.clone(), actor.clone());
+        let (approvals, actor) = (self.clone(), actor.clone());
         let (id, reason) = (proposal_id.to_owned(), reason.to_owned());
         let _interactive = self.activity.enter();
         crate::core::detached(&self.tasks, async move {
-            engine.reject_now(&actor, &id, &reason).await
+            approvals.reject_now(&actor, &id, &reason).await
         })
         .await
     }
@@ -116,7 +117,7 @@ impl Engine {
                 "a rejection needs a reason of 1 to 2000 characters".into(),
             ));
         }
-        let now = crate::now();
+        let now = self.now();
         let tx = self.db.begin_write().await?;
         let stored = load(&*tx, proposal_id).await?;
         let approver = Approver {
@@ -157,7 +158,7 @@ impl Engine {
             json!({ "approval_id": rejection.id, "reason": reason }),
             now,
         )?;
-        let stored = self.commit_step(tx, step, now).await?;
+        let stored = self.execution.commit_step(tx, step, now).await?;
         Ok(stored)
     }
 }

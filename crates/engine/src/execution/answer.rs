@@ -7,10 +7,10 @@
 //! alone and the reconciler verifies it later, as an answer of its own.
 //! `record` writes them, many answers per transaction.
 
+use super::Execution;
 use super::charge::ChargeCheck;
 use super::record::AnswerAsk;
 use super::step::{ConflictAware, SaveError, Step};
-use crate::core::Engine;
 use connectors::{
     ProviderCharge, ProviderError, ProviderRefund as WireRefund, ProviderRefundStatus,
 };
@@ -142,7 +142,7 @@ pub(super) fn conflict() -> RecordError {
     RecordError::Save(SaveError::Conflict)
 }
 
-impl Engine {
+impl Execution {
     /// Applies one answer to its proposal's step, in memory but for the
     /// rare reads an unfound refund needs; returns what to do next and the
     /// rows to write with the state.

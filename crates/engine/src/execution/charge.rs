@@ -3,7 +3,7 @@
 //! proposal) and at verification (so the provider's refunded total is
 //! compared with the books).
 
-use crate::core::Engine;
+use super::Execution;
 use connectors::ProviderCharge;
 use domain::proposal::ChargeAtProvider;
 use serde_json::{Value, json};
@@ -72,7 +72,7 @@ fn status_word(status: &connectors::ProviderRefundStatus) -> &'static str {
     }
 }
 
-impl Engine {
+impl Execution {
     /// Asks the provider for the charge behind `payment_reference`.
     pub async fn check_charge(&self, payment_reference: &str) -> ChargeCheck {
         match self.provider.charge(payment_reference).await {

@@ -4,28 +4,87 @@
 
 pub mod answer;
 pub mod charge;
+mod commit;
 pub mod reconcile;
 pub mod record;
 pub mod resolve;
 pub mod sandbox_charges;
 pub mod send;
+pub use charge::ChargeCheck;
 pub use send::RefundTarget;
 // Moved to the crate root (shared with proposals, which must not import
 // execution); re-exported so paths through execution keep working.
 pub use crate::{payment_refs, step};
 
-use crate::core::Engine;
-use charge::ChargeCheck;
+use crate::clock::Clock;
+use crate::core::EngineSettings;
+use crate::live::LiveUpdates;
+use connectors::PaymentProvider;
 use connectors::ProviderCharge;
 use domain::proposal::{
     Command, ConditionsSnapshot, InvalidationReason, TransitionError, revalidate,
     revalidate_at_provider,
 };
 use domain::{Money, OrderSnapshot, Timestamp};
+use runner::batch::Combiner;
 use serde_json::json;
+use std::sync::Arc;
 use step::Step;
+use storage::Database;
 
-impl Engine {
+/// Executing approved refunds: what it holds is all it uses.
+#[derive(Clone)]
+pub struct Execution {
+    pub(crate) db: Database,
+    pub(crate) provider: Arc<dyn PaymentProvider>,
+    pub(crate) settings: Arc<EngineSettings>,
+    pub(crate) live: LiveUpdates,
+    pub(crate) clock: Clock,
+    /// The door to this process's work runner (lanes to wake).
+    pub(crate) wake: runner::Wake,
+    /// Provider answers arriving together, recorded in one transaction.
+    pub(crate) answers: Arc<Combiner<record::AnswerRequest>>,
+}
+
+impl std::fmt::Debug for Execution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Execution")
+            .field("executor", &self.settings.executor_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Execution {
+    pub(crate) fn new(
+        db: Database,
+        provider: Arc<dyn PaymentProvider>,
+        settings: Arc<EngineSettings>,
+        live: LiveUpdates,
+        clock: Clock,
+        wake: runner::Wake,
+        answers: Arc<Combiner<record::AnswerRequest>>,
+    ) -> Self {
+        Execution {
+            db,
+            provider,
+            settings,
+            live,
+            clock,
+            wake,
+            answers,
+        }
+    }
+
+    /// The current time on the engine's clock.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// How the journal names this executor.
+    pub(crate) fn system_actor(&self) -> String {
+        format!("system:{}", self.settings.executor_name)
+    }
+
     /// Claims an approved proposal for this process and revalidates it
     /// against the current order (read under its lock), `reserved` (the
     /// minor units other in-flight proposals hold on the order) and the

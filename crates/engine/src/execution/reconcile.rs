@@ -1,10 +1,10 @@
 //! Reconciliation: expiring stale proposals, taking over executions whose
 //! lease ran out, re-checking unknown outcomes, and verifying succeeded
 //! refunds. The work runner's sweeps call these one proposal at a time
-//! (`crate::work`); [`Engine::reconcile_once`] runs everything due inline.
+//! (`crate::work`); [`Execution::reconcile_once`] runs everything due inline.
 //! Claims are conditional updates, so several replicas can run them at once.
 
-use crate::core::Engine;
+use super::Execution;
 use crate::step::Step;
 use domain::proposal::{Command, Effect, ProposalStatus};
 use serde_json::json;
@@ -20,7 +20,7 @@ pub struct ReconcileReport {
     pub checkpointed: usize,
 }
 
-impl Engine {
+impl Execution {
     /// Everything due now, inline and in order: what the runner's sweeps
     /// and checks do over time, in one call (recovery tools and tests).
     ///

@@ -3,9 +3,9 @@
 //! proposals, locks their orders and writes every state, receipt, booking
 //! and journal event at once.
 
+use super::Execution;
 use super::answer::{AfterAnswer, Answer, RecordError, conflict};
 use super::step::{Step, retry_on_conflict, write_states};
-use crate::core::Engine;
 use domain::proposal::ProposalState;
 use runner::batch::{Request, answer_each};
 use std::collections::{BTreeSet, HashMap};
@@ -47,7 +47,7 @@ impl AnswerAsk {
     }
 }
 
-impl Engine {
+impl Execution {
     /// Records `answer` for proposal `id` if it still concerns it: a refund's
     /// answer while it is executing under this process's claim, the refunds
     /// under its key once it succeeded. A succeeded refund's answer may
@@ -79,15 +79,11 @@ impl Engine {
             let engine = engine.clone();
             async move { answer_each(batch, |asks| engine.try_record_all(asks)).await }
         };
-        self.batches
-            .answers
-            .call(ask, run)
-            .await
-            .unwrap_or_else(|| {
-                Err(RecordError::Storage(StorageError::Unavailable(
-                    "recording the provider's answer was interrupted".into(),
-                )))
-            })
+        self.answers.call(ask, run).await.unwrap_or_else(|| {
+            Err(RecordError::Storage(StorageError::Unavailable(
+                "recording the provider's answer was interrupted".into(),
+            )))
+        })
     }
 
     /// One attempt at a batch, in one write transaction: read the
@@ -98,7 +94,7 @@ impl Engine {
         &self,
         asks: Arc<[AnswerAsk]>,
     ) -> Result<Vec<Result<AfterAnswer, RecordError>>, RecordError> {
-        let now = crate::now();
+        let now = self.now();
         let actor = self.system_actor();
         let tx = self.db.begin_write().await?;
         let ids: Vec<String> = asks.iter().map(|a| a.proposal_id.clone()).collect();

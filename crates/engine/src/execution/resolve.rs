@@ -9,10 +9,11 @@
 //! what the provider shows, the state machine) → save (state, receipt,
 //! booking or successor, journal) in one transaction.
 
+use super::Execution;
 use super::answer::{booking_for, receipt_row};
 use super::charge::charge_evidence;
 use super::step::{ConflictAware, SaveError, Step, retry_on_conflict};
-use crate::core::{Actor, Engine};
+use crate::core::Actor;
 use connectors::{ProviderCharge, ProviderRefund as WireRefund, ProviderRefundStatus};
 use domain::proposal::{
     Command, ProposalState, ProposalStatus, Receipt, Resolution, TransitionError, may_resolve,
@@ -89,7 +90,7 @@ pub struct Resolved {
     pub retry: Option<StoredProposal>,
 }
 
-impl Engine {
+impl Execution {
     /// `actor` resolves proposal `id` as `how`, with a note on what they
     /// checked (required).
     ///
@@ -141,7 +142,7 @@ impl Engine {
             .map_err(|e| ResolveError::ProviderUnavailable(e.to_string()))?;
         let resolution = self.checked_resolution(&stored, how, note, &charge).await?;
 
-        let now = crate::now();
+        let now = self.now();
         let tx = self.db.begin_write().await?;
         storage::orders::lock_versions(&*tx, std::slice::from_ref(&stored.proposal.order_id))
             .await?;
@@ -261,7 +262,7 @@ impl Engine {
                         provider_refund_id: refund.provider_refund_id.clone(),
                         amount: super::answer::money_of(refund),
                         status: super::answer::status_name(&refund.status).to_owned(),
-                        recorded_at: crate::now(),
+                        recorded_at: self.now(),
                     },
                     note: note.to_owned(),
                 })
@@ -314,7 +315,7 @@ impl Engine {
                 self.settings.proposal_ttl,
             )
             .map_err(|e| ResolveError::Invalid(e.to_string()))?;
-        let created = crate::proposals::created::insert_proposed(
+        let created = crate::proposals::insert_proposed(
             &**tx,
             proposal,
             &actor.journal_name(),

@@ -1,8 +1,8 @@
 //! Calling the provider: send under the proposal id, or query the status of
 //! what may have been sent. Never a new key, never a blind retry.
 
+use super::Execution;
 use super::answer::{AfterAnswer, Answer};
-use crate::core::Engine;
 use connectors::{
     ProviderCharge, ProviderRefundStatus, RefundLookup, RefundOutcome, RefundRequest,
 };
@@ -56,7 +56,7 @@ impl RefundTarget {
     }
 }
 
-impl Engine {
+impl Execution {
     /// Sends the refund (already marked sent and committed) and records the
     /// answer; resends under the same key while the provider says it has
     /// nothing and still remembers the key.

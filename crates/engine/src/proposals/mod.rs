@@ -10,6 +10,7 @@ pub mod submit;
 pub mod visibility;
 
 pub use authority::{Proposer, STAFF_PROPOSERS, SubmissionLimit};
+pub(crate) use created::insert_proposed;
 pub use one_live::LiveProposal;
 pub(crate) use one_live::live_on_order;
 pub use queries::{ListError, ProposalDetail};

@@ -2,65 +2,58 @@
 //! worker died after the handler's own commit runs again, and must find
 //! nothing left to do.
 
+use super::Work;
 use super::sweeps::{self, Pending, SweepFn};
 use super::{WorkSchedule, alert_kind};
-use crate::core::Engine;
 use crate::execution::RefundTarget;
 use domain::proposal::ProposalState;
 use runner::{Handler, Job, JobError, RunnerBuilder};
 use storage::StorageError;
 
-pub(super) fn register(
-    engine: &Engine,
-    builder: RunnerBuilder,
-    every: &WorkSchedule,
-) -> RunnerBuilder {
-    let with = |engine: &Engine| Ctx {
-        engine: engine.clone(),
+pub(super) fn register(work: &Work, builder: RunnerBuilder, every: &WorkSchedule) -> RunnerBuilder {
+    let with = |work: &Work| Ctx {
+        work: work.clone(),
         every: *every,
     };
     builder
-        .handle(super::REFUND_SEND, RefundSend(with(engine)))
-        .handle(super::PROPOSAL_CHECK, ProposalCheck(with(engine)))
-        .handle(super::PERSON_NOTIFY, PersonNotify(with(engine)))
+        .handle(super::REFUND_SEND, RefundSend(with(work)))
+        .handle(super::PROPOSAL_CHECK, ProposalCheck(with(work)))
+        .handle(super::PERSON_NOTIFY, PersonNotify(with(work)))
         .handle(
             super::SWEEP_RECONCILE,
             Sweep(
-                with(engine),
+                with(work),
                 sweeps::reconcile,
                 Some(sweeps::reconcile_pending),
             ),
         )
         .handle(
             super::SWEEP_EXPIRY,
-            Sweep(with(engine), sweeps::expiry, Some(sweeps::expiry_pending)),
+            Sweep(with(work), sweeps::expiry, Some(sweeps::expiry_pending)),
         )
         .handle(
             super::JOURNAL_CHECKPOINT,
             Sweep(
-                with(engine),
+                with(work),
                 sweeps::checkpoint,
                 Some(sweeps::checkpoint_pending),
             ),
         )
-        .handle(
-            super::AUDIT_VERIFY,
-            Sweep(with(engine), sweeps::audit, None),
-        )
+        .handle(super::AUDIT_VERIFY, Sweep(with(work), sweeps::audit, None))
         .handle(
             super::KEY_RETENTION,
             Sweep(
-                with(engine),
+                with(work),
                 sweeps::key_retention,
                 Some(sweeps::key_retention_pending),
             ),
         )
-        .handle(super::WORK_PRUNE, Sweep(with(engine), sweeps::prune, None))
+        .handle(super::WORK_PRUNE, Sweep(with(work), sweeps::prune, None))
 }
 
 #[derive(Clone)]
 pub(super) struct Ctx {
-    pub engine: Engine,
+    pub work: Work,
     pub every: WorkSchedule,
 }
 
@@ -78,8 +71,8 @@ fn proposal_id(job: &Job) -> Result<String, JobError> {
         .ok_or_else(|| JobError::Dead("the item names no proposal".to_owned()))
 }
 
-async fn load(engine: &Engine, id: &str) -> Result<storage::proposals::StoredProposal, JobError> {
-    storage::proposals::get(engine.db.conn(), id)
+async fn load(work: &Work, id: &str) -> Result<storage::proposals::StoredProposal, JobError> {
+    storage::proposals::get(work.db.conn(), id)
         .await
         .map_err(retry)?
         .ok_or_else(|| JobError::Dead(format!("proposal {id} does not exist")))
@@ -101,7 +94,7 @@ impl Handler for RefundSend {
 
 impl RefundSend {
     async fn send(&self, job: &Job, id: &str) -> Result<Option<String>, JobError> {
-        let engine = &self.0.engine;
+        let work = &self.0.work;
         // Handed over by the approval that wrote it, with the proposal's
         // claim for this executor, in the transaction that just committed:
         // that state still holds (or, if it moved meanwhile, the answer is
@@ -111,30 +104,29 @@ impl RefundSend {
             && let Some(target) = RefundTarget::from_payload(&job.item.payload)
             && target.id == id
         {
-            engine.send_refund(&target).await;
+            work.execution.send_refund(&target).await;
             return Ok(Some("sent".to_owned()));
         }
-        let stored = load(engine, id).await?;
+        let stored = load(work, id).await?;
         match &stored.state {
             ProposalState::Executing {
                 executor,
                 sent: true,
                 ..
-            } if *executor == engine.settings.executor_name => {
-                engine.send_refund(&(&stored.proposal).into()).await;
+            } if *executor == work.settings.executor_name => {
+                work.execution.send_refund(&(&stored.proposal).into()).await;
                 Ok(Some("sent".to_owned()))
             }
             ProposalState::Executing { .. } | ProposalState::OutcomeUnknown { .. } => {
                 // Claimed by another process (or by this worker under
                 // another name before a restart): once its lease runs out
                 // the checks take it over, asking the provider by key first.
-                let tx = engine.db.begin_write().await.map_err(retry)?;
-                engine
-                    .queue_work(&*tx, &[super::proposal_check(id, engine.now())])
+                let tx = work.db.begin_write().await.map_err(retry)?;
+                work.queue_work(&*tx, &[super::proposal_check(id, work.now())])
                     .await
                     .map_err(retry)?;
                 tx.commit().await.map_err(retry)?;
-                engine.work.lane(super::CHECKS);
+                work.wake.lane(super::CHECKS);
                 Ok(Some(
                     "held by another executor; handed to the checks".to_owned(),
                 ))
@@ -154,10 +146,10 @@ struct ProposalCheck(Ctx);
 #[async_trait::async_trait]
 impl Handler for ProposalCheck {
     async fn run(&self, job: &Job) -> Result<Option<String>, JobError> {
-        let engine = &self.0.engine;
+        let work = &self.0.work;
         let id = proposal_id(job)?;
         let span = tracing::info_span!("proposal_check", proposal.id = %id);
-        let checked = tracing::Instrument::instrument(engine.check_proposal(&id), span)
+        let checked = tracing::Instrument::instrument(work.execution.check_proposal(&id), span)
             .await
             .map_err(retry)?;
         Ok(Some(checked.to_string()))
@@ -171,7 +163,7 @@ struct PersonNotify(Ctx);
 #[async_trait::async_trait]
 impl Handler for PersonNotify {
     async fn run(&self, job: &Job) -> Result<Option<String>, JobError> {
-        let engine = &self.0.engine;
+        let work = &self.0.work;
         let id = proposal_id(job)?;
         let reason = job
             .item
@@ -180,14 +172,14 @@ impl Handler for PersonNotify {
             .and_then(serde_json::Value::as_str)
             .unwrap_or("a person must look at this refund");
         tracing::warn!(proposal.id = %id, %reason, "a refund needs a person");
-        let tx = engine.db.begin_write().await.map_err(retry)?;
+        let tx = work.db.begin_write().await.map_err(retry)?;
         storage::work::alerts::raise(
             &*tx,
             alert_kind::PROPOSAL_NEEDS_PERSON,
             Some(&id),
             reason,
             &format!("{}:{id}", alert_kind::PROPOSAL_NEEDS_PERSON),
-            engine.now(),
+            work.now(),
         )
         .await
         .map_err(retry)?;

@@ -11,12 +11,15 @@ mod handlers;
 pub mod ops;
 mod sweeps;
 
-use crate::core::Engine;
-use crate::execution::RefundTarget;
+use crate::clock::Clock;
+use crate::core::EngineSettings;
+use crate::execution::{Execution, RefundTarget};
 use chrono::Duration;
 use domain::Timestamp;
 use runner::{LaneSpec, Priority, Runner, Schedule};
 use serde_json::json;
+use std::sync::Arc;
+use storage::Database;
 use storage::StorageError;
 use storage::work::NewWork;
 
@@ -213,25 +216,85 @@ pub(crate) enum Sends {
 
 impl Sends {
     /// Starts the sends; call after the commit.
-    pub(crate) fn start(self, engine: &Engine) {
+    pub(crate) fn start(self, wake: &runner::Wake) {
         match self {
-            Sends::Claimed(items) => engine.work.hand_over(items),
-            Sends::Queued(items) => wake_for(engine, &items),
+            Sends::Claimed(items) => wake.hand_over(items),
+            Sends::Queued(items) => crate::step::wake_lanes(wake, &items),
         }
     }
 }
 
-/// Wakes the lanes of items just committed.
-pub(crate) fn wake_for(engine: &Engine, items: &[NewWork]) {
-    let mut lanes: Vec<&str> = items.iter().map(|item| item.lane.as_str()).collect();
-    lanes.sort_unstable();
-    lanes.dedup();
-    for lane in lanes {
-        engine.work.lane(lane);
+/// Writes refund sends in the caller's transaction. When this process runs
+/// the payments lane they are written already claimed for it, so a send
+/// costs no claim transaction and starts the moment the approval commits
+/// ([`Sends::start`]); if the process dies first, its worker takes them
+/// back when it starts again (or another takes them over when the lease
+/// runs out).
+///
+/// # Errors
+/// Database failures.
+pub(crate) async fn queue_sends(
+    wake: &runner::Wake,
+    tx: &impl storage::ConnectionTrait,
+    items: Vec<NewWork>,
+    now: Timestamp,
+) -> Result<Sends, StorageError> {
+    let Some(taker) = wake.taker(PAYMENTS) else {
+        storage::work::enqueue(tx, &items, now).await?;
+        return Ok(Sends::Queued(items));
+    };
+    let lease = Duration::from_std(taker.lease).unwrap_or(Duration::MAX);
+    let claimed =
+        storage::work::enqueue_claimed(tx, &items, &taker.owner, now + lease, now).await?;
+    Ok(Sends::Claimed(claimed))
+}
+
+/// The work outside requests: the runner's lanes and handlers, and the
+/// operations view. What it holds is all it uses.
+#[derive(Clone)]
+pub struct Work {
+    pub(crate) db: Database,
+    pub(crate) clock: Clock,
+    pub(crate) settings: Arc<EngineSettings>,
+    pub(crate) execution: Execution,
+    /// The door to this process's runner: wake a lane after queuing work.
+    pub wake: runner::Wake,
+    pub(crate) activity: runner::Activity,
+    pub(crate) tasks: runner::Supervisor,
+}
+
+impl std::fmt::Debug for Work {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Work").finish_non_exhaustive()
     }
 }
 
-impl Engine {
+impl Work {
+    pub(crate) fn new(
+        db: Database,
+        clock: Clock,
+        settings: Arc<EngineSettings>,
+        execution: Execution,
+        wake: runner::Wake,
+        activity: runner::Activity,
+        tasks: runner::Supervisor,
+    ) -> Self {
+        Work {
+            db,
+            clock,
+            settings,
+            execution,
+            wake,
+            activity,
+            tasks,
+        }
+    }
+
+    /// The current time on the engine's clock.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
     /// The runner for this engine's work, working under the executor name
     /// (`EngineSettings::executor_name`: a name that stays the same across
     /// restarts of this worker and differs between replicas, so a restart
@@ -239,7 +302,7 @@ impl Engine {
     /// claimed are still its own). Call [`Runner::start`] on it; stop it
     /// with `engine.tasks.shutdown`.
     #[must_use]
-    pub fn work_runner(&self, every: &WorkSchedule) -> Runner {
+    pub fn runner(&self, every: &WorkSchedule) -> Runner {
         let owner = self.settings.executor_name.as_str();
         let mut builder = Runner::builder(
             self.db.clone(),
@@ -248,7 +311,7 @@ impl Engine {
                 std::sync::Arc::new(move || clock.now())
             },
             owner,
-            self.work.clone(),
+            self.wake.clone(),
             self.activity.clone(),
             self.tasks.clone(),
         );
@@ -265,32 +328,7 @@ impl Engine {
         handlers::register(self, builder, every).build()
     }
 
-    /// Writes refund sends in the caller's transaction. When this process
-    /// runs the payments lane they are written already claimed for it, so
-    /// a send costs no claim transaction and starts the moment the
-    /// approval commits ([`Sends::start`]); if the process dies first, its
-    /// worker takes them back when it starts again (or another takes them
-    /// over when the lease runs out).
-    ///
-    /// # Errors
-    /// Database failures.
-    pub(crate) async fn queue_sends(
-        &self,
-        tx: &impl storage::ConnectionTrait,
-        items: Vec<NewWork>,
-        now: Timestamp,
-    ) -> Result<Sends, StorageError> {
-        let Some(taker) = self.work.taker(PAYMENTS) else {
-            storage::work::enqueue(tx, &items, now).await?;
-            return Ok(Sends::Queued(items));
-        };
-        let lease = Duration::from_std(taker.lease).unwrap_or(Duration::MAX);
-        let claimed =
-            storage::work::enqueue_claimed(tx, &items, &taker.owner, now + lease, now).await?;
-        Ok(Sends::Claimed(claimed))
-    }
-
-    /// Queues work in the caller's transaction (see [`wake_for`] after the
+    /// Queues work in the caller's transaction (wake its lane after the
     /// commit).
     ///
     /// # Errors

@@ -3,7 +3,8 @@
 //! letter, cancel work that is safe to drop, acknowledge an alert). Every
 //! action is journaled in the ops stream with who did it.
 
-use crate::core::{Actor, Engine};
+use super::Work;
+use crate::core::Actor;
 use domain::{Role, Timestamp};
 use serde_json::json;
 use storage::StorageError;
@@ -94,7 +95,7 @@ fn allowed(actor: &Actor) -> Result<(), OpsError> {
     }
 }
 
-impl Engine {
+impl Work {
     /// The operations view.
     ///
     /// # Errors
@@ -247,7 +248,7 @@ impl Engine {
         )
         .await?;
         tx.commit().await?;
-        self.work.lane(&after.lane);
+        self.wake.lane(&after.lane);
         Ok(after)
     }
 

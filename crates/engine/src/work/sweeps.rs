@@ -26,8 +26,8 @@ const CHECKED: [ProposalStatus; 3] = [
 const EXPIRING: [ProposalStatus; 2] = [ProposalStatus::AwaitingApproval, ProposalStatus::Approved];
 
 async fn any_due(ctx: &Ctx, statuses: &[ProposalStatus]) -> Result<bool, JobError> {
-    let engine = &ctx.engine;
-    let due = storage::proposals::due(engine.db.conn(), statuses, engine.now(), 1)
+    let work = &ctx.work;
+    let due = storage::proposals::due(work.db.conn(), statuses, work.now(), 1)
         .await
         .map_err(retry)?;
     Ok(!due.is_empty())
@@ -43,7 +43,7 @@ pub(super) fn expiry_pending(ctx: &Ctx) -> Found<'_> {
 
 pub(super) fn checkpoint_pending(ctx: &Ctx) -> Found<'_> {
     Box::pin(async move {
-        storage::journal::has_changes(ctx.engine.db.conn())
+        storage::journal::has_changes(ctx.work.db.conn())
             .await
             .map_err(retry)
     })
@@ -51,10 +51,9 @@ pub(super) fn checkpoint_pending(ctx: &Ctx) -> Found<'_> {
 
 pub(super) fn key_retention_pending(ctx: &Ctx) -> Found<'_> {
     Box::pin(async move {
-        let unknown =
-            storage::proposals::count(ctx.engine.db.conn(), ProposalStatus::OutcomeUnknown)
-                .await
-                .map_err(retry)?;
+        let unknown = storage::proposals::count(ctx.work.db.conn(), ProposalStatus::OutcomeUnknown)
+            .await
+            .map_err(retry)?;
         Ok(unknown > 0)
     })
 }
@@ -66,9 +65,9 @@ const SWEEP_BATCH: u64 = 500;
 /// is due; the checks lane works through them with bounded concurrency.
 pub(super) fn reconcile(ctx: &Ctx) -> Swept<'_> {
     Box::pin(async move {
-        let engine = &ctx.engine;
-        let now = engine.now();
-        let conn = engine.db.conn();
+        let work = &ctx.work;
+        let now = work.now();
+        let conn = work.db.conn();
         let ids = storage::proposals::due(conn, &CHECKED, now, SWEEP_BATCH)
             .await
             .map_err(retry)?;
@@ -79,12 +78,12 @@ pub(super) fn reconcile(ctx: &Ctx) -> Swept<'_> {
             .iter()
             .map(|id| super::proposal_check(id, now))
             .collect();
-        let tx = engine.db.begin_write().await.map_err(retry)?;
+        let tx = work.db.begin_write().await.map_err(retry)?;
         let queued = storage::work::enqueue(&*tx, &items, now)
             .await
             .map_err(retry)?;
         tx.commit().await.map_err(retry)?;
-        engine.work.lane(CHECKS);
+        work.wake.lane(CHECKS);
         Ok(format!("{} due, {queued} checks queued", ids.len()))
     })
 }
@@ -93,13 +92,13 @@ pub(super) fn reconcile(ctx: &Ctx) -> Swept<'_> {
 /// journal event.
 pub(super) fn expiry(ctx: &Ctx) -> Swept<'_> {
     Box::pin(async move {
-        let engine = &ctx.engine;
-        let ids = storage::proposals::due(engine.db.conn(), &EXPIRING, engine.now(), SWEEP_BATCH)
+        let work = &ctx.work;
+        let ids = storage::proposals::due(work.db.conn(), &EXPIRING, work.now(), SWEEP_BATCH)
             .await
             .map_err(retry)?;
         let mut expired = 0;
         for id in &ids {
-            if engine.expire(id).await {
+            if work.execution.expire(id).await {
                 expired += 1;
             }
         }
@@ -111,14 +110,14 @@ pub(super) fn expiry(ctx: &Ctx) -> Swept<'_> {
 /// stream changed.
 pub(super) fn checkpoint(ctx: &Ctx) -> Swept<'_> {
     Box::pin(async move {
-        let engine = &ctx.engine;
-        if !storage::journal::has_changes(engine.db.conn())
+        let work = &ctx.work;
+        if !storage::journal::has_changes(work.db.conn())
             .await
             .map_err(retry)?
         {
             return Ok("nothing changed".to_owned());
         }
-        let covered = engine.checkpoint_journal().await.map_err(retry)?;
+        let covered = work.execution.checkpoint_journal().await.map_err(retry)?;
         Ok(format!("{covered} streams checkpointed"))
     })
 }
@@ -127,8 +126,8 @@ pub(super) fn checkpoint(ctx: &Ctx) -> Swept<'_> {
 /// for a person and shown on the operations view and in the metrics.
 pub(super) fn audit(ctx: &Ctx) -> Swept<'_> {
     Box::pin(async move {
-        let engine = &ctx.engine;
-        let report = storage::journal::verify_chain(engine.db.conn())
+        let work = &ctx.work;
+        let report = storage::journal::verify_chain(work.db.conn())
             .await
             .map_err(retry)?;
         match report {
@@ -146,8 +145,8 @@ pub(super) fn audit(ctx: &Ctx) -> Swept<'_> {
             } => {
                 let message = format!("journal BROKEN in {stream} at event {at_seq}: {problem}");
                 tracing::error!(%message, "the daily journal check failed");
-                let now = engine.now();
-                let tx = engine.db.begin_write().await.map_err(retry)?;
+                let now = work.now();
+                let tx = work.db.begin_write().await.map_err(retry)?;
                 storage::work::alerts::raise(
                     &*tx,
                     alert_kind::JOURNAL_BROKEN,
@@ -164,7 +163,7 @@ pub(super) fn audit(ctx: &Ctx) -> Swept<'_> {
                     vec![NewEvent {
                         proposal_id: None,
                         order_id: None,
-                        actor: engine.system_actor(),
+                        actor: work.execution.system_actor(),
                         kind: "journal_broken".to_owned(),
                         from_status: None,
                         to_status: None,
@@ -190,11 +189,11 @@ pub(super) fn audit(ctx: &Ctx) -> Swept<'_> {
 /// refund twice, so a person must look the payment up before then.
 pub(super) fn key_retention(ctx: &Ctx) -> Swept<'_> {
     Box::pin(async move {
-        let engine = &ctx.engine;
-        let now = engine.now();
-        let retention = engine.settings.key_retention;
+        let work = &ctx.work;
+        let now = work.now();
+        let retention = work.settings.key_retention;
         let unknown = storage::proposals::in_status(
-            engine.db.conn(),
+            work.db.conn(),
             &[ProposalStatus::OutcomeUnknown],
             SWEEP_BATCH,
         )
@@ -214,7 +213,7 @@ pub(super) fn key_retention(ctx: &Ctx) -> Swept<'_> {
                 "The outcome of refund {id} is still unknown and the payment provider forgets its idempotency key at {} UTC. Look the payment up at the provider before then; after it, a resend could refund twice.",
                 forgotten_at.format("%Y-%m-%d %H:%M")
             );
-            let tx = engine.db.begin_write().await.map_err(retry)?;
+            let tx = work.db.begin_write().await.map_err(retry)?;
             storage::work::alerts::raise(
                 &*tx,
                 alert_kind::KEY_EXPIRING,
@@ -235,9 +234,9 @@ pub(super) fn key_retention(ctx: &Ctx) -> Swept<'_> {
 /// Deletes finished items older than the keeping period.
 pub(super) fn prune(ctx: &Ctx) -> Swept<'_> {
     Box::pin(async move {
-        let engine = &ctx.engine;
-        let before = engine.now() - ctx.every.keep_finished;
-        let tx = engine.db.begin_write().await.map_err(retry)?;
+        let work = &ctx.work;
+        let before = work.now() - ctx.every.keep_finished;
+        let tx = work.db.begin_write().await.map_err(retry)?;
         let pruned = storage::work::prune_finished(&*tx, before)
             .await
             .map_err(retry)?;

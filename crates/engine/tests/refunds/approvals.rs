@@ -14,6 +14,7 @@ async fn approving_with_a_digest_other_than_the_stored_one_is_refused() {
     let approver = h.actor("approver").await;
     let error = h
         .engine
+        .approvals
         .approve(&approver, &stored.proposal.id, "0".repeat(64).as_str())
         .await
         .unwrap_err();
@@ -35,6 +36,7 @@ async fn a_customer_cannot_approve_their_own_refund() {
     let stored = h.propose(&customer, "4821").await;
     let error = h
         .engine
+        .approvals
         .approve(
             &customer,
             &stored.proposal.id,
@@ -55,6 +57,7 @@ async fn requester_cannot_approve_own_refund() {
     let stored = h.propose(&staff, "4821").await;
     let error = h
         .engine
+        .approvals
         .approve(&staff, &stored.proposal.id, &stored.proposal.action_digest)
         .await
         .unwrap_err();
@@ -80,6 +83,7 @@ async fn an_approver_over_their_limit_is_refused() {
     let stored = h.propose(&h.actor("customer").await, "4821").await;
     let error = h
         .engine
+        .approvals
         .approve(
             &approver,
             &stored.proposal.id,
@@ -110,10 +114,20 @@ async fn above_the_threshold_one_approver_is_not_enough_and_a_second_executes() 
     let stored = h.propose(&h.actor("customer").await, "4821").await;
     let (id, digest) = (&stored.proposal.id, &stored.proposal.action_digest);
     let first = h.actor("approver").await;
-    let after_first = h.engine.approve(&first, id, digest).await.unwrap();
+    let after_first = h
+        .engine
+        .approvals
+        .approve(&first, id, digest)
+        .await
+        .unwrap();
     assert_eq!(after_first.status(), ProposalStatus::AwaitingApproval);
     assert_eq!(h.ledger().total_refunds, 0, "one approval must not execute");
-    let again = h.engine.approve(&first, id, digest).await.unwrap_err();
+    let again = h
+        .engine
+        .approvals
+        .approve(&first, id, digest)
+        .await
+        .unwrap_err();
     assert!(
         matches!(
             again,
@@ -122,7 +136,11 @@ async fn above_the_threshold_one_approver_is_not_enough_and_a_second_executes() 
         "{again}"
     );
     let second = h.actor("approver2").await;
-    h.engine.approve(&second, id, digest).await.unwrap();
+    h.engine
+        .approvals
+        .approve(&second, id, digest)
+        .await
+        .unwrap();
     h.settle(id, &[ProposalStatus::Verified], Duration::from_secs(10))
         .await;
     assert_eq!(h.ledger().count_for(id), 1);
@@ -138,6 +156,7 @@ async fn an_expired_proposal_cannot_be_approved_and_expires_on_reconciliation() 
     let approver = h.actor("approver").await;
     let error = h
         .engine
+        .approvals
         .approve(
             &approver,
             &stored.proposal.id,
@@ -155,7 +174,7 @@ async fn an_expired_proposal_cannot_be_approved_and_expires_on_reconciliation() 
         error.to_string(),
         format!("this proposal expired at {expired_at}; ask for a new proposal")
     );
-    h.engine.reconcile_once().await.unwrap();
+    h.engine.execution.reconcile_once().await.unwrap();
     assert_eq!(h.status(&stored.proposal.id).await, ProposalStatus::Expired);
     assert_eq!(h.ledger().total_refunds, 0);
 }
@@ -167,18 +186,21 @@ async fn a_rejection_needs_a_reason_and_ends_the_proposal() {
     let approver = h.actor("approver").await;
     let blank = h
         .engine
+        .approvals
         .reject(&approver, &stored.proposal.id, "  ")
         .await
         .unwrap_err();
     assert!(matches!(blank, DecisionError::Invalid(_)), "{blank}");
     let rejected = h
         .engine
+        .approvals
         .reject(&approver, &stored.proposal.id, "Item was opened")
         .await
         .unwrap();
     assert_eq!(rejected.status(), ProposalStatus::Rejected);
     let late = h
         .engine
+        .approvals
         .approve(
             &approver,
             &stored.proposal.id,
@@ -207,6 +229,7 @@ async fn refunded_through_another_channel_after_approval_invalidates_and_pays_no
     let stored = h.propose(&h.actor("customer").await, "4821").await;
     let (id, digest) = (&stored.proposal.id, &stored.proposal.action_digest);
     h.engine
+        .approvals
         .approve(&h.actor("approver").await, id, digest)
         .await
         .unwrap();
@@ -228,6 +251,7 @@ async fn refunded_through_another_channel_after_approval_invalidates_and_pays_no
     tx.commit().await.unwrap();
     let after = h
         .engine
+        .approvals
         .approve(&h.actor("approver2").await, id, digest)
         .await
         .unwrap();
@@ -256,7 +280,7 @@ async fn two_approvers_deciding_at_the_same_moment_both_count_and_the_refund_run
             let (id, digest) = (id.clone(), digest.clone());
             tokio::spawn(async move {
                 barrier.wait().await;
-                engine.approve(&approver, &id, &digest).await
+                engine.approvals.approve(&approver, &id, &digest).await
             })
         };
         let (a, b) = (decide(first.clone()), decide(second.clone()));

@@ -40,7 +40,10 @@ async fn approvals_arriving_together_share_transactions_yet_each_gets_its_own_an
         let (engine, approver, barrier) = (h.engine.clone(), approver.clone(), barrier.clone());
         tasks.push(tokio::spawn(async move {
             barrier.wait().await;
-            (honest, engine.approve(&approver, &id, &digest).await)
+            (
+                honest,
+                engine.approvals.approve(&approver, &id, &digest).await,
+            )
         }));
     }
     for task in tasks {

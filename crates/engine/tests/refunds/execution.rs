@@ -25,6 +25,7 @@ async fn the_flagship_refund_is_paid_once_receipted_booked_and_verified() {
     let mut changes = h.engine.live.subscribe();
     let approved = h
         .engine
+        .approvals
         .approve(&approver, &id, &stored.proposal.action_digest)
         .await
         .unwrap();
@@ -127,7 +128,7 @@ async fn sixty_four_concurrent_approvals_make_exactly_one_refund() {
         );
         tasks.push(tokio::spawn(async move {
             barrier.wait().await;
-            engine.approve(&approver, &id, &digest).await
+            engine.approvals.approve(&approver, &id, &digest).await
         }));
     }
     let mut accepted = 0;
@@ -164,8 +165,8 @@ async fn two_engines_racing_on_one_database_make_exactly_one_refund() {
         stored.proposal.id.clone(),
         stored.proposal.action_digest.clone(),
     );
-    let first = h.engine.approve(&a1, &id, &digest);
-    let second = other.approve(&a2, &id, &digest);
+    let first = h.engine.approvals.approve(&a1, &id, &digest);
+    let second = other.approvals.approve(&a2, &id, &digest);
     let (r1, r2) = tokio::join!(first, second);
     assert!(
         r1.is_ok() ^ r2.is_ok(),
@@ -199,7 +200,7 @@ async fn a_successor_takes_over_an_expired_lease_by_querying_never_paying_twice(
             "stuck at {:?}",
             h.status(&id).await
         );
-        successor.reconcile_once().await.unwrap();
+        successor.execution.reconcile_once().await.unwrap();
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(h.ledger().count_for(&id), 1);

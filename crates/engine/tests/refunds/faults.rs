@@ -36,6 +36,7 @@ async fn every_fault_mode_over_many_proposals_ends_with_exactly_one_refund_each(
     for order in &orders {
         let stored = h.propose(&customer, order).await;
         h.engine
+            .approvals
             .approve(
                 &approver,
                 &stored.proposal.id,
@@ -126,7 +127,7 @@ async fn an_outcome_that_stays_unknown_is_handed_to_a_person_and_never_called_fa
             "never escalated: {:?}",
             detail.stored.state
         );
-        h.engine.reconcile_once().await.unwrap();
+        h.engine.execution.reconcile_once().await.unwrap();
         tokio::time::sleep(Duration::from_millis(30)).await;
     }
     assert_eq!(h.ledger().total_refunds, 0);

@@ -43,6 +43,7 @@ async fn staff_who_took_over_the_chat_cannot_approve_the_refund_prepared_in_it()
         .unwrap();
     let error = h
         .engine
+        .approvals
         .approve(&approver, &proposal_id, &proposal.proposal.action_digest)
         .await
         .unwrap_err();
@@ -57,6 +58,7 @@ async fn staff_who_took_over_the_chat_cannot_approve_the_refund_prepared_in_it()
     h.engine.chat.hand_back(&approver, &id).await.unwrap();
     assert!(
         h.engine
+            .approvals
             .approve(&approver, &proposal_id, &proposal.proposal.action_digest)
             .await
             .is_err()
@@ -65,6 +67,7 @@ async fn staff_who_took_over_the_chat_cannot_approve_the_refund_prepared_in_it()
     // Someone who did not speak there approves it.
     let other = h.actor("approver2").await;
     h.engine
+        .approvals
         .approve(&other, &proposal_id, &proposal.proposal.action_digest)
         .await
         .unwrap();

@@ -7,6 +7,7 @@ use storage::journal::ChainReport;
 async fn flagship(h: &Harness) -> String {
     let stored = h.propose(&h.actor("customer").await, "4821").await;
     h.engine
+        .approvals
         .approve(
             &h.actor("approver").await,
             &stored.proposal.id,
@@ -114,7 +115,7 @@ async fn reordering_two_events_breaks_the_chain() {
 async fn deleting_a_whole_proposal_history_after_a_checkpoint_is_detected() {
     let h = Harness::start().await;
     let id = flagship(&h).await;
-    h.engine.checkpoint_journal().await.unwrap();
+    h.engine.execution.checkpoint_journal().await.unwrap();
     execute(
         &h,
         &format!("DELETE FROM journal_events WHERE stream = '{id}'"),
@@ -139,15 +140,15 @@ async fn a_checkpoint_covers_only_streams_changed_since_the_last_one() {
     let h = Harness::start().await;
     let (_, streams_before) = h.journal_size().await;
     flagship(&h).await;
-    h.engine.checkpoint_journal().await.unwrap();
+    h.engine.execution.checkpoint_journal().await.unwrap();
     assert_eq!(
-        h.engine.checkpoint_journal().await.unwrap(),
+        h.engine.execution.checkpoint_journal().await.unwrap(),
         0,
         "nothing changed"
     );
     h.propose(&h.actor("customer").await, "4823").await;
     assert_eq!(
-        h.engine.checkpoint_journal().await.unwrap(),
+        h.engine.execution.checkpoint_journal().await.unwrap(),
         1,
         "only the new proposal's stream"
     );

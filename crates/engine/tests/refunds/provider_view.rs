@@ -24,6 +24,7 @@ async fn a_refund_made_at_the_provider_between_proposal_and_approval_stops_the_s
 
     let approved = h
         .engine
+        .approvals
         .approve(
             &h.actor("approver").await,
             &stored.proposal.id,
@@ -64,6 +65,7 @@ async fn a_partial_refund_at_the_provider_leaves_too_little_and_says_how_much_is
         .await;
     let approved = h
         .engine
+        .approvals
         .approve(
             &h.actor("approver").await,
             &stored.proposal.id,
@@ -94,6 +96,7 @@ async fn an_approval_whose_charge_the_provider_cannot_show_records_nothing_and_a
         )
         .await;
     let error = offline
+        .approvals
         .approve(
             &h.actor("approver").await,
             &stored.proposal.id,
@@ -125,6 +128,7 @@ async fn an_empty_action_digest_is_a_validation_error_not_a_changed_proposal() {
     let stored = h.propose(&customer, "4821").await;
     let error = h
         .engine
+        .approvals
         .approve(&h.actor("approver").await, &stored.proposal.id, "  ")
         .await
         .unwrap_err();

@@ -39,6 +39,7 @@ async fn no_refund_at_the_provider_with_a_new_send_needs_a_fresh_approval_and_pa
     let approver = h.actor("approver2").await;
     let resolved = h
         .engine
+        .execution
         .resolve(
             &approver,
             &id,
@@ -58,6 +59,7 @@ async fn no_refund_at_the_provider_with_a_new_send_needs_a_fresh_approval_and_pa
         .set_faults(connectors::sandbox::FaultUpdate::default())
         .unwrap();
     h.engine
+        .approvals
         .approve(
             &h.actor("approver").await,
             &retry.proposal.id,
@@ -97,6 +99,7 @@ async fn closing_without_a_refund_is_journaled_with_the_reason_and_sends_nothing
     let (h, id) = stranded_refund().await;
     let resolved = h
         .engine
+        .execution
         .resolve(
             &h.actor("manager").await,
             &id,
@@ -119,17 +122,22 @@ async fn customers_and_agents_cannot_resolve_and_a_note_is_required() {
     let customer = h.actor("customer").await;
     assert!(matches!(
         h.engine
+            .execution
             .resolve(&customer, &id, ResolveAs::Closed, "mine")
             .await,
         Err(ResolveError::Forbidden)
     ));
     let agent = h.staff("outside-agent", &[Role::Agent]).await;
     assert!(matches!(
-        h.engine.resolve(&agent, &id, ResolveAs::Closed, "x").await,
+        h.engine
+            .execution
+            .resolve(&agent, &id, ResolveAs::Closed, "x")
+            .await,
         Err(ResolveError::Forbidden)
     ));
     assert!(matches!(
         h.engine
+            .execution
             .resolve(&h.actor("approver").await, &id, ResolveAs::Closed, "  ")
             .await,
         Err(ResolveError::Invalid(_))
@@ -143,6 +151,7 @@ async fn a_proposal_that_does_not_wait_for_a_person_cannot_be_resolved() {
     let stored = h.propose(&h.actor("customer").await, "4821").await;
     let error = h
         .engine
+        .execution
         .resolve(
             &h.actor("approver").await,
             &stored.proposal.id,
@@ -180,6 +189,7 @@ async fn a_person_confirms_the_refund_the_provider_holds_and_it_is_booked_once()
     // A refund id the provider does not list is refused, naming what it lists.
     let wrong = h
         .engine
+        .execution
         .resolve(
             &approver,
             &id,
@@ -199,6 +209,7 @@ async fn a_person_confirms_the_refund_the_provider_holds_and_it_is_booked_once()
     let desk = h.sandbox.refund_for_key("desk-unrecorded").unwrap();
     let other = h
         .engine
+        .execution
         .resolve(
             &approver,
             &id,
@@ -217,6 +228,7 @@ async fn a_person_confirms_the_refund_the_provider_holds_and_it_is_booked_once()
     // Closing or saying "no refund" while money moved under the key is refused.
     let closing = h
         .engine
+        .execution
         .resolve(&approver, &id, ResolveAs::Closed, "x")
         .await
         .unwrap_err();
@@ -227,6 +239,7 @@ async fn a_person_confirms_the_refund_the_provider_holds_and_it_is_booked_once()
 
     let resolved = h
         .engine
+        .execution
         .resolve(
             &approver,
             &id,

@@ -260,7 +260,8 @@ impl StripeHarness {
         // Sends and checks run on the work runner, as in the server; the
         // tests drive the sweeps themselves (`reconcile_once`).
         engine
-            .work_runner(&engine::work::WorkSchedule {
+            .work
+            .runner(&engine::work::WorkSchedule {
                 sweeps: false,
                 ..engine::work::WorkSchedule::default()
             })
@@ -342,6 +343,7 @@ impl StripeHarness {
         assert_eq!(stored.proposal.payment_reference, PAYMENT_INTENT);
         assert_eq!(stored.proposal.amount.amount_minor, TOTAL_MINOR);
         self.engine
+            .approvals
             .approve(
                 &self.actor("approver").await,
                 &stored.proposal.id,
@@ -417,7 +419,7 @@ impl StripeHarness {
                 tokio::time::Instant::now() < deadline,
                 "proposal {id} stayed {state:?}"
             );
-            self.engine.reconcile_once().await.unwrap();
+            self.engine.execution.reconcile_once().await.unwrap();
             // Not synchronisation: the next status check falls due on the
             // engine's clock (`first_check_after`, tens of milliseconds).
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -732,7 +734,7 @@ async fn a_stored_stripe_error_replayed_under_the_key_goes_to_a_person_at_once_w
     );
     // The reconciler leaves it to the person: no resend.
     for _ in 0..3 {
-        h.engine.reconcile_once().await.unwrap();
+        h.engine.execution.reconcile_once().await.unwrap();
     }
     assert_eq!(h.state(&id).await.status(), ProposalStatus::NeedsAttention);
     assert_eq!(h.refund_posts().await.len(), 1, "sent once, never again");
@@ -797,6 +799,7 @@ async fn a_refund_made_in_the_stripe_dashboard_before_approval_invalidates_the_p
 
     let approved = h
         .engine
+        .approvals
         .approve(
             &h.actor("approver").await,
             &stored.proposal.id,

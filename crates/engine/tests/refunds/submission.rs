@@ -112,6 +112,7 @@ async fn a_different_amount_is_a_new_proposal_that_supersedes_the_old_one() {
     let approver = h.actor("approver").await;
     let error = h
         .engine
+        .approvals
         .approve(&approver, &first.proposal.id, &first.proposal.action_digest)
         .await
         .unwrap_err();

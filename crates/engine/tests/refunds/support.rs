@@ -138,6 +138,7 @@ impl Harness {
         self.refund_elsewhere(&stored.proposal.payment_reference, 1000, "desk-unrecorded")
             .await;
         self.engine
+            .approvals
             .approve(
                 &self.actor("approver").await,
                 &stored.proposal.id,
@@ -255,6 +256,7 @@ impl Harness {
     pub async fn approved_refund(&self, requester: &Actor, order_id: &str) -> String {
         let stored = self.propose(requester, order_id).await;
         self.engine
+            .approvals
             .approve(
                 &self.actor("approver").await,
                 &stored.proposal.id,
@@ -316,7 +318,7 @@ impl Harness {
             if tokio::time::Instant::now() > deadline {
                 panic!("proposal {id} stayed {status:?}, wanted one of {wanted:?}");
             }
-            self.engine.reconcile_once().await.unwrap();
+            self.engine.execution.reconcile_once().await.unwrap();
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -391,7 +393,7 @@ async fn engine_for(
     // The work runner sends approved refunds (committed with the approval)
     // and runs the checks, as in the server; the tests drive the sweeps
     // themselves (`reconcile_once`).
-    let runner = engine.work_runner(&engine::work::WorkSchedule {
+    let runner = engine.work.runner(&engine::work::WorkSchedule {
         sweeps: false,
         ..engine::work::WorkSchedule::default()
     });

@@ -16,7 +16,7 @@ use tokio::sync::broadcast;
 async fn sweeping(h: &Harness) -> (Engine, ManualClock, Runner, broadcast::Receiver<Finished>) {
     let clock = ManualClock::starting_at(engine::now().trunc_subsecs(6));
     let engine = h.engine.clone().with_clock(clock.clock());
-    let runner = engine.work_runner(&WorkSchedule::default());
+    let runner = engine.work.runner(&WorkSchedule::default());
     let events = runner.finished();
     runner.start().await.unwrap();
     (engine, clock, runner, events)
@@ -62,7 +62,7 @@ async fn a_proposal_nobody_decided_in_time_is_expired_by_the_scheduled_sweep_wit
     let (engine, clock, _runner, mut events) = sweeping(&h).await;
 
     clock.advance(Span::hours(49));
-    engine.work.lane(work::SCHEDULED);
+    engine.work.wake.lane(work::SCHEDULED);
     let run = next_run_of(&mut events, work::SWEEP_EXPIRY).await;
     assert_eq!(run.state, "queued", "the sweep runs again next period");
     assert_eq!(h.status(&id).await, ProposalStatus::Expired);
@@ -83,6 +83,7 @@ async fn a_broken_journal_found_by_the_daily_check_raises_an_alert_and_shows_on_
     let h = Harness::start().await;
     let stored = h.propose(&h.actor("customer").await, "4821").await;
     h.engine
+        .approvals
         .approve(
             &h.actor("approver").await,
             &stored.proposal.id,
@@ -108,7 +109,7 @@ async fn a_broken_journal_found_by_the_daily_check_raises_an_alert_and_shows_on_
     let (engine, clock, _runner, mut events) = sweeping(&h).await;
 
     clock.advance(Span::minutes(2));
-    engine.work.lane(work::SCHEDULED);
+    engine.work.wake.lane(work::SCHEDULED);
     next_run_of(&mut events, work::AUDIT_VERIFY).await;
     let alerts = storage::work::alerts::open(engine.db.conn(), 10)
         .await
@@ -124,7 +125,11 @@ async fn a_broken_journal_found_by_the_daily_check_raises_an_alert_and_shows_on_
         broken[0].message
     );
 
-    let view = engine.ops_view(&h.actor("manager").await).await.unwrap();
+    let view = engine
+        .work
+        .ops_view(&h.actor("manager").await)
+        .await
+        .unwrap();
     let audit = view.audit.expect("the last check is shown");
     assert!(!audit.intact);
     assert!(
@@ -134,7 +139,7 @@ async fn a_broken_journal_found_by_the_daily_check_raises_an_alert_and_shows_on_
     );
     assert!(
         matches!(
-            engine.ops_view(&h.actor("approver").await).await,
+            engine.work.ops_view(&h.actor("approver").await).await,
             Err(engine::work::ops::OpsError::Forbidden)
         ),
         "approvers do not see the operations view"
@@ -163,7 +168,7 @@ async fn an_idle_system_writes_no_journal_checkpoint_and_leaves_the_checkpoint_s
 
     // The demo data changed streams: the first period checkpoints them.
     clock.advance(Span::seconds(61));
-    engine.work.lane(work::SCHEDULED);
+    engine.work.wake.lane(work::SCHEDULED);
     let first = next_run_of(&mut events, work::JOURNAL_CHECKPOINT).await;
     assert_eq!(first.state, "queued");
     let after_first = count().await;
@@ -175,7 +180,7 @@ async fn an_idle_system_writes_no_journal_checkpoint_and_leaves_the_checkpoint_s
     // A day later nothing changed: the daily check runs (which proves the
     // lane looked), the checkpoint schedule is not even claimed.
     clock.advance(Span::days(1) + Span::minutes(1));
-    engine.work.lane(work::SCHEDULED);
+    engine.work.wake.lane(work::SCHEDULED);
     next_run_of(&mut events, work::AUDIT_VERIFY).await;
     assert_eq!(count().await, after_first, "no checkpoint without a change");
     let row = schedule_row(&engine, work::JOURNAL_CHECKPOINT).await;
@@ -213,6 +218,7 @@ async fn a_refund_that_needs_a_person_raises_an_alert_through_the_notifications_
 
     let manager = h.actor("manager").await;
     h.engine
+        .work
         .acknowledge_alert(&manager, &alert.id)
         .await
         .unwrap();
@@ -232,6 +238,7 @@ async fn shutdown_ends_every_task_the_engine_started_the_live_relay_included() {
     h.engine.live.listening().await;
     let stored = h.propose(&h.actor("customer").await, "4821").await;
     h.engine
+        .approvals
         .approve(
             &h.actor("approver").await,
             &stored.proposal.id,

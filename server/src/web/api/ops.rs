@@ -30,6 +30,7 @@ pub async fn view(
 ) -> Result<Json<OpsOverview>, ApiError> {
     let view = state
         .engine
+        .work
         .ops_view(&identity.actor())
         .await
         .map_err(|e| ApiError::from(ops_error(e)))?;
@@ -44,6 +45,7 @@ async fn act(
 ) -> Result<Json<WorkRow>, ApiError> {
     let after = state
         .engine
+        .work
         .act_on_work(&caller.0.actor(), id, action.into())
         .await
         .map_err(|e| ApiError::from(ops_error(e)))?;
@@ -110,6 +112,7 @@ pub async fn acknowledge(
 ) -> Result<http::StatusCode, ApiError> {
     state
         .engine
+        .work
         .acknowledge_alert(&identity.actor(), &id)
         .await
         .map_err(|e| ApiError::from(ops_error(e)))?;

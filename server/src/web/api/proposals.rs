@@ -230,6 +230,7 @@ pub async fn approve(
 ) -> Result<Json<ProposalView>, ApiError> {
     let stored = state
         .engine
+        .approvals
         .approve(&identity.actor(), &id, body.action_digest.trim())
         .await
         .map_err(|e| ApiError::from(decision_error(e)))?;
@@ -258,6 +259,7 @@ pub async fn reject(
 ) -> Result<Json<ProposalView>, ApiError> {
     let stored = state
         .engine
+        .approvals
         .reject(&identity.actor(), &id, &body.reason)
         .await
         .map_err(|e| ApiError::from(decision_error(e)))?;
@@ -295,6 +297,7 @@ pub async fn resolve(
     };
     let resolved = state
         .engine
+        .execution
         .resolve(&identity.actor(), &id, how, &body.note)
         .await
         .map_err(|e| ApiError::from(resolve_error(e)))?;
