@@ -260,6 +260,9 @@ impl Application {
             settings.engine_settings(),
         )
         .with_assistant(crate::chat_model::assistant(&settings)?);
+        // Every replica searches its own index of the policies in force;
+        // another replica or `countersign policy import` may change them.
+        engine.policies.keep_fresh(&engine.tasks);
         let runner = settings
             .work_runner
             .then(|| engine.work.runner(&work_schedule(&settings)));

@@ -268,3 +268,44 @@ async fn publishing_a_changed_policy_is_journaled_with_the_version_before_and_af
     assert!(second.after.unwrap().starts_with("Returns (version "));
     assert_chain_intact(&test).await;
 }
+
+#[tokio::test]
+async fn agents_on_another_replica_search_a_policy_version_published_elsewhere_once_it_checks() {
+    let test = TestDatabase::new().await;
+    // Two processes on one database: the server, and a replica or the
+    // `countersign policy import` command that publishes.
+    let server = PolicyLibrary::load(test.db.clone()).await.unwrap();
+    let publisher = PolicyLibrary::load(test.db.clone()).await.unwrap();
+    let admin = ChangedBy::console();
+    let first = "# Returns\n\n## Section 1\n\nThirty days for unopened items.\n";
+    let second = "# Returns\n\n## Section 1\n\nFourteen days, even for sealed parcels.\n";
+    publisher
+        .import(&admin, "returns", "Returns", first, at(1))
+        .await
+        .unwrap();
+    assert!(
+        server.reload_if_changed().await.unwrap(),
+        "a new document is indexed"
+    );
+    assert!(!server.search("thirty days", 5).unwrap().is_empty());
+    assert!(
+        !server.reload_if_changed().await.unwrap(),
+        "nothing changed: nothing rebuilt"
+    );
+
+    publisher
+        .import(&admin, "returns", "Returns", second, at(2))
+        .await
+        .unwrap();
+    assert!(
+        server.search("fourteen sealed", 5).unwrap().is_empty(),
+        "the server still searches the version it indexed"
+    );
+    assert!(server.reload_if_changed().await.unwrap());
+    let hits = server.search("fourteen sealed", 5).unwrap();
+    assert!(!hits.is_empty(), "the version in force is searched");
+    assert!(
+        server.search("thirty unopened", 5).unwrap().is_empty(),
+        "the old version is no longer searched"
+    );
+}

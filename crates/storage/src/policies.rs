@@ -5,7 +5,8 @@ use crate::entities::{policy_document, policy_version};
 use crate::error::StorageError;
 use crate::ids::new_id;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
 };
 
 pub use policy_version::Model as PolicyVersion;
@@ -112,6 +113,25 @@ pub async fn current_versions(
         out.push((doc.slug, version));
     }
     Ok(out)
+}
+
+/// Which version of each document is current: (slug, content hash), by
+/// slug. One light read, for a replica to learn whether its search index
+/// is still that of the documents in force.
+///
+/// # Errors
+/// Database failures.
+pub async fn current_fingerprint(
+    db: &impl ConnectionTrait,
+) -> Result<Vec<(String, String)>, StorageError> {
+    Ok(policy_document::Entity::find()
+        .select_only()
+        .column(policy_document::Column::Slug)
+        .column(policy_document::Column::CurrentVersion)
+        .order_by_asc(policy_document::Column::Slug)
+        .into_tuple()
+        .all(db)
+        .await?)
 }
 
 /// A specific version of a document, whether or not it is still current.

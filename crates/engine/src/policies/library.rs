@@ -40,8 +40,19 @@ pub struct CitedSection {
 #[derive(Clone)]
 pub struct PolicyLibrary {
     db: Database,
-    index: Arc<RwLock<Arc<PolicyIndex>>>,
+    index: Arc<RwLock<Indexed>>,
 }
+
+/// The search index and the documents in force it was built from.
+struct Indexed {
+    index: Arc<PolicyIndex>,
+    /// (slug, content hash) of each current version, by slug.
+    from: Vec<(String, String)>,
+}
+
+/// How often a running process checks whether another process (another
+/// replica, or `countersign policy import`) changed the documents in force.
+pub const REFRESH_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl PolicyLibrary {
     /// Loads the current versions and indexes them.
@@ -49,10 +60,10 @@ impl PolicyLibrary {
     /// # Errors
     /// Storage or index failures.
     pub async fn load(db: Database) -> Result<Self, PolicyError> {
-        let index = build_index(&db).await?;
+        let indexed = build_index(&db).await?;
         Ok(PolicyLibrary {
             db,
-            index: Arc::new(RwLock::new(Arc::new(index))),
+            index: Arc::new(RwLock::new(indexed)),
         })
     }
 
@@ -62,7 +73,7 @@ impl PolicyLibrary {
         let index = self
             .index
             .read()
-            .map(|guard| guard.clone())
+            .map(|guard| guard.index.clone())
             .map_err(|_| IndexError::from(tantivy::TantivyError::Poisoned))?;
         Ok(index.search(question, limit)?)
     }
@@ -121,16 +132,63 @@ impl PolicyLibrary {
         Ok(outcome)
     }
 
-    /// Rebuilds the index from the database (another replica may have imported).
+    /// Rebuilds the index from the database.
     ///
     /// # Errors
     /// Storage or index failures.
     pub async fn reload(&self) -> Result<(), PolicyError> {
-        let fresh = Arc::new(build_index(&self.db).await?);
+        let fresh = build_index(&self.db).await?;
         if let Ok(mut guard) = self.index.write() {
             *guard = fresh;
         }
         Ok(())
+    }
+
+    /// Rebuilds the index when the documents in force are no longer those
+    /// it was built from (another replica or the command line imported a
+    /// version); a read and nothing else otherwise. Returns whether it
+    /// rebuilt.
+    ///
+    /// # Errors
+    /// Storage or index failures (the old index stays in use).
+    pub async fn reload_if_changed(&self) -> Result<bool, PolicyError> {
+        let now_in_force = storage::policies::current_fingerprint(self.db.conn()).await?;
+        let indexed_from = self
+            .index
+            .read()
+            .map(|guard| guard.from.clone())
+            .unwrap_or_default();
+        if now_in_force == indexed_from {
+            return Ok(false);
+        }
+        self.reload().await?;
+        tracing::info!(
+            documents = now_in_force.len(),
+            "policy search index rebuilt: the documents in force changed"
+        );
+        Ok(true)
+    }
+
+    /// Keeps this process's index that of the documents in force, checking
+    /// every [`REFRESH_EVERY`] on a task of the supervisor (ends at
+    /// shutdown). Each replica holds its own index, so this is per
+    /// process, not a runner lane (whose items one worker of all claims).
+    pub fn keep_fresh(&self, tasks: &runner::Supervisor) {
+        let (library, stopping) = (self.clone(), tasks.stopping());
+        tasks.spawn(
+            "policy index refresh",
+            storage::write_gate::in_background(async move {
+                loop {
+                    tokio::select! {
+                        () = tokio::time::sleep(REFRESH_EVERY) => {}
+                        () = stopping.cancelled() => return,
+                    }
+                    if let Err(error) = library.reload_if_changed().await {
+                        tracing::warn!(%error, "could not refresh the policy search index; the current one stays in use");
+                    }
+                }
+            }),
+        );
     }
 
     /// The text of `section_id` in version `version` of document `slug`,
@@ -158,8 +216,12 @@ impl PolicyLibrary {
     }
 }
 
-async fn build_index(db: &Database) -> Result<PolicyIndex, PolicyError> {
+async fn build_index(db: &Database) -> Result<Indexed, PolicyError> {
     let versions = storage::policies::current_versions(db.conn()).await?;
+    let from = versions
+        .iter()
+        .map(|(slug, version)| (slug.clone(), version.content_hash.clone()))
+        .collect();
     let documents: Vec<IndexedDocument<'_>> = versions
         .iter()
         .map(|(slug, v)| IndexedDocument {
@@ -169,5 +231,8 @@ async fn build_index(db: &Database) -> Result<PolicyIndex, PolicyError> {
             body: &v.body,
         })
         .collect();
-    Ok(PolicyIndex::build(&documents)?)
+    Ok(Indexed {
+        index: Arc::new(PolicyIndex::build(&documents)?),
+        from,
+    })
 }
