@@ -7,6 +7,10 @@ use tower_sessions::session::{Id, Record};
 use tower_sessions::session_store::{self, ExpiredDeletion, SessionStore};
 use tower_sessions_sqlx_store::{PostgresStore, SqliteStore};
 
+/// How far a session's idle expiry must have moved before it is written:
+/// an idle timeout ends up to this much earlier than exactly idle minutes.
+const EXPIRY_REFRESH: time::Duration = time::Duration::minutes(1);
+
 #[derive(Debug, Clone)]
 pub enum AnyStore {
     Sqlite(SqliteStore),
@@ -66,7 +70,12 @@ impl SessionStore for AnyStore {
         // before a concurrent sign-out would bring it back. The session layer
         // only calls `save` for sessions it found in the store, so one that is
         // gone now was ended meanwhile and must stay gone.
-        if self.load(&record.id).await?.is_none() {
+        let Some(stored) = self.load(&record.id).await? else {
+            return Ok(());
+        };
+        // A request that changed nothing but the sliding expiry writes it at
+        // most once a minute: reading pages writes nothing to the database.
+        if stored.data == record.data && record.expiry_date - stored.expiry_date < EXPIRY_REFRESH {
             return Ok(());
         }
         match self {

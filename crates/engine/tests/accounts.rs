@@ -574,3 +574,49 @@ async fn re_enabling_a_user_does_not_bring_back_the_tokens_issued_before_the_dis
         .is_some()
     );
 }
+
+#[tokio::test]
+async fn reading_with_a_bearer_token_records_its_use_to_the_minute_not_on_every_request() {
+    use chrono::SubsecRound;
+    let test = with_user("agent", &[Role::Agent]).await;
+    let start = engine::now().trunc_subsecs(6);
+    let at = |time: Timestamp| {
+        Accounts::new(
+            test.db.clone(),
+            Clock::fixed(time),
+            ThrottlePolicy::default(),
+        )
+    };
+    let token = at(start).create_token("agent", "ci").await.unwrap();
+    let agent = storage::users::find_by_name(test.db.conn(), "agent")
+        .await
+        .unwrap()
+        .unwrap();
+    let last_used = || async {
+        storage::tokens::list_for_user(test.db.conn(), &agent.id)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|t| t.id == token.id)
+            .unwrap()
+            .last_used_at
+    };
+    assert_eq!(last_used().await, None);
+
+    let authenticate = |time: Timestamp| {
+        let secret = token.secret.clone();
+        let accounts = at(time);
+        async move { accounts.authenticate_token(&secret).await.unwrap() }
+    };
+    assert!(authenticate(start).await.is_some());
+    assert_eq!(last_used().await, Some(start), "the first use is recorded");
+    assert!(authenticate(start + Duration::seconds(30)).await.is_some());
+    assert_eq!(
+        last_used().await,
+        Some(start),
+        "a use within the minute writes nothing"
+    );
+    let later = start + Duration::seconds(61);
+    assert!(authenticate(later).await.is_some());
+    assert_eq!(last_used().await, Some(later), "recorded to the minute");
+}

@@ -6,6 +6,10 @@ use rand::RngCore;
 use storage::users::UserRecord;
 use storage::{StorageError, ids::new_id};
 
+/// How precisely a token's last use is recorded: a token used again within
+/// this long after its recorded use writes nothing.
+pub const USE_RECORDED_TO: chrono::Duration = chrono::Duration::minutes(1);
+
 const PREFIX: &str = "cst_";
 
 #[derive(Debug, thiserror::Error)]
@@ -56,7 +60,8 @@ impl Accounts {
         Ok(CreatedToken { id, secret })
     }
 
-    /// The enabled user behind a bearer secret, if the token is valid and unrevoked.
+    /// The enabled user behind a bearer secret, if the token is valid and
+    /// unrevoked. Its last use is recorded to the minute.
     ///
     /// # Errors
     /// Database failures.
@@ -77,8 +82,13 @@ impl Accounts {
         let Some(user) = user.filter(|u| !u.disabled) else {
             return Ok(None);
         };
-        // Best effort: a failed timestamp update must not fail the request.
-        if let Err(error) = storage::tokens::touch(db.conn(), &token.id, now).await {
+        // A read request writes nothing: the use is recorded to the minute,
+        // so at most one write per token per minute. Best effort: a failed
+        // timestamp update must not fail the request.
+        let recorded = token
+            .last_used_at
+            .is_some_and(|last| now - last < USE_RECORDED_TO);
+        if !recorded && let Err(error) = storage::tokens::touch(db.conn(), &token.id, now).await {
             tracing::warn!(%error, token.id = %token.id, "could not record token use");
         }
         Ok(Some(user))
