@@ -13,8 +13,8 @@ pub struct AuditQuery {
     pub order: String,
     #[serde(default)]
     pub proposal: String,
-    /// A user name (events that user caused), or an actor as the journal
-    /// names it (`system:executor-1`, `user:ada`).
+    /// A user's login or display name (events that user caused), or an
+    /// actor as the journal names it (`system:executor-1`, `user:ada`).
     #[serde(default)]
     pub user: String,
     /// An event kind: `proposed`, `approved`, `sent`, `verified`,
@@ -104,6 +104,53 @@ pub mod backend {
         Ok((!value.is_empty()).then(|| value.to_owned()))
     }
 
+    /// The storage filter for a query, with a person's display name in
+    /// "Who" standing for their account ("Ada Approver" finds what
+    /// `approver` did); a message naming the bad field otherwise.
+    ///
+    /// # Errors
+    /// As [`journal_filter`], a display name shared by several accounts
+    /// (the message lists their logins), or a storage failure.
+    pub async fn journal_filter_for(
+        db: &impl storage::ConnectionTrait,
+        query: &AuditQuery,
+    ) -> Result<JournalFilter, FilterError> {
+        let mut filter = journal_filter(query).map_err(FilterError::Invalid)?;
+        let who = query.user.trim();
+        if who.is_empty() || who.contains(':') {
+            return Ok(filter);
+        }
+        if storage::users::find_by_name(db, &who.to_lowercase())
+            .await?
+            .is_some()
+        {
+            return Ok(filter);
+        }
+        match storage::users::names_with_display_name(db, who)
+            .await?
+            .as_slice()
+        {
+            [] => {}
+            [name] => filter.actor = Some(format!("user:{name}")),
+            several => {
+                return Err(FilterError::Invalid(format!(
+                    "several accounts are named {who:?} ({}): type the login name",
+                    several.join(", ")
+                )));
+            }
+        }
+        Ok(filter)
+    }
+
+    /// Why an audit filter could not be made.
+    #[derive(Debug, thiserror::Error)]
+    pub enum FilterError {
+        #[error("{0}")]
+        Invalid(String),
+        #[error(transparent)]
+        Storage(#[from] storage::StorageError),
+    }
+
     /// The storage filter for a query, or a message naming the bad field.
     ///
     /// # Errors
@@ -146,8 +193,13 @@ pub async fn audit_events(query: AuditQuery, page: u64) -> Result<AuditPage, App
             "page must be at most {MAX_PAGE}"
         ))));
     }
-    let filter = backend::journal_filter(&query).map_err(|m| server::fail(AppError::Invalid(m)))?;
     let ctx = server::context()?;
+    let filter = backend::journal_filter_for(ctx.db.conn(), &query)
+        .await
+        .map_err(|e| match e {
+            backend::FilterError::Invalid(m) => server::fail(AppError::Invalid(m)),
+            backend::FilterError::Storage(other) => server::internal(&other),
+        })?;
     let (events, total) = storage::journal::list(ctx.db.conn(), &filter, page, PER_PAGE)
         .await
         .map_err(|e| match e {

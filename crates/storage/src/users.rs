@@ -85,6 +85,30 @@ pub async fn find_by_name(
     found.into_iter().next().map(to_record).transpose()
 }
 
+/// The login names of the users whose display name is `display_name`,
+/// ignoring case (people are known by their names, accounts by logins).
+///
+/// # Errors
+/// Database failures.
+pub async fn names_with_display_name(
+    db: &impl ConnectionTrait,
+    display_name: &str,
+) -> Result<Vec<String>, StorageError> {
+    use sea_orm::QuerySelect;
+    use sea_orm::sea_query::Func;
+    Ok(user::Entity::find()
+        .select_only()
+        .column(user::Column::Name)
+        .filter(
+            Expr::expr(Func::lower(Expr::col(user::Column::DisplayName)))
+                .eq(display_name.trim().to_lowercase()),
+        )
+        .order_by_asc(user::Column::Name)
+        .into_tuple()
+        .all(db)
+        .await?)
+}
+
 /// # Errors
 /// Database failures or a stored role that no longer parses.
 pub async fn find_by_id(

@@ -4,7 +4,7 @@ use crate::startup::AppState;
 use crate::web::api::Caller;
 use crate::web::api_error::ApiError;
 use app::audit::AuditQuery;
-use app::audit::backend::journal_filter;
+use app::audit::backend::{FilterError, journal_filter_for};
 use axum::body::Body;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
@@ -56,8 +56,14 @@ pub async fn export(
     }
     let Query(query) =
         query.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid", e.body_text()))?;
-    let filter = journal_filter(&query)
-        .map_err(|m| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", m))?;
+    let filter = journal_filter_for(state.db.conn(), &query)
+        .await
+        .map_err(|e| match e {
+            FilterError::Invalid(m) => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", m)
+            }
+            FilterError::Storage(error) => ApiError::from(error),
+        })?;
     // The first chunk is read before answering, so a failing database is a
     // clear error status (503 while it is unavailable) rather than a cut-off
     // download.
