@@ -31,7 +31,7 @@ pub mod widget_admin;
 
 use components::nav::Nav;
 use leptos::prelude::*;
-use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_meta::{MetaTags, Title, provide_meta_context};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 use pages::{
@@ -63,6 +63,9 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <csrf::CsrfMeta/>
                 <AutoReload options=options.clone()/>
+                // In the shell, not the app: its path carries the bundle's
+                // version (see server::site_bundle), known only to the server.
+                <link rel="stylesheet" id="countersign" href=format!("/{}/countersign.css", options.site_pkg_dir)/>
                 <HydrationScripts options/>
                 <MetaTags/>
             </head>
@@ -108,7 +111,6 @@ pub fn App() -> impl IntoView {
         }
     });
     view! {
-        <Stylesheet id="countersign" href="/pkg/countersign.css"/>
         <Title text="Countersign"/>
         <Router>
             <SkipLink/>

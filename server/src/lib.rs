@@ -9,6 +9,7 @@ pub mod metrics;
 pub mod middleware;
 pub mod payments;
 pub mod session_store;
+pub mod site_bundle;
 pub mod startup;
 pub mod telemetry;
 pub mod web;

@@ -5,6 +5,7 @@ use crate::config::Settings;
 use crate::middleware;
 use crate::payments::Payments;
 use crate::session_store::AnyStore;
+use crate::site_bundle::SiteBundle;
 use crate::web;
 use app::server::ServerContext;
 use app::{App, shell};
@@ -17,9 +18,12 @@ use engine::policies::PolicyLibrary;
 use leptos::prelude::*;
 use leptos_axum::{AxumRouteListing, LeptosRoutes, generate_route_list};
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use storage::Database;
 use tokio::net::TcpListener;
+use tower_http::CompressionLevel;
+use tower_http::compression::CompressionLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 use tower_sessions::cookie::SameSite;
@@ -63,10 +67,11 @@ pub async fn build_router(
     payments: &Payments,
     ops_hints: app::ops::backend::OpsHints,
 ) -> anyhow::Result<Router> {
+    let bundle = SiteBundle::locate(Path::new(&settings.site_root));
     let leptos_options = LeptosOptions::builder()
         .output_name("countersign")
         .site_root(settings.site_root.clone())
-        .site_pkg_dir("pkg")
+        .site_pkg_dir(bundle.pkg_dir())
         .site_addr(settings.listen)
         .build();
     let server_context = ServerContext {
@@ -129,7 +134,10 @@ pub async fn build_router(
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .layer(axum::middleware::from_fn(web::server_fns::limit_body))
-        .layer(axum::middleware::from_fn(middleware::page_guard::guard))
+        .layer(axum::middleware::from_fn_with_state(
+            bundle.stylesheet_href(),
+            middleware::page_guard::guard,
+        ))
         .layer(axum::middleware::from_fn(middleware::headers::no_store))
         .layer(axum::middleware::from_fn(
             middleware::headers::content_security,
@@ -147,6 +155,8 @@ pub async fn build_router(
         // The widget authenticates with signed tokens and bearer sessions,
         // never cookies: it sits outside the session, identity and CSRF layers.
         .merge(web::widget::router())
+        // The bundle is the same for everyone: no session is read for it.
+        .merge(bundle.router())
         // The scraper authenticates with the scrape token, never a session:
         // outside the session, identity and CSRF layers, like the widget.
         .route("/metrics", get(crate::metrics::scrape::metrics));
@@ -179,6 +189,9 @@ pub async fn build_router(
                 .is_some_and(|url| url.starts_with("https://")),
             middleware::headers::transport_security,
         ))
+        // Pages and API answers; the bundle comes compressed already and
+        // live streams are left alone (the layer's default predicate).
+        .layer(CompressionLayer::new().quality(CompressionLevel::Precise(4)))
         .layer(TraceLayer::new_for_http().make_span_with(crate::telemetry::request_span))
         .with_state(state);
     Ok(router)

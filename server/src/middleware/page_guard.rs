@@ -4,12 +4,13 @@
 
 use app::access::page_access;
 use app::server::Identity;
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use http::{Method, StatusCode};
 
-pub async fn guard(request: Request, next: Next) -> Response {
+/// `stylesheet` is the bundle's stylesheet URL, for the 403 page.
+pub async fn guard(State(stylesheet): State<String>, request: Request, next: Next) -> Response {
     let path = request.uri().path();
     // HEAD renders the page like GET (only the body is dropped), so it is guarded too.
     let renders_page = matches!(*request.method(), Method::GET | Method::HEAD);
@@ -30,12 +31,13 @@ pub async fn guard(request: Request, next: Next) -> Response {
         let query = serde_urlencoded::to_string([("next", target)]).unwrap_or_default();
         return Redirect::to(&format!("/login?{query}")).into_response();
     }
-    (StatusCode::FORBIDDEN, Html(FORBIDDEN_PAGE)).into_response()
+    let page = FORBIDDEN_PAGE.replace("{stylesheet}", &stylesheet);
+    (StatusCode::FORBIDDEN, Html(page)).into_response()
 }
 
 const FORBIDDEN_PAGE: &str = r#"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Not allowed · Countersign</title>
-<link rel="stylesheet" href="/pkg/countersign.css"></head>
+<link rel="stylesheet" href="{stylesheet}"></head>
 <body><main class="page"><section class="card narrow">
 <h1>You do not have access to this page</h1>
 <p>Your account does not hold the role this page needs. <a href="/">Back to the start page</a></p>

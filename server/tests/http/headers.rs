@@ -182,3 +182,91 @@ async fn a_page_runs_only_the_scripts_that_carry_its_own_fresh_nonce() {
     assert_ne!(nonces[0], nonces[1], "a nonce is never reused");
     assert_ne!(nonces[1], nonces[2], "a nonce is never reused");
 }
+
+/// A site root holding one built bundle, as `scripts/build-site.sh` leaves it.
+fn site_with_bundle(version: &str) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let bundle = root.path().join("pkg").join(version);
+    std::fs::create_dir_all(&bundle).unwrap();
+    std::fs::write(root.path().join("pkg/current"), format!("{version}\n")).unwrap();
+    std::fs::write(bundle.join("countersign.js"), "export default 1;").unwrap();
+    std::fs::write(bundle.join("countersign.js.gz"), b"\x1f\x8bpretend gzip").unwrap();
+    root
+}
+
+#[tokio::test]
+async fn after_a_deploy_browsers_load_the_new_bundle_while_keeping_each_bundle_for_a_year() {
+    let version = "0123456789abcdef";
+    let site = site_with_bundle(version);
+    let root = site.path().to_str().unwrap().to_owned();
+    let app = TestApp::spawn_with(|settings| settings.site_root = root).await;
+
+    let (_, page) = app.get_page("/login").await;
+    assert!(
+        page.contains(&format!("/pkg/{version}/countersign.js")),
+        "the page loads the bundle from its versioned path"
+    );
+    assert!(page.contains(&format!("href=\"/pkg/{version}/countersign.css\"")));
+
+    let url = app.url(&format!("/pkg/{version}/countersign.js"));
+    let zipped = app
+        .bare_client()
+        .get(&url)
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(zipped.status(), 200);
+    assert_eq!(zipped.headers()["content-encoding"], "gzip");
+    assert_eq!(
+        cache_control(&zipped).as_deref(),
+        Some("public, max-age=31536000, immutable")
+    );
+    assert_eq!(&zipped.bytes().await.unwrap()[..], b"\x1f\x8bpretend gzip");
+
+    let plain = app.bare_client().get(&url).send().await.unwrap();
+    assert!(plain.headers().get("content-encoding").is_none());
+    assert_eq!(plain.text().await.unwrap(), "export default 1;");
+
+    let missing = app.get(&format!("/pkg/{version}/not-built-yet.js")).await;
+    assert_eq!(missing.status(), 404);
+    assert_eq!(
+        cache_control(&missing).as_deref(),
+        Some("no-store"),
+        "a file missing today may exist after the next deploy"
+    );
+}
+
+#[tokio::test]
+async fn pages_and_api_answers_travel_compressed_but_live_streams_are_never_held_back() {
+    let app = TestApp::spawn().await;
+    app.login_ok("approver").await;
+    for path in ["/queue", "/api/openapi.json"] {
+        let response = app
+            .client
+            .get(app.url(path))
+            .header("accept-encoding", "gzip, br")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+        let encoding = response.headers()["content-encoding"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        assert!(encoding == "br" || encoding == "gzip", "{path}: {encoding}");
+    }
+
+    let stream = app
+        .client
+        .get(app.url("/api/live/proposals"))
+        .header("accept-encoding", "gzip, br")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    assert!(
+        stream.headers().get("content-encoding").is_none(),
+        "a compressor would hold events back until its buffer fills"
+    );
+}
