@@ -79,7 +79,8 @@ pub struct ClientAddress(pub String);
 /// [`AppError::Internal`] when the server did not provide its context.
 pub fn context() -> Result<ServerContext, AppError> {
     use_context::<ServerContext>().ok_or_else(|| {
-        tracing::error!("ServerContext missing from the Leptos context");
+        let path = use_context::<http::request::Parts>().map(|parts| parts.uri.to_string());
+        tracing::error!(?path, "ServerContext missing from the Leptos context");
         fail(AppError::Internal)
     })
 }

@@ -1,4 +1,5 @@
 import { Browser, expect, Page } from "@playwright/test";
+import AxeBuilder from "@axe-core/playwright";
 import { demoPassword, sandboxKey } from "../playwright.config";
 
 /** The header every request to the mounted sandbox provider needs. */
@@ -135,4 +136,19 @@ export async function openQueue(browser: Browser, user: string): Promise<Page> {
   await waitForHydration(page);
   await expect(page.locator("body")).toHaveAttribute("data-live", "open");
   return page;
+}
+
+/**
+ * Runs axe-core (WCAG 2.1 A and AA rules and axe's best practices) over the
+ * page as it is now, frames included, and fails on any serious or critical
+ * violation, naming each rule and the elements it found.
+ */
+export async function expectNoSeriousA11yViolations(page: Page) {
+  const results = await new AxeBuilder({ page })
+    .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"])
+    .analyze();
+  const serious = results.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.impact} ${v.id}: ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  expect(serious, `axe on ${page.url()}`).toEqual([]);
 }

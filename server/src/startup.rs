@@ -105,6 +105,7 @@ pub async fn build_router(
 
     let routes = page_routes();
     let context_for_fns = server_context.clone();
+    let context_for_fallback = server_context.clone();
     let context_for_pages = server_context;
     let router = Router::new()
         .route("/healthz", get(web::health::healthz))
@@ -132,7 +133,18 @@ pub async fn build_router(
                 move || shell(options.clone())
             },
         )
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        // A mistyped address renders the app's not-found page, which needs
+        // the same context as every other page (who is signed in).
+        .fallback(leptos_axum::file_and_error_handler_with_context::<
+            AppState,
+            _,
+        >(
+            {
+                let context = context_for_fallback;
+                move || provide_context(context.clone())
+            },
+            shell,
+        ))
         .layer(axum::middleware::from_fn(web::server_fns::limit_body))
         .layer(axum::middleware::from_fn_with_state(
             bundle.stylesheet_href(),

@@ -68,7 +68,7 @@ pub fn AdminPage() -> impl IntoView {
                     Ok(o) => view! {
                         <section class="card wide">
                             <h2>"Users and roles"</h2>
-                            <div class="table-scroll">
+                            <div class="table-scroll" tabindex="0" role="region" aria-label="Users and roles">
                             <table data-testid="users">
                                 <thead><tr><th>"User"</th><th>"Name"</th><th>"Roles"</th><th>"Approval limit"</th><th>"State"</th></tr></thead>
                                 <tbody>

@@ -127,7 +127,7 @@ pub fn AuditPage() -> impl IntoView {
                             }
                             view! {
                                 <p class="muted" data-testid="audit-total">{format!("{} events", result.total)}</p>
-                                <div class="table-scroll">
+                                <div class="table-scroll" tabindex="0" role="region" aria-label="Audit events">
                                 <table data-testid="audit-table">
                                     <thead><tr><th>"#"</th><th>"When (UTC)"</th><th>"Who"</th><th>"Action"</th><th>"Proposal"</th><th>"Order"</th><th>"State"</th><th>"Details"</th></tr></thead>
                                     <tbody>

@@ -165,7 +165,7 @@ fn Details(details: ProposalDetails) -> impl IntoView {
         </div>
         <section class="card wide">
             <h2>"Timeline"</h2>
-            <div class="table-scroll">
+            <div class="table-scroll" tabindex="0" role="region" aria-label="Timeline">
             <table class="timeline" data-testid="timeline">
                 <thead><tr><th>"When"</th><th>"Who"</th><th>"What"</th><th>"Details"</th><th>"State"</th></tr></thead>
                 <tbody>

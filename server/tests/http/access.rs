@@ -105,3 +105,15 @@ async fn head_requests_are_guarded_like_get() {
     let customer = app.client.head(app.url("/queue")).send().await.unwrap();
     assert_eq!(customer.status(), StatusCode::FORBIDDEN);
 }
+
+#[tokio::test]
+async fn a_mistyped_address_shows_the_not_found_page_with_the_person_still_signed_in() {
+    let app = TestApp::spawn().await;
+    app.login_ok("approver").await;
+    let (status, html) = app.get_page("/queue-typo").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(
+        html.contains("data-testid=\"signed-in-as\""),
+        "the page's header still knows who is signed in: {html}"
+    );
+}

@@ -1,0 +1,63 @@
+import { Browser, Page, test } from "@playwright/test";
+import { expectNoSeriousA11yViolations, proposeViaApi, rejectAs, signIn, waitForHydration } from "./helpers";
+
+// Every page, as the person it is for sees it, on a desktop and on a phone:
+// an axe-core scan that fails on any serious or critical violation, and a
+// screenshot kept under test-results/ (<size>-<page>.png).
+
+const sizes = [
+  { name: "desktop", viewport: { width: 1366, height: 768 } },
+  { name: "phone", viewport: { width: 390, height: 844 } },
+] as const;
+
+async function pageAs(browser: Browser, user: string | null, viewport: { width: number; height: number }): Promise<Page> {
+  const page = await (await browser.newContext({ viewport })).newPage();
+  if (user) await signIn(page, user);
+  return page;
+}
+
+async function scan(page: Page, path: string, shot: string) {
+  await page.goto(path);
+  await waitForHydration(page);
+  await page.screenshot({ path: test.info().outputPath(`${shot}.png`), fullPage: true });
+  await expectNoSeriousA11yViolations(page);
+}
+
+test.describe.serial("every page passes an accessibility scan on a desktop and a phone", () => {
+  // A proposal of customer2's (order 4824) for the pages that show one,
+  // rejected at the end so the order stays free for other specs.
+  let proposalId = "";
+
+  test.beforeAll(async ({ browser }) => {
+    const page = await pageAs(browser, "customer2", sizes[0].viewport);
+    proposalId = (await proposeViaApi(page, "4824")).id;
+    await page.context().close();
+  });
+
+  test.afterAll(async ({ browser }) => {
+    await rejectAs(browser, "approver2", proposalId, "Only looked at by the page scans.");
+  });
+
+  for (const size of sizes) {
+    const pages: [string | null, string, string][] = [
+      [null, "/login", "login"],
+      ["customer2", "/", "customer-home"],
+      ["customer2", "/chat", "customer-chat"],
+      ["customer2", "/refunds", "customer-refunds"],
+      ["customer2", "/refunds/{proposal}", "customer-refund"],
+      ["approver", "/queue", "approver-queue"],
+      ["approver", "/proposals/{proposal}", "approver-proposal"],
+      ["approver", "/inbox", "approver-inbox"],
+      ["manager", "/audit", "manager-audit"],
+      ["manager", "/ops", "manager-ops"],
+      ["admin", "/admin", "admin"],
+    ];
+    for (const [user, path, name] of pages) {
+      test(`${size.name}: ${path} as ${user ?? "a visitor"}`, async ({ browser }) => {
+        const page = await pageAs(browser, user, size.viewport);
+        await scan(page, path.replace("{proposal}", proposalId), `${size.name}-${name}`);
+        await page.context().close();
+      });
+    }
+  }
+});
