@@ -55,6 +55,9 @@ pub struct AuditRow {
     pub seq: i64,
     pub at: domain::Timestamp,
     pub actor: String,
+    /// The display name of the person behind a `user:` actor, when the
+    /// account exists.
+    pub actor_name: Option<String>,
     pub kind: String,
     pub proposal_id: Option<String>,
     pub order_id: Option<String>,
@@ -206,12 +209,23 @@ pub async fn audit_events(query: AuditQuery, page: u64) -> Result<AuditPage, App
             storage::StorageError::OutOfRange(message) => server::fail(AppError::Invalid(message)),
             other => server::internal(&other),
         })?;
+    let logins: Vec<String> = events
+        .iter()
+        .filter_map(|e| e.actor.strip_prefix("user:").map(str::to_owned))
+        .collect();
+    let names = storage::users::display_names(ctx.db.conn(), &logins)
+        .await
+        .map_err(|e| server::internal(&e))?;
     Ok(AuditPage {
         rows: events
             .into_iter()
             .map(|e| AuditRow {
                 seq: e.seq,
                 at: e.at,
+                actor_name: e
+                    .actor
+                    .strip_prefix("user:")
+                    .and_then(|login| names.get(login).cloned()),
                 actor: e.actor,
                 kind: e.kind,
                 proposal_id: e.proposal_id,

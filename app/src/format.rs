@@ -60,6 +60,15 @@ pub fn utc_seconds(at: Timestamp) -> String {
     at.format("%Y-%m-%d %H:%M:%S UTC").to_string()
 }
 
+/// A stored JSON record indented for reading; anything that is not JSON
+/// as it was stored.
+pub fn pretty_json(stored: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(stored)
+        .ok()
+        .and_then(|value| serde_json::to_string_pretty(&value).ok())
+        .unwrap_or_else(|| stored.to_owned())
+}
+
 /// A journal event's payload (JSON) as one line a person can read: the
 /// facts that matter for the event, labelled, in a fixed order; what is
 /// only for machines (the full conditions snapshot) is left to the export.
@@ -169,6 +178,8 @@ mod tests {
             "sent again under the same key"
         );
         assert_eq!(event_details("not json"), "");
+        assert_eq!(pretty_json(r#"{"a":1}"#), "{\n  \"a\": 1\n}");
+        assert_eq!(pretty_json("not json"), "not json");
     }
 
     #[test]

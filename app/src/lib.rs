@@ -14,6 +14,7 @@ pub mod customer_words;
 #[cfg(feature = "ssr")]
 pub mod desk;
 pub mod error;
+pub mod event_words;
 pub mod format;
 pub mod handover;
 pub mod live;

@@ -18,8 +18,16 @@ test("a manager filters the journal, exports it, and sees the chain break after 
   await page.getByRole("button", { name: "Filter" }).click();
   await expect(page).toHaveURL(/order=4822/);
   const table = page.getByTestId("audit-table");
-  await expect(table).toContainText("proposed");
   await expect(table).toContainText(proposal.id);
+  // Each row reads as a sentence by a named person, with the full record
+  // indented for reading behind "Full record".
+  const proposed = table.locator('tbody tr[data-kind="proposed"]');
+  await expect(proposed).toContainText("Refund proposed");
+  await expect(proposed).toContainText("External agent (service account) (agent)");
+  await expect(proposed).toContainText("awaiting approval");
+  await proposed.getByText("Full record").click();
+  await expect(proposed.locator("pre.json")).toBeVisible();
+  expect(await proposed.locator("pre.json").textContent()).toContain('\n  "amount": "129.00 EUR"');
   await expect(table).not.toContainText("4821");
 
   const download = page.waitForEvent("download");
@@ -35,7 +43,7 @@ test("a manager filters the journal, exports it, and sees the chain break after 
   await page.getByRole("button", { name: "Filter" }).click();
   await expect(page).toHaveURL(/action=proposed/);
   await expect(table.locator("tbody tr")).toHaveCount(1);
-  await expect(table).toContainText("user:agent");
+  await expect(table).toContainText("External agent (service account) (agent)");
   await expect(table.locator("tbody tr")).toContainText("amount: 129.00 EUR");
   await page.getByLabel("Who").fill("nobody-at-all");
   await page.getByRole("button", { name: "Filter" }).click();

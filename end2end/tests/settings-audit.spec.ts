@@ -41,10 +41,10 @@ test("an approval limit an admin changes shows in the audit trail with who, befo
   const raised = rows.filter({ hasText: `after: ${amount} EUR` });
   const restored = rows.filter({ hasText: `before: ${amount} EUR · after: 1000.00 EUR` });
   await expect(raised).toHaveCount(1);
-  await expect(raised).toContainText("user:admin");
+  await expect(raised).toContainText("Ali Admin (admin)");
   await expect(raised).toContainText("user:approver2 · before:");
   await expect(restored).toHaveCount(1);
-  await expect(restored).toContainText("user:admin");
+  await expect(restored).toContainText("Ali Admin (admin)");
   await expect(restored).toContainText("user:approver2");
 
   // Every settings change at once; refunds stay out of that view.

@@ -3,7 +3,8 @@
 //! hash-chain status.
 
 use crate::audit::{AuditQuery, PER_PAGE, SETTINGS_CHANGES, audit_chain_status, audit_events};
-use crate::format::{event_details, setting_details, utc_seconds};
+use crate::event_words::{actor_words, event_sentence, status_words};
+use crate::format::{event_details, pretty_json, setting_details, utc_seconds};
 use domain::SettingKind;
 use domain::proposal::event;
 use leptos::prelude::*;
@@ -86,7 +87,7 @@ pub fn AuditPage() -> impl IntoView {
                         <option value="" selected=move || action().is_empty()>"Any"</option>
                         <optgroup label="Refunds">
                             {event::ALL.iter().map(|kind| view! {
-                                <option value=*kind selected=move || action() == *kind>{kind.replace('_', " ")}</option>
+                                <option value=*kind selected=move || action() == *kind>{event_sentence(kind)}</option>
                             }).collect_view()}
                         </optgroup>
                         <optgroup label="Settings">
@@ -94,7 +95,7 @@ pub fn AuditPage() -> impl IntoView {
                             {SettingKind::ALL.iter().map(|kind| {
                                 let kind = kind.as_str();
                                 view! {
-                                    <option value=kind selected=move || action() == kind>{kind.replace('_', " ")}</option>
+                                    <option value=kind selected=move || action() == kind>{event_sentence(kind)}</option>
                                 }
                             }).collect_view()}
                         </optgroup>
@@ -107,7 +108,7 @@ pub fn AuditPage() -> impl IntoView {
                 <a class="button secondary" href=export data-testid="export-csv" download>"Export CSV"</a>
             </Form>
         </section>
-        <section class="card wide">
+        <section class="card wide audit-trail">
             <Transition fallback=|| view! { <p class="muted">"Loading events…"</p> }>
                 {move || Suspend::new(async move {
                     match events.await {
@@ -138,15 +139,19 @@ pub fn AuditPage() -> impl IntoView {
                                             view! {
                                             <tr data-kind=kind>
                                                 <td>{r.seq}</td>
-                                                <td>{utc_seconds(r.at)}</td>
-                                                <td>{r.actor}</td>
-                                                <td>{r.kind}</td>
+                                                <td class="nowrap">{utc_seconds(r.at)}</td>
+                                                <td>{actor_words(&r.actor, r.actor_name.as_deref())}</td>
+                                                <td>{event_sentence(&r.kind)}</td>
                                                 <td>{r.proposal_id.map(|id| view! { <a href=format!("/proposals/{id}")>{id.clone()}</a> })}</td>
                                                 <td>{r.order_id}</td>
-                                                <td>{match (r.from_status, r.to_status) { (Some(f), Some(t)) => format!("{f} → {t}"), (None, Some(t)) => t, _ => String::new() }}</td>
-                                                <td class="small">
+                                                <td>{match (r.from_status, r.to_status) {
+                                                    (Some(f), Some(t)) => format!("{} → {}", status_words(&f), status_words(&t)),
+                                                    (None, Some(t)) => status_words(&t),
+                                                    _ => String::new(),
+                                                }}</td>
+                                                <td class="small details-cell">
                                                     {details}
-                                                    <details><summary>"JSON"</summary><code class="mono">{r.payload}</code></details>
+                                                    <details><summary>"Full record"</summary><pre class="json">{pretty_json(&r.payload)}</pre></details>
                                                 </td>
                                             </tr>
                                             }

@@ -2,7 +2,9 @@
 
 use crate::MeResource;
 use crate::components::order_card::OrderCard;
-use crate::orders::{my_orders, staff_order};
+use crate::event_words::status_words;
+use crate::format::utc;
+use crate::orders::{OrderProposal, my_orders, staff_order};
 use domain::{Role, UserSummary};
 use leptos::prelude::*;
 
@@ -115,9 +117,31 @@ fn OrderLookup() -> impl IntoView {
                 <button type="submit">"Look up"</button>
             </form>
             {move || lookup.value().get().map(|result| match result {
-                Ok(order) => view! { <OrderCard order/> }.into_any(),
+                Ok(found) => view! {
+                    <OrderCard order=found.order/>
+                    <OrderProposals proposals=found.proposals/>
+                }.into_any(),
                 Err(error) => view! { <p class="error" role="alert">{error.to_string()}</p> }.into_any(),
             })}
         </section>
     }
+}
+
+/// The refunds proposed for a looked-up order, each opening its page.
+#[component]
+fn OrderProposals(proposals: Vec<OrderProposal>) -> impl IntoView {
+    if proposals.is_empty() {
+        return view! { <p class="muted" data-testid="order-proposals">"No refund has been proposed for this order."</p> }.into_any();
+    }
+    view! {
+        <h3>"Refunds proposed for this order"</h3>
+        <ul class="plain" data-testid="order-proposals">
+            {proposals.into_iter().map(|p| view! {
+                <li>
+                    <a href=format!("/proposals/{}", p.id)>{format!("{} · {}", p.amount.display(), status_words(p.status.as_str()))}</a>
+                    <span class="muted">{format!(" · proposed {}", utc(p.created_at))}</span>
+                </li>
+            }).collect_view()}
+        </ul>
+    }.into_any()
 }

@@ -4,6 +4,7 @@
 
 use crate::components::proposal_card::ProposalSummary;
 use crate::csrf::csrf_token;
+use crate::event_words::{event_sentence, status_words};
 use crate::format::{event_details, short_digest, utc, utc_seconds};
 use crate::live::use_proposal_changes;
 use crate::pages::refunds::CustomerRefund;
@@ -173,11 +174,11 @@ fn Details(details: ProposalDetails) -> impl IntoView {
                         <tr data-kind=e.kind.clone()>
                             <td>{utc_seconds(e.at)}</td>
                             <td>{e.actor.clone()}</td>
-                            <td>{e.kind.replace('_', " ")}</td>
+                            <td>{event_sentence(&e.kind)}</td>
                             <td class="small">{event_details(&e.payload)}</td>
                             <td>{match (&e.from_status, &e.to_status) {
-                                (Some(from), Some(to)) => format!("{from} → {to}"),
-                                (None, Some(to)) => to.clone(),
+                                (Some(from), Some(to)) => format!("{} → {}", status_words(from), status_words(to)),
+                                (None, Some(to)) => status_words(to),
                                 _ => String::new(),
                             }}</td>
                         </tr>

@@ -109,6 +109,30 @@ pub async fn names_with_display_name(
         .await?)
 }
 
+/// The display names of the accounts with these logins, in one read (the
+/// audit trail names the people behind a page of events).
+///
+/// # Errors
+/// Database failures.
+pub async fn display_names(
+    db: &impl ConnectionTrait,
+    names: &[String],
+) -> Result<std::collections::HashMap<String, String>, StorageError> {
+    use sea_orm::QuerySelect;
+    if names.is_empty() {
+        return Ok(std::collections::HashMap::new());
+    }
+    let rows: Vec<(String, String)> = user::Entity::find()
+        .select_only()
+        .column(user::Column::Name)
+        .column(user::Column::DisplayName)
+        .filter(user::Column::Name.is_in(names.iter().cloned()))
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(rows.into_iter().collect())
+}
+
 /// # Errors
 /// Database failures or a stored role that no longer parses.
 pub async fn find_by_id(

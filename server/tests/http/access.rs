@@ -1,6 +1,9 @@
 //! Who may open which page and call which server function.
 
 use crate::support::{TestApp, json};
+
+#[path = "../common/refund.rs"]
+mod refund;
 use reqwest::StatusCode;
 
 #[tokio::test]
@@ -57,6 +60,8 @@ async fn an_approver_opens_the_review_queue_and_reads_any_order() {
     assert_eq!(order["id"], "4821");
     assert_eq!(order["total"]["amount_minor"], 7900);
     assert_eq!(order["lines"][0]["sku"], "JKT-TRAIL-M");
+
+    assert_eq!(order["proposals"], serde_json::json!([]));
 
     let missing = app.get("/fn/staff_order?order_id=0000").await;
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
@@ -115,5 +120,25 @@ async fn a_mistyped_address_shows_the_not_found_page_with_the_person_still_signe
     assert!(
         html.contains("data-testid=\"signed-in-as\""),
         "the page's header still knows who is signed in: {html}"
+    );
+}
+
+#[tokio::test]
+async fn staff_looking_up_an_order_reach_every_refund_proposed_for_it() {
+    let app = TestApp::spawn().await;
+    let proposal = refund::propose(&app, "4821").await;
+    app.login_ok("approver").await;
+    let order = json(app.get("/fn/staff_order?order_id=4821").await).await;
+    let listed = order["proposals"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{order}");
+    assert_eq!(listed[0]["id"], proposal["id"]);
+    assert_eq!(listed[0]["status"], "awaiting_approval");
+    assert_eq!(listed[0]["amount"]["amount_minor"], 7900);
+
+    let other = json(app.get("/fn/staff_order?order_id=4822").await).await;
+    assert_eq!(
+        other["proposals"],
+        serde_json::json!([]),
+        "only this order's"
     );
 }
