@@ -37,11 +37,13 @@ pub struct AdminState {
     pub default_threshold_minor: i64,
     /// In minor units of any currency an approver has no limit for.
     pub default_limit_minor: Option<i64>,
+    /// The currencies orders are in, to state those defaults in.
+    pub currencies_in_use: Vec<domain::Currency>,
     pub policies: Vec<PolicyInfo>,
 }
 
 #[cfg(feature = "ssr")]
-mod backend {
+pub(crate) mod backend {
     use crate::error::AppError;
     use crate::server;
 
@@ -151,9 +153,17 @@ pub async fn admin_overview() -> Result<AdminState, AppError> {
             earlier,
         });
     }
+    let mut currencies_in_use = Vec::new();
+    for code in storage::orders::currencies(conn)
+        .await
+        .map_err(|e| server::internal(&e))?
+    {
+        currencies_in_use.push(backend::currency(&code)?);
+    }
     Ok(AdminState {
         users,
         thresholds,
+        currencies_in_use,
         default_threshold_minor: ctx.engine.settings.four_eyes_threshold_minor,
         default_limit_minor: ctx.engine.settings.default_approval_limit_minor,
         policies,
@@ -293,41 +303,4 @@ pub async fn admin_set_threshold(
         "refunds above {} now need two approvers",
         threshold.display()
     ))
-}
-
-/// Uploads a policy document; changed content becomes a new version.
-#[server(prefix = "/fn", endpoint = "admin_import_policy")]
-pub async fn admin_import_policy(
-    csrf_token: String,
-    slug: String,
-    title: String,
-    body: String,
-) -> Result<String, AppError> {
-    use crate::server;
-    use storage::policies::ImportOutcome;
-    server::check_csrf(&csrf_token)?;
-    let (ctx, me) = server::require_admin()?;
-    let outcome = ctx
-        .engine
-        .policies
-        .import(
-            &backend::changed_by(&me),
-            slug.trim(),
-            &title,
-            &body,
-            engine::now(),
-        )
-        .await
-        .map_err(|e| match e {
-            engine::policies::library::PolicyError::Storage(inner) => server::internal(&inner),
-            engine::policies::library::PolicyError::Index(inner) => server::internal(&inner),
-            other => backend::invalid(other),
-        })?;
-    Ok(match outcome {
-        ImportOutcome::Created { version } => {
-            format!("created {slug} (version {})", &version[..12])
-        }
-        ImportOutcome::NewVersion { version } => format!("{slug}: new version {}", &version[..12]),
-        ImportOutcome::Unchanged { .. } => format!("{slug}: unchanged"),
-    })
 }

@@ -60,6 +60,20 @@ pub fn utc_seconds(at: Timestamp) -> String {
     at.format("%Y-%m-%d %H:%M:%S UTC").to_string()
 }
 
+/// `value` with everything but RFC 3986's unreserved characters
+/// percent-encoded: for a query string value or a `data:` URL.
+pub fn percent_encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            other => format!("%{other:02X}"),
+        })
+        .collect()
+}
+
 /// A stored JSON record indented for reading; anything that is not JSON
 /// as it was stored.
 pub fn pretty_json(stored: &str) -> String {
@@ -180,6 +194,7 @@ mod tests {
         assert_eq!(event_details("not json"), "");
         assert_eq!(pretty_json(r#"{"a":1}"#), "{\n  \"a\": 1\n}");
         assert_eq!(pretty_json("not json"), "not json");
+        assert_eq!(percent_encode("a b/+\n~"), "a%20b%2F%2B%0A~");
     }
 
     #[test]

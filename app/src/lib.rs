@@ -3,6 +3,7 @@
 
 pub mod access;
 pub mod admin;
+pub mod admin_policy;
 pub mod audit;
 pub mod auth;
 pub mod chat;

@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { proposeViaApi, signIn, waitForHydration } from "./helpers";
+import { openDisclosure, proposeViaApi, signIn, waitForHydration } from "./helpers";
 
 test("above the four-eyes threshold set by an admin, two different approvers are needed", async ({ browser }) => {
   const admin = await (await browser.newContext()).newPage();
@@ -68,7 +68,7 @@ test("an admin's bad input gets a precise message", async ({ page }) => {
   await expect(page.getByText('"12,50" is not an amount; write it like 79.00')).toBeVisible();
 });
 
-test("an admin changes a user's roles, disables and enables them, and uploads a policy file as a new version", async ({ browser }) => {
+test("an admin changes a user's roles, disables and enables them from the user's row, and publishes a policy file as a reviewed new version of the chosen policy", async ({ browser }) => {
   const admin = await (await browser.newContext()).newPage();
   await signIn(admin, "admin");
   await admin.goto("/admin");
@@ -92,46 +92,75 @@ test("an admin changes a user's roles, disables and enables them, and uploads a 
   await expect(temp.getByTestId("signed-in-as")).toBeVisible();
   expect((await temp.request.get("/queue")).status()).toBe(403);
 
-  const roles = admin.getByTestId("roles-form");
-  await roles.getByLabel("User name").fill("temp-approver");
-  await roles.getByLabel("Roles (comma-separated)").fill("approver, manager");
-  await roles.getByRole("button", { name: "Save roles" }).click();
-  await expect(roles.getByRole("status")).toHaveText("temp-approver now has the roles approver,manager");
-  await expect(users.locator("tr", { hasText: "temp-approver" })).toContainText("approver,manager");
+  // Each account's actions are on its row.
+  const row = (name: string) => users.locator(`tr[data-user="${name}"]`);
+  const outcome = admin.getByTestId("user-action-outcome");
+  await openDisclosure(row("temp-approver").locator("details", { hasText: "Roles…" }));
+  await row("temp-approver").getByLabel("Roles for temp-approver").fill("approver, manager");
+  await row("temp-approver").getByRole("button", { name: "Save roles" }).click();
+  await expect(outcome.getByRole("status")).toHaveText("temp-approver now has the roles approver,manager");
+  await expect(row("temp-approver")).toContainText("approver,manager");
   expect((await temp.request.get("/queue")).status()).toBe(200);
+  // A new approver's limit reads in the currency's units, not minor units.
+  await expect(row("temp-approver")).toContainText("default: 1000.00 EUR");
+  await expect(admin.locator("body")).not.toContainText("minor units");
 
   // Removing one's own admin role is refused, with the reason.
-  await roles.getByLabel("User name").fill("admin");
-  await roles.getByLabel("Roles (comma-separated)").fill("manager");
-  await roles.getByRole("button", { name: "Save roles" }).click();
-  await expect(roles.getByRole("alert")).toHaveText("you cannot remove your own admin role; ask another admin");
+  await openDisclosure(row("admin").locator("details", { hasText: "Roles…" }));
+  await row("admin").getByLabel("Roles for admin").fill("manager");
+  await row("admin").getByRole("button", { name: "Save roles" }).click();
+  await expect(outcome.getByRole("alert")).toHaveText("you cannot remove your own admin role; ask another admin");
 
-  // Disabled: signed out everywhere, and back once enabled.
-  await admin.getByLabel("User name").nth(2).fill("temp-approver");
-  await admin.getByRole("button", { name: "Disable and sign out everywhere" }).click();
-  await expect(users.locator("tr", { hasText: "temp-approver" })).toContainText("disabled");
+  // Disabling says what it does before it happens: signed out everywhere,
+  // and back once enabled.
+  await openDisclosure(row("temp-approver").locator("details", { hasText: "Disable…" }));
+  await expect(row("temp-approver")).toContainText("temp-approver is signed out everywhere and cannot sign in until enabled again.");
+  await row("temp-approver").getByRole("button", { name: "Disable temp-approver" }).click();
+  await expect(row("temp-approver")).toContainText("disabled");
   expect((await temp.request.get("/api/v1/me")).status()).toBe(401);
-  await admin.getByLabel("User name").nth(3).fill("temp-approver");
-  await admin.getByRole("button", { name: "Enable" }).click();
-  await expect(users.locator("tr", { hasText: "temp-approver" })).toContainText("active");
+  await row("temp-approver").getByRole("button", { name: "Enable temp-approver" }).click();
+  await expect(row("temp-approver")).toContainText("active");
 
-  // A policy file fills the form; uploading it again changed is a new version.
-  const upload = async (text: string) => {
-    await admin.getByLabel("Markdown file (fills the fields below)").setInputFiles({
-      name: "Gift Cards.md",
+  // A new policy from a file: its slug from the file name, its title from
+  // the first heading; every line shows as added before it goes live.
+  const editor = admin.getByTestId("policy-editor");
+  const review = editor.getByTestId("policy-review");
+  const chooseFile = (text: string, name: string) =>
+    editor.getByLabel("Markdown file (fills the text below)").setInputFiles({
+      name,
       mimeType: "text/markdown",
       buffer: Buffer.from(text),
     });
-    await expect(admin.getByLabel("Slug")).toHaveValue("gift-cards");
-    await expect(admin.getByLabel("Title")).toHaveValue("Gift card policy");
-    await expect(admin.getByLabel("Markdown (## headings become citable sections)")).toHaveValue(text);
-    await admin.getByRole("button", { name: "Upload as new version" }).click();
-  };
-  await upload("# Gift card policy\n\n## 1. Refunds\n\nGift cards are not refundable.\n");
-  await expect(admin.getByText("created gift-cards (version")).toBeVisible();
-  await expect(admin.getByLabel("Slug")).toHaveValue("");
-  await upload("# Gift card policy\n\n## 1. Refunds\n\nGift cards are refundable within 14 days.\n");
-  await expect(admin.getByText("gift-cards: new version")).toBeVisible();
+  const first = "# Gift card policy\n\n## 1. Refunds\n\nGift cards are not refundable.\n";
+  await chooseFile(first, "Gift Cards.md");
+  await expect(editor.getByLabel("Slug of the new policy")).toHaveValue("gift-cards");
+  await expect(editor.getByLabel("Title")).toHaveValue("Gift card policy");
+  await expect(editor.getByLabel("Markdown (## headings become citable sections)")).toHaveValue(first);
+  await editor.getByRole("button", { name: "Review changes" }).click();
+  await expect(review).toContainText("A new policy: 5 line(s) added, 0 removed.");
+  await expect(review).toContainText("Citable sections: 1. Refunds");
+  await review.getByRole("button", { name: "Publish new policy" }).click();
+  await expect(editor.getByText("gift-cards published (version")).toBeVisible();
+
+  // A new version of the chosen policy, whatever the file is called: the
+  // changed line shows removed and added, and an edit after the review
+  // withdraws it (what goes live is what was seen).
+  await editor.getByLabel("Policy", { exact: true }).selectOption({ label: "Gift card policy (gift-cards)" });
+  await expect(editor.getByLabel("Slug of the new policy")).toHaveCount(0);
+  const second = first.replace("are not refundable.", "are refundable within 14 days.");
+  await chooseFile(second, "gift-cards-2027-draft.md");
+  await editor.getByRole("button", { name: "Review changes" }).click();
+  await expect(review).toContainText("Against Gift card policy, version");
+  await expect(review).toContainText("1 line(s) added, 1 removed.");
+  await expect(review.locator(".removed")).toHaveText("- Gift cards are not refundable.");
+  await expect(review.locator(".added")).toHaveText("+ Gift cards are refundable within 14 days.");
+  await editor.getByLabel("Markdown (## headings become citable sections)").fill(second + "\nExtra.\n");
+  await expect(review).toHaveCount(0);
+  await editor.getByLabel("Markdown (## headings become citable sections)").fill(second);
+  await editor.getByRole("button", { name: "Review changes" }).click();
+  await review.getByRole("button", { name: "Publish as new version" }).click();
+  await expect(editor.getByText("gift-cards: version")).toBeVisible();
+  await expect(admin.locator('[data-policy^="gift-cards-2027"]')).toHaveCount(0);
   const policy = admin.locator('[data-policy="gift-cards"]');
   await expect(policy).toContainText("Gift card policy");
   await expect(policy.getByTestId("earlier-versions")).toContainText("earlier:");

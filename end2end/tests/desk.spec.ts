@@ -1,5 +1,5 @@
 import { Browser, expect, Page, test } from "@playwright/test";
-import { proposeViaApi, rejectAs, sandboxAuth, signIn, waitForHydration } from "./helpers";
+import { proposeViaApi, rejectAs, sandboxAuth, setApprovalLimit, signIn, waitForHydration } from "./helpers";
 
 // The approver's desk: every check the engine will apply is on the card
 // before the decision, the decision is followed to its end, and the
@@ -111,12 +111,7 @@ test("an approver over their own limit sees Approve withheld with the limit, bef
   await freshOrder(admin, orderId, 5);
   await admin.goto("/admin");
   await waitForHydration(admin);
-  const setLimit = async (amount: string) => {
-    await admin.getByLabel("Approver", { exact: true }).selectOption({ label: "approver2" });
-    await admin.getByLabel("Limit", { exact: true }).fill(amount);
-    await admin.getByRole("button", { name: "Set limit" }).click();
-    await expect(admin.getByText(`approver2 may now approve up to ${amount} EUR`)).toBeVisible();
-  };
+  const setLimit = (amount: string) => setApprovalLimit(admin, "approver2", amount);
   await setLimit("10.00");
   try {
     const proposal = await proposeViaApi(admin, orderId, "returns-policy:section-3");

@@ -1,4 +1,4 @@
-import { Browser, expect, Page } from "@playwright/test";
+import { Browser, expect, Locator, Page } from "@playwright/test";
 import AxeBuilder from "@axe-core/playwright";
 import { demoPassword, sandboxKey } from "../playwright.config";
 
@@ -151,4 +151,29 @@ export async function expectNoSeriousA11yViolations(page: Page) {
     .filter((v) => v.impact === "serious" || v.impact === "critical")
     .map((v) => `${v.impact} ${v.id}: ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
   expect(serious, `axe on ${page.url()}`).toEqual([]);
+}
+
+/**
+ * Sets `user`'s approval limit in EUR from their row on /admin (the page is
+ * open, signed in as an admin) and waits for the confirmation.
+ */
+export async function setApprovalLimit(admin: Page, user: string, amount: string) {
+  const row = admin.getByTestId("users").locator(`tr[data-user="${user}"]`);
+  await openDisclosure(row.locator("details", { hasText: "Limit…" }));
+  await row.getByLabel(`Approval limit for ${user}`).fill(amount);
+  await row.getByRole("button", { name: "Set limit" }).click();
+  await expect(admin.getByText(`${user} may now approve up to ${amount} EUR`)).toBeVisible();
+  // The table is redrawn with the new limit (which closes the row's forms).
+  await expect(row).toContainText(`${amount} EUR`);
+}
+
+/**
+ * Opens a `<details>` by clicking its summary, unless it is open already
+ * (a redrawn table keeps what its rows' disclosures were).
+ */
+export async function openDisclosure(details: Locator) {
+  if (!(await details.evaluate((d) => (d as HTMLDetailsElement).open))) {
+    await details.locator("summary").click();
+  }
+  await expect(details).toHaveAttribute("open", "");
 }

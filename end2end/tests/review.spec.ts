@@ -1,5 +1,5 @@
 import { expect, Page, test } from "@playwright/test";
-import { openQueue, proposeViaApi, rejectAs, signIn, waitForHydration } from "./helpers";
+import { openQueue, proposeViaApi, rejectAs, setApprovalLimit, signIn, waitForHydration } from "./helpers";
 
 /** The outside agent proposes a refund with the customer's answer to its open question. */
 async function proposeWithAnswer(page: Page, orderId: string) {
@@ -142,12 +142,7 @@ test("an approver over their limit is told the limit, and the proposal waits for
   await signIn(admin, "admin");
   await admin.goto("/admin");
   await waitForHydration(admin);
-  const setLimit = async (amount: string) => {
-    await admin.getByLabel("Approver", { exact: true }).selectOption({ label: "approver2" });
-    await admin.getByLabel("Limit", { exact: true }).fill(amount);
-    await admin.getByRole("button", { name: "Set limit" }).click();
-    await expect(admin.getByText(`approver2 may now approve up to ${amount} EUR`)).toBeVisible();
-  };
+  const setLimit = (amount: string) => setApprovalLimit(admin, "approver2", amount);
   await setLimit("10.00");
   try {
     const customer = await (await browser.newContext()).newPage();

@@ -1,5 +1,5 @@
 import { expect, Page, test } from "@playwright/test";
-import { signIn, waitForHydration } from "./helpers";
+import { setApprovalLimit, signIn, waitForHydration } from "./helpers";
 
 /** Collects every Content-Security-Policy violation the page reports. */
 function collectCspViolations(page: Page, into: string[]) {
@@ -15,12 +15,7 @@ test("an approval limit an admin changes shows in the audit trail with who, befo
   await signIn(admin, "admin");
   await admin.goto("/admin");
   await waitForHydration(admin);
-  const setLimit = async (amount: string) => {
-    await admin.getByLabel("Approver", { exact: true }).selectOption({ label: "approver2" });
-    await admin.getByLabel("Limit", { exact: true }).fill(amount);
-    await admin.getByRole("button", { name: "Set limit" }).click();
-    await expect(admin.getByText(`approver2 may now approve up to ${amount} EUR`)).toBeVisible();
-  };
+  const setLimit = (amount: string) => setApprovalLimit(admin, "approver2", amount);
   // Other specs change limits too: an amount of this run's own picks out
   // the two rows this test wrote.
   const amount = `${700 + Math.floor(Math.random() * 290)}.${String(Math.floor(Math.random() * 100)).padStart(2, "0")}`;

@@ -1,7 +1,7 @@
 import { Browser, expect, FrameLocator, Page, test } from "@playwright/test";
 import { createPrivateKey, randomUUID, sign } from "node:crypto";
 import { hostSitePort, slowChatPort } from "../playwright.config";
-import { signIn, waitForHydration } from "./helpers";
+import { openDisclosure, signIn, waitForHydration } from "./helpers";
 
 // The widget on a static host page served from its own origin. An admin
 // registers that origin in /admin and gets the site's private key; this file
@@ -115,6 +115,21 @@ test.describe.serial("the embeddable widget", () => {
       "Signs in no customer yet",
     );
     await allowCustomers(page, site, ["customer", "customer3"]);
+
+    // The private key can be downloaded as a file; revoking a key first
+    // says what it does.
+    const retired = await registerSite(page, "Retired shop", "https://retired-shop.example");
+    const download = page.getByTestId("widget-key-download").last();
+    await expect(download).toHaveAttribute("download", `${retired.siteId}-${retired.keyId}.pem`);
+    const href = (await download.getAttribute("href"))!;
+    const downloaded = decodeURIComponent(href.replace("data:application/x-pem-file;charset=utf-8,", ""));
+    // The key's PEM has CRLF line ends; the text field shows them as LF.
+    expect(downloaded.replace(/\r\n/g, "\n").trim()).toBe(retired.pem);
+    const key = page.locator(`[data-site="${retired.siteId}"] [data-key="${retired.keyId}"]`);
+    await openDisclosure(key.locator("details"));
+    await expect(key).toContainText(`Sign-ins with tokens signed by ${retired.keyId} are refused from then on.`);
+    await key.getByRole("button", { name: `Revoke ${retired.keyId}` }).click();
+    await expect(page.locator(`[data-site="${retired.siteId}"] [data-key="${retired.keyId}"]`)).toContainText("revoked");
     await page.screenshot({ path: test.info().outputPath("admin-widget-sites.png"), fullPage: true });
 
     for (const name of ["customer", "customer3", "approver"]) customerIds[name] = await userId(browser, name);

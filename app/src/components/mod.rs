@@ -1,3 +1,4 @@
+pub mod copy_button;
 pub mod handover_bar;
 pub mod nav;
 pub mod order_card;

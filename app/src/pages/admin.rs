@@ -2,11 +2,12 @@
 //! policy documents and the chat widget's sites.
 
 use crate::admin::{
-    AdminCreateUser, AdminDisableUser, AdminEnableUser, AdminImportPolicy, AdminSetLimit,
-    AdminSetRoles, AdminSetThreshold, AdminState, admin_overview,
+    AdminCreateUser, AdminDisableUser, AdminEnableUser, AdminSetLimit, AdminSetRoles,
+    AdminSetThreshold, AdminState, AdminUser, admin_overview,
 };
+use crate::admin_policy::AdminPublishPolicy;
 use crate::csrf::CsrfField;
-use crate::format::{short_digest, utc};
+use crate::pages::admin_policy::{PolicyDraft, PolicyEditor};
 use crate::pages::admin_widget::WidgetSites;
 use leptos::form::ActionForm;
 use leptos::prelude::*;
@@ -38,7 +39,7 @@ pub fn AdminPage() -> impl IntoView {
     let set_roles = ServerAction::<AdminSetRoles>::new();
     let limit = ServerAction::<AdminSetLimit>::new();
     let threshold = ServerAction::<AdminSetThreshold>::new();
-    let policy = ServerAction::<AdminImportPolicy>::new();
+    let policy = ServerAction::<AdminPublishPolicy>::new();
     let version = move || {
         (
             create.version().get(),
@@ -51,12 +52,10 @@ pub fn AdminPage() -> impl IntoView {
         )
     };
     let overview = Resource::new(version, |_| admin_overview());
-    // The policy being uploaded, kept by the page so a refresh of the
-    // overview does not empty the form.
-    let upload = PolicyUpload::default();
+    let draft = PolicyDraft::new();
     Effect::new(move |_| {
         if let Some(Ok(_)) = policy.value().get() {
-            upload.clear();
+            draft.published();
         }
     });
     view! {
@@ -70,47 +69,33 @@ pub fn AdminPage() -> impl IntoView {
                             <h2>"Users and roles"</h2>
                             <div class="table-scroll" tabindex="0" role="region" aria-label="Users and roles">
                             <table data-testid="users">
-                                <thead><tr><th>"User"</th><th>"Name"</th><th>"Roles"</th><th>"Approval limit"</th><th>"State"</th></tr></thead>
+                                <thead><tr><th>"User"</th><th>"Name"</th><th>"Roles"</th><th>"Approval limit"</th><th>"State"</th><th>"Actions"</th></tr></thead>
                                 <tbody>
                                     {o.users.iter().map(|u| view! {
-                                        <tr>
+                                        <tr data-user=u.name.clone()>
                                             <td class="mono">{u.name.clone()}</td>
                                             <td>{u.display_name.clone()}</td>
                                             <td>{u.roles.to_string()}</td>
                                             <td>{limits_text(&o, u)}</td>
                                             <td>{if u.disabled { "disabled" } else { "active" }}</td>
+                                            <td><UserActions user=u.clone() set_roles limit disable enable/></td>
                                         </tr>
                                     }).collect_view()}
                                 </tbody>
                             </table>
                             </div>
+                            <div data-testid="user-action-outcome">
+                                {outcome(set_roles)}{outcome(limit)}{outcome(disable)}{outcome(enable)}
+                            </div>
                         </section>
                         <div class="grid">
-                            <section class="card">
-                                <h2>"Approver limit"</h2>
-                                <ActionForm action=limit>
-                                    <CsrfField/>
-                                    <label for="limit-user">"Approver"</label>
-                                    <select id="limit-user" name="user_id">
-                                        {o.users.iter().filter(|u| u.roles.contains(domain::Role::Approver)).map(|u| view! {
-                                            <option value=u.id.clone()>{u.name.clone()}</option>
-                                        }).collect_view()}
-                                    </select>
-                                    <label for="limit-currency">"Currency"</label>
-                                    <input id="limit-currency" name="currency" value="EUR" required maxlength="3" pattern="[A-Za-z]{3}" autocapitalize="characters"/>
-                                    <label for="limit-amount">"Limit"</label>
-                                    <input id="limit-amount" name="amount" placeholder="1000.00" required inputmode="decimal"/>
-                                    <button type="submit">"Set limit"</button>
-                                </ActionForm>
-                                {outcome(limit)}
-                            </section>
                             <section class="card">
                                 <h2>"Four eyes"</h2>
                                 <ul class="muted" data-testid="thresholds">
                                     {o.thresholds.iter().map(|t| view! {
                                         <li>"Refunds above " <strong>{t.display()}</strong> " need two different approvers."</li>
                                     }).collect_view()}
-                                    <li>{format!("Other currencies: above {} minor units.", o.default_threshold_minor)}</li>
+                                    {default_threshold_text(&o).map(|text| view! { <li>{text}</li> })}
                                 </ul>
                                 <ActionForm action=threshold>
                                     <CsrfField/>
@@ -138,71 +123,8 @@ pub fn AdminPage() -> impl IntoView {
                                 </ActionForm>
                                 {outcome(create)}
                             </section>
-                            <section class="card" data-testid="roles-form">
-                                <h2>"Change a user's roles"</h2>
-                                <ActionForm action=set_roles>
-                                    <CsrfField/>
-                                    <label for="roles-name">"User name"</label>
-                                    <input id="roles-name" name="name" required maxlength="64"/>
-                                    <label for="roles-list">"Roles (comma-separated)"</label>
-                                    <input id="roles-list" name="roles" placeholder="approver, manager" required/>
-                                    <button type="submit">"Save roles"</button>
-                                </ActionForm>
-                                {outcome(set_roles)}
-                            </section>
-                            <section class="card">
-                                <h2>"Disable a user"</h2>
-                                <ActionForm action=disable>
-                                    <CsrfField/>
-                                    <label for="disable-name">"User name"</label>
-                                    <input id="disable-name" name="name" required maxlength="64"/>
-                                    <button type="submit" class="danger">"Disable and sign out everywhere"</button>
-                                </ActionForm>
-                                {outcome(disable)}
-                            </section>
-                            <section class="card">
-                                <h2>"Enable a user"</h2>
-                                <ActionForm action=enable>
-                                    <CsrfField/>
-                                    <label for="enable-name">"User name"</label>
-                                    <input id="enable-name" name="name" required maxlength="64"/>
-                                    <button type="submit">"Enable"</button>
-                                </ActionForm>
-                                {outcome(enable)}
-                            </section>
                         </div>
-                        <section class="card wide">
-                            <h2>"Policy documents"</h2>
-                            <ul data-testid="policies">
-                                {o.policies.iter().map(|p| view! {
-                                    <li data-policy=p.slug.clone()>
-                                        <strong>{p.title.clone()}</strong>
-                                        <span class="muted small">{format!(" ({}, version {}, since {})", p.slug, short_digest(&p.version), utc(p.created_at))}</span>
-                                        {(!p.earlier.is_empty()).then(|| view! {
-                                            <span class="muted small" data-testid="earlier-versions">
-                                                {format!(" · earlier: {}", p.earlier.iter().map(|(v, at)| format!("{} (from {})", short_digest(v), utc(*at))).collect::<Vec<_>>().join(", "))}
-                                            </span>
-                                        })}
-                                    </li>
-                                }).collect_view()}
-                            </ul>
-                            <ActionForm action=policy>
-                                <CsrfField/>
-                                <label for="policy-file">"Markdown file (fills the fields below)"</label>
-                                <input id="policy-file" type="file" accept=".md,.markdown,.txt,text/markdown,text/plain" on:change=move |ev| upload.read_file(ev)/>
-                                <label for="policy-slug">"Slug"</label>
-                                <input id="policy-slug" name="slug" placeholder="returns-policy" required maxlength="128"
-                                    prop:value=upload.slug on:input=move |ev| upload.slug.set(event_target_value(&ev))/>
-                                <label for="policy-title">"Title"</label>
-                                <input id="policy-title" name="title" required maxlength="300"
-                                    prop:value=upload.title on:input=move |ev| upload.title.set(event_target_value(&ev))/>
-                                <label for="policy-body">"Markdown (## headings become citable sections)"</label>
-                                <textarea id="policy-body" name="body" required rows="10"
-                                    prop:value=upload.body on:input=move |ev| upload.body.set(event_target_value(&ev))></textarea>
-                                <button type="submit">"Upload as new version"</button>
-                            </ActionForm>
-                            {outcome(policy)}
-                        </section>
+                        <PolicyEditor policies=o.policies draft publish=policy/>
                     }.into_any(),
                 }
             })}
@@ -211,14 +133,18 @@ pub fn AdminPage() -> impl IntoView {
     }
 }
 
-/// What an approver may approve: the limits set for them, or the default.
-fn limits_text(state: &AdminState, user: &crate::admin::AdminUser) -> String {
+/// What an approver may approve: the limits set for them, or the default
+/// in the currencies orders are in.
+fn limits_text(state: &AdminState, user: &AdminUser) -> String {
     if !user.roles.contains(domain::Role::Approver) {
         return String::new();
     }
     if user.limits.is_empty() {
         return match state.default_limit_minor {
-            Some(minor) => format!("default ({minor} minor units)"),
+            Some(minor) => format!(
+                "default: {}",
+                in_currencies(minor, &state.currencies_in_use)
+            ),
             None => "no limit".to_owned(),
         };
     }
@@ -229,80 +155,114 @@ fn limits_text(state: &AdminState, user: &crate::admin::AdminUser) -> String {
         .join(", ")
 }
 
-/// The policy form's fields. A chosen file fills them: the text, the slug
-/// from the file name and the title from its first heading (each only if
-/// still empty, so an admin's typing wins).
-#[derive(Clone, Copy, Default)]
-struct PolicyUpload {
-    slug: RwSignal<String>,
-    title: RwSignal<String>,
-    body: RwSignal<String>,
+/// The four-eyes default for the currencies in use without a threshold of
+/// their own; `None` when each has one.
+fn default_threshold_text(state: &AdminState) -> Option<String> {
+    let uncovered: Vec<domain::Currency> = state
+        .currencies_in_use
+        .iter()
+        .filter(|c| !state.thresholds.iter().any(|t| t.currency == **c))
+        .copied()
+        .collect();
+    if uncovered.is_empty() && !state.currencies_in_use.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "Other currencies: refunds above {} need two different approvers.",
+        in_currencies(state.default_threshold_minor, &uncovered)
+    ))
 }
 
-impl PolicyUpload {
-    fn clear(self) {
-        self.slug.set(String::new());
-        self.title.set(String::new());
-        self.body.set(String::new());
+/// A default kept in minor units, stated in each currency's own units
+/// ("1000.00 EUR, 100000 JPY").
+fn in_currencies(minor: i64, currencies: &[domain::Currency]) -> String {
+    if currencies.is_empty() {
+        return format!("{minor} in a currency's smallest unit");
     }
-
-    fn read_file(self, ev: leptos::ev::Event) {
-        #[cfg(feature = "hydrate")]
-        {
-            use wasm_bindgen::JsCast;
-            let Some(file) = ev
-                .target()
-                .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-                .and_then(|input| input.files())
-                .and_then(|files| files.get(0))
-            else {
-                return;
-            };
-            let name = file.name();
-            leptos::task::spawn_local(async move {
-                let Ok(text) = wasm_bindgen_futures::JsFuture::from(file.text()).await else {
-                    return;
-                };
-                let Some(text) = text.as_string() else {
-                    return;
-                };
-                if self.slug.get_untracked().is_empty() {
-                    self.slug.set(slug_of(&name));
-                }
-                if self.title.get_untracked().is_empty()
-                    && let Some(heading) = text.lines().find_map(|l| l.strip_prefix("# "))
-                {
-                    self.title.set(heading.trim().to_owned());
-                }
-                self.body.set(text);
-            });
-        }
-        #[cfg(not(feature = "hydrate"))]
-        let _ = (self, ev);
-    }
-}
-
-/// `Returns Policy.md` → `returns-policy`.
-#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
-fn slug_of(file_name: &str) -> String {
-    let stem = file_name
-        .rsplit_once('.')
-        .map_or(file_name, |(stem, _)| stem);
-    stem.split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|part| !part.is_empty())
-        .map(str::to_ascii_lowercase)
+    currencies
+        .iter()
+        .map(|c| domain::Money::new(minor, *c).display())
         .collect::<Vec<_>>()
-        .join("-")
+        .join(", ")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::slug_of;
-
-    #[test]
-    fn a_policy_file_name_becomes_its_slug() {
-        assert_eq!(slug_of("Returns Policy.md"), "returns-policy");
-        assert_eq!(slug_of("shipping_terms.v2.markdown"), "shipping-terms-v2");
-        assert_eq!(slug_of("faq"), "faq");
+/// What an admin can do to one account, from its row: change its roles,
+/// set an approver's limit, disable it (after saying what that does) or
+/// enable it again.
+#[component]
+fn UserActions(
+    user: AdminUser,
+    set_roles: ServerAction<AdminSetRoles>,
+    limit: ServerAction<AdminSetLimit>,
+    disable: ServerAction<AdminDisableUser>,
+    enable: ServerAction<AdminEnableUser>,
+) -> impl IntoView {
+    let name = user.name.clone();
+    let roles = user.roles.to_string();
+    let limit_form = user.roles.contains(domain::Role::Approver).then(|| {
+        let (id, name) = (user.id.clone(), name.clone());
+        view! {
+            <details>
+                <summary>"Limit…"</summary>
+                <ActionForm action=limit attr:class="inline">
+                    <CsrfField/>
+                    <input type="hidden" name="user_id" value=id/>
+                    <label>"Currency"
+                        <input name="currency" value="EUR" required maxlength="3" pattern="[A-Za-z]{3}" autocapitalize="characters"
+                            aria-label=format!("Limit currency for {name}")/>
+                    </label>
+                    <label>"Limit"
+                        <input name="amount" placeholder="1000.00" required inputmode="decimal" aria-label=format!("Approval limit for {name}")/>
+                    </label>
+                    <button type="submit">"Set limit"</button>
+                </ActionForm>
+            </details>
+        }
+    });
+    let disable_warning =
+        format!("{name} is signed out everywhere and cannot sign in until enabled again.");
+    let disable_label = format!("Disable {name}");
+    let enable_label = format!("Enable {name}");
+    let roles_label = format!("Roles for {name}");
+    let state_name = name.clone();
+    let state_form = if user.disabled {
+        view! {
+            <ActionForm action=enable attr:class="inline">
+                <CsrfField/>
+                <input type="hidden" name="name" value=state_name.clone()/>
+                <button type="submit" aria-label=enable_label>"Enable"</button>
+            </ActionForm>
+        }
+        .into_any()
+    } else {
+        view! {
+            <details>
+                <summary>"Disable…"</summary>
+                <p class="small">{disable_warning}</p>
+                <ActionForm action=disable attr:class="inline">
+                    <CsrfField/>
+                    <input type="hidden" name="name" value=state_name.clone()/>
+                    <button type="submit" class="danger">{disable_label}</button>
+                </ActionForm>
+            </details>
+        }
+        .into_any()
+    };
+    view! {
+        <div class="row-actions">
+            <details>
+                <summary>"Roles…"</summary>
+                <ActionForm action=set_roles attr:class="inline">
+                    <CsrfField/>
+                    <input type="hidden" name="name" value=name.clone()/>
+                    <label>"Roles (comma-separated)"
+                        <input name="roles" value=roles required aria-label=roles_label/>
+                    </label>
+                    <button type="submit">"Save roles"</button>
+                </ActionForm>
+            </details>
+            {limit_form}
+            {state_form}
+        </div>
     }
 }

@@ -2,9 +2,10 @@
 //! each may sign in and their keys; registering a site, allowing and
 //! disallowing customers, rotating and revoking keys, disabling a site.
 
+use crate::components::copy_button::CopyButton;
 use crate::csrf::CsrfField;
 use crate::error::AppError;
-use crate::format::utc;
+use crate::format::{percent_encode, utc};
 use crate::pages::admin::outcome;
 use crate::widget_admin::{
     AdminAddWidgetKey, AdminAllowWidgetCustomer, AdminDisallowWidgetCustomer,
@@ -34,6 +35,14 @@ fn new_key_view(result: Option<Result<NewWidgetKey, AppError>>) -> impl IntoView
                     <textarea id="widget-private-key" data-testid="widget-private-key" readonly rows="4">
                         {key.private_key_pem.clone()}
                     </textarea>
+                    <p class="row">
+                        <a class="button" data-testid="widget-key-download"
+                            href=format!("data:application/x-pem-file;charset=utf-8,{}", percent_encode(&key.private_key_pem))
+                            download=format!("{}-{}.pem", key.site_id, key.key_id)>
+                            "Download the private key"
+                        </a>
+                        <CopyButton text=key.private_key_pem.clone() label="Copy the private key"/>
+                    </p>
                     <p class="muted small">
                         "Your server signs a JWT per page view (alg EdDSA, kid = the key id; iss = the site id, "
                         "sub = the customer's id, aud = countersign-widget, iat, exp at most 15 minutes later, a unique jti) "
@@ -128,6 +137,10 @@ fn site_row(site: WidgetSiteInfo, actions: SiteActions) -> impl IntoView {
                     let site_id = keys_site_id.clone();
                     let key_id = key.id.clone();
                     let revoke_label = format!("Revoke {}", key.id);
+                    let revoke_warning = format!(
+                        "Sign-ins with tokens signed by {} are refused from then on. This cannot be undone: the site's server needs a new key.",
+                        key.id
+                    );
                     view! {
                         <li data-key=key.id.clone()>
                             <code>{key.id.clone()}</code>
@@ -137,12 +150,16 @@ fn site_row(site: WidgetSiteInfo, actions: SiteActions) -> impl IntoView {
                             } else {
                                 view! {
                                     <span>"active "</span>
-                                    <ActionForm action=revoke attr:class="inline">
-                                        <CsrfField/>
-                                        <input type="hidden" name="site_id" value=site_id/>
-                                        <input type="hidden" name="key_id" value=key_id/>
-                                        <button type="submit" class="danger small">{revoke_label}</button>
-                                    </ActionForm>
+                                    <details class="confirm">
+                                        <summary>"Revoke…"</summary>
+                                        <p class="small">{revoke_warning}</p>
+                                        <ActionForm action=revoke attr:class="inline">
+                                            <CsrfField/>
+                                            <input type="hidden" name="site_id" value=site_id/>
+                                            <input type="hidden" name="key_id" value=key_id/>
+                                            <button type="submit" class="danger small">{revoke_label}</button>
+                                        </ActionForm>
+                                    </details>
                                 }.into_any()
                             }}
                         </li>

@@ -4,7 +4,7 @@
 
 use crate::audit::{AuditQuery, PER_PAGE, SETTINGS_CHANGES, audit_chain_status, audit_events};
 use crate::event_words::{actor_words, event_sentence, status_words};
-use crate::format::{event_details, pretty_json, setting_details, utc_seconds};
+use crate::format::{event_details, percent_encode, pretty_json, setting_details, utc_seconds};
 use domain::SettingKind;
 use domain::proposal::event;
 use leptos::prelude::*;
@@ -48,7 +48,7 @@ pub fn AuditPage() -> impl IntoView {
         let encoded: Vec<String> = pairs
             .iter()
             .filter(|(_, v)| !v.is_empty())
-            .map(|(k, v)| format!("{k}={}", urlencode(v)))
+            .map(|(k, v)| format!("{k}={}", percent_encode(v)))
             .collect();
         format!("/api/v1/audit/events.csv?{}", encoded.join("&"))
     };
@@ -118,7 +118,7 @@ pub fn AuditPage() -> impl IntoView {
                             let link = move |p: u64| {
                                 let mut pairs: Vec<(String, String)> = params.read().clone().into_iter().filter(|(k, _)| k != "page").map(|(k, v)| (k.into_owned(), v)).collect();
                                 pairs.push(("page".into(), p.to_string()));
-                                let q: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={}", urlencode(v))).collect();
+                                let q: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={}", percent_encode(v))).collect();
                                 format!("/audit?{}", q.join("&"))
                             };
                             if result.total == 0 {
@@ -172,16 +172,4 @@ pub fn AuditPage() -> impl IntoView {
             </Transition>
         </section>
     }
-}
-
-fn urlencode(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            other => format!("%{other:02X}"),
-        })
-        .collect()
 }

@@ -9,7 +9,7 @@ use chrono::TimeZone;
 use domain::{Currency, Money, Role, RoleSet, SettingChange, Timestamp};
 use engine::Clock;
 use engine::accounts::{Accounts, CreateUser, ThrottlePolicy};
-use engine::policies::PolicyLibrary;
+use engine::policies::{PolicyError, PolicyLibrary, Reviewed};
 use engine::settings::{ChangedBy, LimitError, TeamSettings};
 use storage::journal::{ChainReport, JournalEvent, JournalFilter, SETTINGS_STREAM};
 use storage::testing::TestDatabase;
@@ -307,5 +307,104 @@ async fn agents_on_another_replica_search_a_policy_version_published_elsewhere_o
     assert!(
         server.search("thirty unopened", 5).unwrap().is_empty(),
         "the old version is no longer searched"
+    );
+}
+
+#[tokio::test]
+async fn a_policy_reviewed_against_a_version_someone_else_replaced_meanwhile_is_not_published_over_it()
+ {
+    let test = TestDatabase::new().await;
+    let library = PolicyLibrary::load(test.db.clone()).await.unwrap();
+    let admin = ChangedBy::console();
+    let first = "# Returns\n\n## Section 1\n\nThirty days for unopened items.\n";
+    let theirs = "# Returns\n\n## Section 1\n\nForty-five days for unopened items.\n";
+    let mine = "# Returns\n\n## Section 1\n\nThirty days for any item.\n";
+
+    // A new policy is reviewed as new; a second "new" review of the same
+    // slug is stale once it exists.
+    let review = library.review("returns", "Returns", first).await.unwrap();
+    assert_eq!(review.current, None);
+    library
+        .publish(
+            &admin,
+            "returns",
+            "Returns",
+            first,
+            &Reviewed::NewPolicy,
+            at(1),
+        )
+        .await
+        .unwrap();
+    let stale_new = library
+        .publish(
+            &admin,
+            "returns",
+            "Returns",
+            mine,
+            &Reviewed::NewPolicy,
+            at(2),
+        )
+        .await;
+    assert!(
+        matches!(stale_new, Err(PolicyError::ChangedSinceReview { .. })),
+        "{stale_new:?}"
+    );
+
+    // I review my change against the first version…
+    let review = library.review("returns", "Returns", mine).await.unwrap();
+    let (seen, _) = review.current.clone().unwrap();
+    assert_eq!((review.added_lines, review.removed_lines), (1, 1));
+    // …someone else publishes theirs…
+    library
+        .publish(
+            &admin,
+            "returns",
+            "Returns",
+            theirs,
+            &Reviewed::Unseen,
+            at(3),
+        )
+        .await
+        .unwrap();
+    // …and mine is refused, naming what is in force now, not written over it.
+    let refused = library
+        .publish(
+            &admin,
+            "returns",
+            "Returns",
+            mine,
+            &Reviewed::Against(seen),
+            at(4),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .starts_with("returns changed since you reviewed it: Returns (version "),
+        "{refused}"
+    );
+    let in_force = library.review("returns", "Returns", theirs).await.unwrap();
+    assert!(in_force.unchanged, "their version is still in force");
+
+    // Reviewed against what is in force now, it goes live.
+    let (now_in_force, _) = in_force.current.unwrap();
+    library
+        .publish(
+            &admin,
+            "returns",
+            "Returns",
+            mine,
+            &Reviewed::Against(now_in_force),
+            at(5),
+        )
+        .await
+        .unwrap();
+    assert!(
+        library
+            .review("returns", "Returns", mine)
+            .await
+            .unwrap()
+            .unchanged
     );
 }

@@ -158,6 +158,23 @@ pub async fn lock_versions(
         .collect())
 }
 
+/// The currencies orders are in, alphabetically: the admin page states
+/// currency-less defaults (approval limit, four-eyes threshold) in them.
+///
+/// # Errors
+/// Database failures.
+pub async fn currencies(db: &impl ConnectionTrait) -> Result<Vec<String>, StorageError> {
+    use sea_orm::{QueryOrder, QuerySelect};
+    Ok(order::Entity::find()
+        .select_only()
+        .column(order::Column::Currency)
+        .distinct()
+        .order_by_asc(order::Column::Currency)
+        .into_tuple()
+        .all(db)
+        .await?)
+}
+
 /// A customer's orders, newest first.
 ///
 /// # Errors

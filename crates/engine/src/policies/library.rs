@@ -21,6 +21,44 @@ pub enum PolicyError {
     InvalidTitle,
     #[error("policy body must not be empty and at most 1 MiB")]
     InvalidBody,
+    /// What was reviewed is no longer what is in force: someone published
+    /// meanwhile (or the policy appeared or went away).
+    #[error(
+        "{slug} changed since you reviewed it: {now} is in force now; review the changes again"
+    )]
+    ChangedSinceReview { slug: String, now: String },
+}
+
+/// What the person publishing reviewed the new text against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reviewed {
+    /// Nothing: an import from a file or the console replaces whatever is
+    /// in force.
+    Unseen,
+    /// No policy of that slug existed.
+    NewPolicy,
+    /// This version (content hash) was in force.
+    Against(String),
+}
+
+/// A document every agent may cite: a slug of lower-case letters, digits
+/// and '-', a title, and a body of at most 1 MiB.
+fn validate(slug: &str, title: &str, body: &str) -> Result<(), PolicyError> {
+    let valid_slug = !slug.is_empty()
+        && slug.len() <= 128
+        && slug
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !valid_slug {
+        return Err(PolicyError::InvalidSlug);
+    }
+    if title.trim().is_empty() || title.chars().count() > 300 {
+        return Err(PolicyError::InvalidTitle);
+    }
+    if body.trim().is_empty() || body.len() > 1 << 20 {
+        return Err(PolicyError::InvalidBody);
+    }
+    Ok(())
 }
 
 /// How the audit trail names a policy version: its title and short hash.
@@ -91,26 +129,75 @@ impl PolicyLibrary {
         body: &str,
         now: Timestamp,
     ) -> Result<ImportOutcome, PolicyError> {
-        let valid_slug = !slug.is_empty()
-            && slug.len() <= 128
-            && slug
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-        if !valid_slug {
-            return Err(PolicyError::InvalidSlug);
-        }
-        if title.trim().is_empty() || title.chars().count() > 300 {
-            return Err(PolicyError::InvalidTitle);
-        }
-        if body.trim().is_empty() || body.len() > 1 << 20 {
-            return Err(PolicyError::InvalidBody);
-        }
-        let tx = self.db.begin_write().await?;
-        let before = storage::policies::current_versions(&*tx)
+        self.publish(by, slug, title, body, &Reviewed::Unseen, now)
+            .await
+    }
+
+    /// The new text of `slug` against the version in force, for a person to
+    /// review before [`PolicyLibrary::publish`].
+    ///
+    /// # Errors
+    /// Storage failures.
+    pub async fn review(
+        &self,
+        slug: &str,
+        title: &str,
+        body: &str,
+    ) -> Result<super::review::PolicyReview, PolicyError> {
+        validate(slug, title, body)?;
+        let current = storage::policies::current_versions(self.db.conn())
             .await?
             .into_iter()
             .find(|(current, _)| current == slug)
-            .map(|(_, version)| version_label(&version.title, &version.content_hash));
+            .map(|(_, version)| version);
+        Ok(super::review::review(
+            current
+                .as_ref()
+                .map(|v| (v.content_hash.as_str(), v.title.as_str(), v.body.as_str())),
+            title,
+            body,
+        ))
+    }
+
+    /// Publishes a new version of `slug` (or the policy itself) when what is
+    /// in force is still what the person `reviewed`, and refreshes the index.
+    ///
+    /// # Errors
+    /// Invalid input, [`PolicyError::ChangedSinceReview`], or storage
+    /// failures.
+    pub async fn publish(
+        &self,
+        by: &ChangedBy,
+        slug: &str,
+        title: &str,
+        body: &str,
+        reviewed: &Reviewed,
+        now: Timestamp,
+    ) -> Result<ImportOutcome, PolicyError> {
+        validate(slug, title, body)?;
+        let tx = self.db.begin_write().await?;
+        let in_force = storage::policies::current_versions(&*tx)
+            .await?
+            .into_iter()
+            .find(|(current, _)| current == slug)
+            .map(|(_, version)| version);
+        let still_as_reviewed = match (reviewed, &in_force) {
+            (Reviewed::Unseen, _) | (Reviewed::NewPolicy, None) => true,
+            (Reviewed::Against(seen), Some(version)) => *seen == version.content_hash,
+            _ => false,
+        };
+        if !still_as_reviewed {
+            return Err(PolicyError::ChangedSinceReview {
+                slug: slug.to_owned(),
+                now: in_force.map_or_else(
+                    || "no version".to_owned(),
+                    |v| version_label(&v.title, &v.content_hash),
+                ),
+            });
+        }
+        let before = in_force
+            .as_ref()
+            .map(|version| version_label(&version.title, &version.content_hash));
         let outcome = storage::policies::import(&*tx, slug, title.trim(), body, now).await?;
         let after = match &outcome {
             ImportOutcome::Created { version } | ImportOutcome::NewVersion { version } => {

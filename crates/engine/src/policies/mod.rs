@@ -3,8 +3,9 @@
 
 pub mod index;
 pub mod library;
+pub mod review;
 pub mod sections;
 
 pub use index::{PolicyHit, PolicyIndex};
-pub use library::{PolicyError, PolicyLibrary};
+pub use library::{PolicyError, PolicyLibrary, Reviewed};
 pub use sections::split_sections;
