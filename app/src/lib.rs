@@ -104,6 +104,7 @@ pub fn App() -> impl IntoView {
     provide_meta_context();
     let me: MeResource = Resource::new(|| (), |_| auth::whoami());
     provide_context(me);
+    live::LiveStates::provide();
     clock::provide_clock();
     // Tests and people can tell when the page has become interactive.
     Effect::new(|_| {

@@ -2,7 +2,54 @@
 //! announces a proposal change (server-sent events), so resources keyed on it
 //! refetch without a reload. On the server it never ticks.
 
+use domain::proposal::ProposalState;
 use leptos::prelude::*;
+use std::collections::HashMap;
+
+/// The newest state each proposal was announced in, with its version, as
+/// the live events brought them (the events carry the state itself).
+#[derive(Clone, Copy)]
+pub struct LiveStates(RwSignal<HashMap<String, (i64, ProposalState)>>);
+
+impl LiveStates {
+    pub fn provide() {
+        provide_context(LiveStates(RwSignal::new(HashMap::new())));
+    }
+
+    /// What to show for a proposal read at `read_version` in `read`: the
+    /// announced state when it is newer.
+    pub fn newest(read: &ProposalState, read_version: i64, id: &str) -> ProposalState {
+        use_context::<LiveStates>()
+            .and_then(|states| {
+                states.0.with(|map| {
+                    map.get(id)
+                        .filter(|(version, _)| *version > read_version)
+                        .map(|(_, state)| state.clone())
+                })
+            })
+            .unwrap_or_else(|| read.clone())
+    }
+
+    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+    fn record(self, id: String, version: i64, state: ProposalState) {
+        self.0.update(|map| {
+            let newer = map.get(&id).is_none_or(|(known, _)| version > *known);
+            if newer {
+                map.insert(id, (version, state));
+            }
+        });
+    }
+}
+
+/// The part of a `proposal` event a page applies at once.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+#[derive(serde::Deserialize)]
+struct Announced {
+    proposal_id: String,
+    state: Option<ProposalState>,
+    #[serde(default)]
+    state_version: i64,
+}
 
 /// Ticks on every proposal change the signed-in user may see, and each
 /// time the live connection (re)opens: changes made between rendering the
@@ -25,6 +72,26 @@ fn connect(set_tick: WriteSignal<u64>) {
     let Ok(source) = web_sys::EventSource::new("/api/live/proposals") else {
         return;
     };
+    // A proposal's new state applies before anything is read again.
+    if let Some(states) = use_context::<LiveStates>() {
+        let on_state =
+            Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
+                let Some(data) = event.data().as_string() else {
+                    return;
+                };
+                if let Ok(Announced {
+                    proposal_id,
+                    state: Some(state),
+                    state_version,
+                }) = serde_json::from_str::<Announced>(&data)
+                {
+                    states.record(proposal_id, state_version, state);
+                }
+            });
+        let _ =
+            source.add_event_listener_with_callback("proposal", on_state.as_ref().unchecked_ref());
+        on_state.forget();
+    }
     let on_change =
         Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |_: web_sys::MessageEvent| {
             set_tick.update(|n| *n += 1);

@@ -136,6 +136,7 @@ mod tests {
         ProposalCard {
             proposal,
             state,
+            state_version: 1,
             customer: "Cora".into(),
             approvals_required: 1,
             order: None,

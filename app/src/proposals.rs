@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 pub struct ProposalCard {
     pub proposal: RefundProposal,
     pub state: ProposalState,
+    /// The version of `state` (it grows with every change): a live
+    /// announcement of a newer one replaces what was read.
+    #[serde(default)]
+    pub state_version: i64,
     /// The customer's display name.
     pub customer: String,
     /// Distinct approvers it needs under today's policy (2: four eyes).
@@ -169,6 +173,7 @@ mod backend {
                 order: orders.get(&stored.proposal.order_id).cloned(),
                 proposal: stored.proposal,
                 state: stored.state,
+                state_version: stored.state_version,
             });
         }
         Ok(cards)

@@ -1,20 +1,9 @@
-import { Browser, expect, Page, test } from "@playwright/test";
-import { proposeViaApi, rejectAs, signIn, waitForHydration } from "./helpers";
+import { expect, Page, test } from "@playwright/test";
+import { pageAs, proposeViaApi, rejectAs, sizes, waitForHydration } from "./helpers";
 
 // The customer's view in the customer's words: a chat that follows the
 // newest message, no staff or engineering words, and their refunds with
 // plain status and when the money arrives.
-
-const sizes = [
-  { name: "desktop", viewport: { width: 1366, height: 768 } },
-  { name: "phone", viewport: { width: 390, height: 844 } },
-] as const;
-
-async function pageAs(browser: Browser, user: string, viewport = sizes[0].viewport): Promise<Page> {
-  const page = await (await browser.newContext({ viewport })).newPage();
-  await signIn(page, user);
-  return page;
-}
 
 async function say(page: Page, text: string) {
   const before = await page.locator('[data-testid="transcript"] .msg.customer').count();

@@ -1,56 +1,9 @@
-import { Browser, expect, Page, test } from "@playwright/test";
-import { proposeViaApi, rejectAs, sandboxAuth, setApprovalLimit, signIn, waitForHydration } from "./helpers";
+import { expect, test } from "@playwright/test";
+import { freshOrder, pageAs, proposeViaApi, rejectAs, setApprovalLimit, shopCall, sizes, waitForHydration } from "./helpers";
 
 // The approver's desk: every check the engine will apply is on the card
 // before the decision, the decision is followed to its end, and the
 // keyboard never approves by accident.
-
-const sizes = [
-  { name: "desktop", viewport: { width: 1366, height: 768 } },
-  { name: "phone", viewport: { width: 390, height: 844 } },
-] as const;
-
-/** A page signed in as `user` in a context of its own, at `viewport`. */
-async function pageAs(browser: Browser, user: string, viewport = sizes[0].viewport): Promise<Page> {
-  const page = await (await browser.newContext({ viewport })).newPage();
-  await signIn(page, user);
-  return page;
-}
-
-/** The admin's session calls the shop API (orders and refunds booked elsewhere). */
-async function shopCall(admin: Page, method: "put" | "post", path: string, data: unknown) {
-  const csrf = await admin.locator('meta[name="csrf-token"]').getAttribute("content");
-  const response = await admin.request[method](path, {
-    headers: { "x-csrf-token": csrf ?? "", origin: new URL(admin.url()).origin },
-    data,
-  });
-  expect(response.status(), await response.text()).toBeLessThan(300);
-  return response.json();
-}
-
-/**
- * A fresh order of customer3's (129.00 EUR unless said), delivered
- * `deliveredDaysAgo` days ago and paid at the sandbox provider: the demo
- * orders stay as the other specs expect them.
- */
-async function freshOrder(admin: Page, id: string, deliveredDaysAgo: number, amountMinor = 12900) {
-  const day = 24 * 3600 * 1000;
-  const charge = await admin.request.post("/sandbox/payments/v1/charges", {
-    headers: sandboxAuth,
-    data: { id: `pay_${id}`, amount_minor: amountMinor, currency: "EUR" },
-  });
-  expect(charge.status()).toBe(200);
-  await shopCall(admin, "put", `/api/v1/orders/${id}`, {
-    source_version: 1,
-    customer: "customer3",
-    placed_at: new Date(Date.now() - (deliveredDaysAgo + 3) * day).toISOString(),
-    currency: "EUR",
-    lines: [{ sku: "TENT-2P", description: "Two-person tent", quantity: 1, unit_price_minor: amountMinor }],
-    total_minor: amountMinor,
-    payment_reference: `pay_${id}`,
-    events: [{ kind: "delivered", at: new Date(Date.now() - deliveredDaysAgo * day).toISOString() }],
-  });
-}
 
 for (const size of sizes) {
   test(`on a ${size.name}, the card shows the policy window, open questions and what is still refundable, and a refund above it cannot be approved`, async ({ browser }) => {

@@ -1,20 +1,9 @@
-import { Browser, Page, test } from "@playwright/test";
-import { expectNoSeriousA11yViolations, proposeViaApi, rejectAs, signIn, waitForHydration } from "./helpers";
+import { Page, test } from "@playwright/test";
+import { expectNoSeriousA11yViolations, pageAs, proposeViaApi, rejectAs, sizes, waitForHydration } from "./helpers";
 
 // Every page, as the person it is for sees it, on a desktop and on a phone:
 // an axe-core scan that fails on any serious or critical violation, and a
 // screenshot kept under test-results/ (<size>-<page>.png).
-
-const sizes = [
-  { name: "desktop", viewport: { width: 1366, height: 768 } },
-  { name: "phone", viewport: { width: 390, height: 844 } },
-] as const;
-
-async function pageAs(browser: Browser, user: string | null, viewport: { width: number; height: number }): Promise<Page> {
-  const page = await (await browser.newContext({ viewport })).newPage();
-  if (user) await signIn(page, user);
-  return page;
-}
 
 async function scan(page: Page, path: string, shot: string) {
   await page.goto(path);

@@ -9,7 +9,7 @@
 use crate::components::proposal_card::ProposalSummary;
 use crate::csrf::csrf_token;
 use crate::error::AppError;
-use crate::live::use_proposal_changes;
+use crate::live::{LiveStates, use_proposal_changes};
 use crate::outcome::staff_outcome;
 use crate::proposals::{ProposalCard, approve_proposal, reject_proposal};
 use crate::queue::{QueueQuery, QueueTab, QueueView, SORTS, followed_proposals, review_queue};
@@ -234,7 +234,9 @@ fn DecisionLine(id: String, followed: Signal<Vec<ProposalCard>>) -> impl IntoVie
                     String::new(),
                     format!("Proposal {id}: decision recorded; following it…"),
                 ),
-                (how, Some(card)) => {
+                (how, Some(mut card)) => {
+                    // As read, or as announced live since (no second read).
+                    card.state = LiveStates::newest(&card.state, card.state_version, &id);
                     let (tone, text) = staff_outcome(&card);
                     let text = if *how == Decided::Elsewhere {
                         format!(

@@ -4,7 +4,7 @@
 //! customer's words, following each refund live. Staff see the staff page.
 
 use crate::customer_words::customer_status;
-use crate::live::use_proposal_changes;
+use crate::live::{LiveStates, use_proposal_changes};
 use crate::proposals::{ProposalCard, proposal_page, recent_proposals};
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
@@ -77,14 +77,19 @@ pub fn CustomerRefund(id: Signal<String>) -> impl IntoView {
                         Ok(details) => {
                             let card = details.card;
                             let p = card.proposal.clone();
-                            let words = customer_status(&card.state);
                             let conversation = p.provenance.conversation_id.clone();
+                            // The newest state: as read, or as announced since.
+                            let state = {
+                                let (read, version, id) = (card.state.clone(), card.state_version, p.id.clone());
+                                Memo::new(move |_| LiveStates::newest(&read, version, &id))
+                            };
+                            let words = move || customer_status(&state.get());
                             view! {
                                 <h1>{format!("Your refund of {} for order {}", p.amount.display(), p.order_id)}</h1>
-                                <div class=format!("card {}", words.tone) data-testid="refund-status"
-                                    data-status=card.state.status().as_str() role="status" aria-live="polite">
-                                    <h2>{words.headline}</h2>
-                                    <p>{words.next}</p>
+                                <div class=move || format!("card {}", words().tone) data-testid="refund-status"
+                                    data-status=move || state.get().status().as_str() role="status" aria-live="polite">
+                                    <h2>{move || words().headline}</h2>
+                                    <p>{move || words().next}</p>
                                 </div>
                                 <p class="muted small">{format!("Asked for on {}.", p.created_at.format("%-d %B %Y"))}</p>
                                 <p>

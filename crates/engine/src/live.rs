@@ -21,6 +21,27 @@ pub struct ProposalChanged {
     pub status: String,
     /// The customer the refund is for: they may watch it too.
     pub customer_id: Option<String>,
+    /// The new state itself, with its version: a page shows it at once,
+    /// without asking again (and keeps whichever of this and what it read
+    /// is newer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<domain::proposal::ProposalState>,
+    #[serde(default)]
+    pub state_version: i64,
+}
+
+impl ProposalChanged {
+    /// The announcement of `stored` as it was just written.
+    pub fn of(stored: &storage::proposals::StoredProposal) -> ProposalChanged {
+        ProposalChanged {
+            proposal_id: stored.proposal.id.clone(),
+            order_id: stored.proposal.order_id.clone(),
+            status: stored.status().as_str().to_owned(),
+            customer_id: stored.proposal.provenance.on_behalf_of.clone(),
+            state: Some(stored.state.clone()),
+            state_version: stored.state_version,
+        }
+    }
 }
 
 /// A conversation changed outside an agent turn: a person was asked for,

@@ -189,12 +189,7 @@ impl Step {
     /// The proposal as written, the journal events to append with it, and
     /// the change to announce after commit.
     pub fn finish(self) -> (StoredProposal, Vec<NewEvent>, Option<ProposalChanged>) {
-        let change = self.changed.then(|| ProposalChanged {
-            proposal_id: self.stored.proposal.id.clone(),
-            order_id: self.stored.proposal.order_id.clone(),
-            status: self.stored.state.status().as_str().to_owned(),
-            customer_id: self.stored.proposal.provenance.on_behalf_of.clone(),
-        });
+        let change = self.changed.then(|| ProposalChanged::of(&self.stored));
         (self.stored, self.events, change)
     }
 

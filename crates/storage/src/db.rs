@@ -98,6 +98,13 @@ impl Database {
                     .foreign_keys(true)
                     .busy_timeout(Duration::from_secs(15))
                     .create_if_missing(true)
+                    // Reads of lists over thousands of proposals were mostly
+                    // page copies out of the OS cache (pread) into a 2 MiB
+                    // page cache per connection: the file is mapped instead
+                    // (up to 1 GiB, shared by every connection through the OS
+                    // cache) and each connection keeps 16 MiB of pages.
+                    .pragma("mmap_size", "1073741824")
+                    .pragma("cache_size", "-16384")
             });
         let conn = sea_orm::Database::connect(options)
             .await

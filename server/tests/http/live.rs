@@ -1,6 +1,9 @@
 //! Server-sent proposal changes: who hears what.
 
 use crate::support::TestApp;
+
+#[path = "../common/refund.rs"]
+mod refund;
 use engine::live::ProposalChanged;
 use reqwest::StatusCode;
 use std::time::Duration;
@@ -11,6 +14,8 @@ fn change(proposal_id: &str, customer_id: &str) -> ProposalChanged {
         order_id: "4821".to_owned(),
         status: "executing".to_owned(),
         customer_id: Some(customer_id.to_owned()),
+        state: None,
+        state_version: 0,
     }
 }
 
@@ -75,4 +80,26 @@ async fn a_customer_hears_changes_to_their_own_refunds_and_every_resync_but_nobo
     assert_eq!(heard[0].0, "proposal");
     assert!(heard[0].1.contains("\"prp_mine\""), "{heard:?}");
     assert_eq!(heard[1], ("resync".to_owned(), "{}".to_owned()));
+}
+
+#[tokio::test]
+async fn a_page_gets_the_new_state_with_the_announcement_and_needs_not_ask_again() {
+    let app = TestApp::spawn().await;
+    app.login_ok("approver").await;
+    let mut stream = app.get("/api/live/proposals").await;
+    assert_eq!(stream.status(), StatusCode::OK);
+    app.engine.live.listening().await;
+    app.logout().await;
+
+    let proposal = refund::propose(&app, "4821").await;
+    let heard = events(&mut stream, 1).await;
+    assert_eq!(heard[0].0, "proposal");
+    let change: serde_json::Value = serde_json::from_str(&heard[0].1).unwrap();
+    assert_eq!(change["proposal_id"], proposal["id"]);
+    assert_eq!(change["state"]["status"], "awaiting_approval");
+    assert!(
+        change["state"]["expires_at"].is_string(),
+        "the whole state, not only its name: {change}"
+    );
+    assert_eq!(change["state_version"], 1);
 }

@@ -540,6 +540,8 @@ async fn a_widget_session_hears_live_changes_only_of_the_proposals_it_prepared()
         order_id: "4821".to_owned(),
         status: "executing".to_owned(),
         customer_id: Some(customer.user_id.clone()),
+        state: None,
+        state_version: 0,
     };
     app.engine
         .live

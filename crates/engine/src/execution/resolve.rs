@@ -195,12 +195,7 @@ impl Execution {
         };
         let proposal = self.commit_step(tx, step, now).await?;
         if let Some(retry) = &retry {
-            self.live.publish(crate::live::ProposalChanged {
-                proposal_id: retry.proposal.id.clone(),
-                order_id: retry.proposal.order_id.clone(),
-                status: retry.status().as_str().to_owned(),
-                customer_id: retry.proposal.provenance.on_behalf_of.clone(),
-            });
+            self.live.publish(crate::live::ProposalChanged::of(retry));
         }
         Ok(Resolved { proposal, retry })
     }

@@ -327,12 +327,7 @@ impl Proposals {
         tx.commit().await?;
         self.payment_refs
             .remember(&stored.proposal.id, &stored.proposal.payment_reference);
-        changes.push(crate::live::ProposalChanged {
-            proposal_id: stored.proposal.id.clone(),
-            order_id: stored.proposal.order_id.clone(),
-            status: stored.status().as_str().to_owned(),
-            customer_id: stored.proposal.provenance.on_behalf_of.clone(),
-        });
+        changes.push(crate::live::ProposalChanged::of(&stored));
         for change in changes {
             self.live.publish(change);
         }
