@@ -99,7 +99,7 @@ pub fn PolicyEditor(
                 <CsrfField/>
                 <label for="policy-choice">"Policy"</label>
                 <select id="policy-choice" on:change=move |ev| choose(event_target_value(&ev))>
-                    <option value="" selected=move || is_new()>"A new policy"</option>
+                    <option value="" selected=is_new>"A new policy"</option>
                     {policies.iter().map(|p| {
                         let slug = p.slug.clone();
                         let chosen = slug.clone();

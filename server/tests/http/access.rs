@@ -2,8 +2,6 @@
 
 use crate::support::{TestApp, json};
 
-#[path = "../common/refund.rs"]
-mod refund;
 use reqwest::StatusCode;
 
 #[tokio::test]
@@ -126,7 +124,7 @@ async fn a_mistyped_address_shows_the_not_found_page_with_the_person_still_signe
 #[tokio::test]
 async fn staff_looking_up_an_order_reach_every_refund_proposed_for_it() {
     let app = TestApp::spawn().await;
-    let proposal = refund::propose(&app, "4821").await;
+    let proposal = crate::refund::propose(&app, "4821").await;
     app.login_ok("approver").await;
     let order = json(app.get("/fn/staff_order?order_id=4821").await).await;
     let listed = order["proposals"].as_array().unwrap();

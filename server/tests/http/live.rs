@@ -2,8 +2,6 @@
 
 use crate::support::TestApp;
 
-#[path = "../common/refund.rs"]
-mod refund;
 use engine::live::ProposalChanged;
 use reqwest::StatusCode;
 use std::time::Duration;
@@ -91,7 +89,7 @@ async fn a_page_gets_the_new_state_with_the_announcement_and_needs_not_ask_again
     app.engine.live.listening().await;
     app.logout().await;
 
-    let proposal = refund::propose(&app, "4821").await;
+    let proposal = crate::refund::propose(&app, "4821").await;
     let heard = events(&mut stream, 1).await;
     assert_eq!(heard[0].0, "proposal");
     let change: serde_json::Value = serde_json::from_str(&heard[0].1).unwrap();

@@ -21,6 +21,8 @@ mod order_import;
 mod orders;
 mod proposal_authority;
 mod queue;
+#[path = "../common/refund.rs"]
+mod refund;
 mod sessions;
 mod settings_audit;
 mod sign_in;

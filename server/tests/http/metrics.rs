@@ -8,9 +8,6 @@ use sea_orm::ConnectionTrait;
 use std::collections::BTreeMap;
 use tokio::sync::broadcast::error::RecvError;
 
-#[path = "../common/refund.rs"]
-mod refund;
-
 const SCRAPE_TOKEN: &str = "scrape-token-for-the-tests-0123";
 
 async fn app_with_token() -> TestApp {
@@ -146,7 +143,7 @@ async fn a_scraper_without_the_token_or_with_a_wrong_one_gets_401_in_the_error_s
 #[tokio::test]
 async fn after_a_refund_is_approved_and_executed_the_scrape_counts_it_and_the_provider_call() {
     let app = app_with_token().await;
-    let proposal = refund::propose(&app, "4821").await;
+    let proposal = crate::refund::propose(&app, "4821").await;
     let before = scraped(&app).await;
     let settled = |samples: &[Sample]| {
         value(samples, "countersign_proposals", &[("state", "succeeded")]).unwrap()
@@ -168,7 +165,7 @@ async fn after_a_refund_is_approved_and_executed_the_scrape_counts_it_and_the_pr
     assert!(awaiting.unwrap() >= 1.0, "the new proposal awaits approval");
 
     app.login_ok("approver").await;
-    refund::approve_until_refunded(&app, &proposal).await;
+    crate::refund::approve_until_refunded(&app, &proposal).await;
 
     let after = scraped(&app).await;
     assert_eq!(
@@ -220,10 +217,10 @@ async fn a_chat_turn_is_timed_by_how_it_ended() {
     };
     let before = answered(&scraped(&app).await);
     app.login_ok("customer").await;
-    let opened = refund::post(&app, "/api/v1/conversations", &serde_json::json!({})).await;
+    let opened = crate::refund::post(&app, "/api/v1/conversations", &serde_json::json!({})).await;
     assert_eq!(opened.status(), StatusCode::CREATED);
     let id = json(opened).await["id"].as_str().unwrap().to_owned();
-    let turn = refund::post(
+    let turn = crate::refund::post(
         &app,
         &format!("/api/v1/conversations/{id}/messages"),
         &serde_json::json!({"text": "what is your returns policy?"}),
@@ -248,11 +245,11 @@ async fn a_refund_whose_outcome_is_unknown_shows_as_open_with_its_age() {
         value(&before, "countersign_unknown_outcomes_open", &[]),
         Some(0.0)
     );
-    let proposal = refund::propose(&app, "4821").await;
+    let proposal = crate::refund::propose(&app, "4821").await;
     let id = proposal["id"].as_str().unwrap();
     let mut changes = app.engine.live.subscribe();
     app.login_ok("approver").await;
-    let approved = refund::post(
+    let approved = crate::refund::post(
         &app,
         &format!("/api/v1/proposals/{id}/approve"),
         &serde_json::json!({"action_digest": proposal["action_digest"]}),
@@ -316,7 +313,7 @@ async fn a_broken_journal_found_by_the_daily_check_shows_as_an_open_alert() {
     };
     assert_eq!(broken(&scraped(&app).await), Some(0.0));
 
-    let proposal = refund::propose(&app, "4821").await;
+    let proposal = crate::refund::propose(&app, "4821").await;
     app.db()
         .conn()
         .execute_unprepared(&format!(
