@@ -1,4 +1,4 @@
-import { Page, test } from "@playwright/test";
+import { expect, Page, test } from "@playwright/test";
 import { expectNoSeriousA11yViolations, pageAs, proposeViaApi, rejectAs, sizes, waitForHydration } from "./helpers";
 
 // Every page, as the person it is for sees it, on a desktop and on a phone:
@@ -20,6 +20,14 @@ test.describe.serial("every page passes an accessibility scan on a desktop and a
   test.beforeAll(async ({ browser }) => {
     const page = await pageAs(browser, "customer2", sizes[0].viewport);
     proposalId = (await proposeViaApi(page, "4824")).id;
+    // A conversation with a reply, so /chat is scanned with its transcript
+    // and the "Talk to a person" button, not empty.
+    await page.goto("/chat");
+    await waitForHydration(page);
+    await page.getByTestId("chat-input").fill("what is your shipping policy?");
+    await page.getByTestId("chat-input").press("Enter");
+    await expect(page.locator('[data-testid="transcript"] .msg.agent')).not.toHaveCount(0);
+    await expect(page.getByTestId("chat-request-person")).toBeVisible();
     await page.context().close();
   });
 

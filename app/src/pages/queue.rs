@@ -9,6 +9,7 @@
 use crate::components::proposal_card::ProposalSummary;
 use crate::csrf::csrf_token;
 use crate::error::AppError;
+use crate::format::percent_encode;
 use crate::live::{LiveStates, use_proposal_changes};
 use crate::outcome::staff_outcome;
 use crate::proposals::{ProposalCard, approve_proposal, reject_proposal};
@@ -111,26 +112,13 @@ fn address(query: &QueueQuery, tab: QueueTab, page: u64) -> String {
         ("expiring_hours", &query.expiring_hours),
     ] {
         if !value.trim().is_empty() {
-            parts.push(format!("{key}={}", urlencoding(value.trim())));
+            parts.push(format!("{key}={}", percent_encode(value.trim())));
         }
     }
     if page > 1 {
         parts.push(format!("page={page}"));
     }
     format!("/queue?{}", parts.join("&"))
-}
-
-/// Percent-encodes what a filter value may hold.
-fn urlencoding(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            other => format!("%{other:02X}"),
-        })
-        .collect()
 }
 
 #[component]
