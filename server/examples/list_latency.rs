@@ -45,12 +45,7 @@ async fn actor(db: &storage::Database, name: &str) -> Actor {
         .await
         .unwrap()
         .unwrap();
-    Actor {
-        user_id: user.id,
-        name: user.name,
-        roles: user.roles,
-        widget_session: None,
-    }
+    Actor::from(user)
 }
 
 /// `count` proposals awaiting approval, each on an order of its own.

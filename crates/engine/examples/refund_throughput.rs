@@ -163,12 +163,7 @@ async fn main() {
                 .await
                 .unwrap()
                 .unwrap();
-            Actor {
-                user_id: user.id,
-                name: user.name,
-                roles: user.roles,
-                widget_session: None,
-            }
+            Actor::from(user)
         }
     };
     let customer = actor("customer3").await;

@@ -150,12 +150,7 @@ async fn main() {
         .await
         .unwrap()
         .unwrap();
-    let customer = Actor {
-        user_id: user.id,
-        name: user.name,
-        roles: user.roles,
-        widget_session: None,
-    };
+    let customer = Actor::from(user);
     let approver = storage::users::find_by_name(engine.db.conn(), "approver")
         .await
         .unwrap()

@@ -102,6 +102,18 @@ pub struct Actor {
     pub widget_session: Option<String>,
 }
 
+impl From<storage::users::UserRecord> for Actor {
+    /// The account acting for itself (not through a widget session).
+    fn from(user: storage::users::UserRecord) -> Actor {
+        Actor {
+            user_id: user.id,
+            name: user.name,
+            roles: user.roles,
+            widget_session: None,
+        }
+    }
+}
+
 impl Actor {
     /// How the journal names the actor.
     pub fn journal_name(&self) -> String {

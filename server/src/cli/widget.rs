@@ -204,12 +204,7 @@ async fn actor(db: &storage::Database, name: &str) -> anyhow::Result<engine::Act
     let user = storage::users::find_by_name(db.conn(), name)
         .await?
         .ok_or_else(|| anyhow::anyhow!("no user named {name:?}"))?;
-    Ok(engine::Actor {
-        user_id: user.id,
-        name: user.name,
-        roles: user.roles,
-        widget_session: None,
-    })
+    Ok(engine::Actor::from(user))
 }
 
 fn print_key(key: &NewSigningKey, key_out: Option<&Path>) -> anyhow::Result<()> {

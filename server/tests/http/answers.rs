@@ -10,12 +10,7 @@ async fn actor(app: &TestApp, name: &str) -> engine::Actor {
         .await
         .unwrap()
         .unwrap();
-    engine::Actor {
-        user_id: user.id,
-        name: user.name,
-        roles: user.roles,
-        widget_session: None,
-    }
+    engine::Actor::from(user)
 }
 
 #[tokio::test]

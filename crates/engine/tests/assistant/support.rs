@@ -54,12 +54,7 @@ impl Chat {
             .await
             .unwrap()
             .unwrap();
-        Actor {
-            user_id: user.id,
-            name: user.name,
-            roles: user.roles,
-            widget_session: None,
-        }
+        Actor::from(user)
     }
 
     /// A conversation `name` opens for themselves.

@@ -359,12 +359,7 @@ impl StripeHarness {
             .await
             .unwrap()
             .unwrap();
-        engine::Actor {
-            user_id: user.id,
-            name: user.name,
-            roles: user.roles,
-            widget_session: None,
-        }
+        engine::Actor::from(user)
     }
 
     async fn state(&self, id: &str) -> ProposalState {

@@ -178,12 +178,7 @@ impl Harness {
             .await
             .unwrap()
             .unwrap();
-        Actor {
-            user_id: user.id,
-            name: user.name,
-            roles: user.roles,
-            widget_session: None,
-        }
+        Actor::from(user)
     }
 
     /// A staff member with the given roles, created on the fly.
