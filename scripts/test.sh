@@ -23,7 +23,7 @@ cargo clippy -p frontend --target wasm32-unknown-unknown -- -D warnings
 
 disk
 say "tests on SQLite"
-cargo test
+cargo test --no-fail-fast
 
 disk
 say "tests on PostgreSQL"
@@ -32,7 +32,7 @@ say "tests on PostgreSQL"
 # second copy of half the tree (1.4 GB). The crates that never touch the
 # database rerun their tests in a few seconds.
 TEST_DATABASE_URL="postgres://countersign:countersign@127.0.0.1:5432/countersign" \
-  cargo test
+  cargo test --no-fail-fast
 
 disk
 say "API fuzz pass (schemathesis against a real server, one pass per role)"

@@ -57,6 +57,22 @@ fn policy_error(error: engine::policies::PolicyError) -> AppError {
 
 /// The new text of a policy against the version in force. A POST: the
 /// text can be up to 1 MiB.
+/// The text of the version of `slug` in force, the starting point for
+/// its next version (404 when no policy has that slug).
+#[server(prefix = "/fn", endpoint = "admin_policy_in_force", input = server_fn::codec::GetUrl)]
+pub async fn admin_policy_in_force(slug: String) -> Result<String, AppError> {
+    use crate::server;
+    let (ctx, _) = server::require_admin()?;
+    let slug = slug.trim();
+    ctx.engine
+        .policies
+        .in_force(slug)
+        .await
+        .map_err(policy_error)?
+        .map(|version| version.body)
+        .ok_or_else(|| server::fail(AppError::NotFound(format!("no policy is called {slug}"))))
+}
+
 #[server(prefix = "/fn", endpoint = "admin_review_policy")]
 pub async fn admin_review_policy(
     csrf_token: String,

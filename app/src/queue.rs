@@ -195,14 +195,22 @@ pub async fn review_queue(#[server(default)] query: QueueQuery) -> Result<QueueV
         .map_err(|e| server::internal(&e))?;
     let (stored, total) = match tab {
         QueueTab::ToDecide | QueueTab::Waiting => {
-            let which = if tab == QueueTab::ToDecide {
-                to_decide
+            let (which, unfiltered_total) = if tab == QueueTab::ToDecide {
+                (to_decide, to_decide_total)
             } else {
-                waiting
+                (waiting, waiting_total)
             };
-            page(conn, which, &filter, QUEUE_PAGE, offset)
+            let total = if filter.narrows() {
+                count(conn, which, &filter)
+                    .await
+                    .map_err(|e| server::internal(&e))?
+            } else {
+                unfiltered_total
+            };
+            let stored = page(conn, which, &filter, QUEUE_PAGE, offset)
                 .await
-                .map_err(|e| server::internal(&e))?
+                .map_err(|e| server::internal(&e))?;
+            (stored, total)
         }
         QueueTab::Decided => {
             let ids = decided_by(conn, &me.user_id, QUEUE_PAGE)

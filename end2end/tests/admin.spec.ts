@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { openDisclosure, proposeViaApi, signIn, waitForHydration } from "./helpers";
+import { openDisclosure, pageAs, proposeViaApi, setApprovalLimit, signIn, sizes, waitForHydration } from "./helpers";
 
 test("above the four-eyes threshold set by an admin, two different approvers are needed", async ({ browser }) => {
   const admin = await (await browser.newContext()).newPage();
@@ -164,4 +164,52 @@ test("an admin changes a user's roles, disables and enables them from the user's
   const policy = admin.locator('[data-policy="gift-cards"]');
   await expect(policy).toContainText("Gift card policy");
   await expect(policy.getByTestId("earlier-versions")).toContainText("earlier:");
+});
+
+test("on a phone an admin reaches every user's actions from the row and reviews a policy change before it could go live", async ({ browser }) => {
+  const admin = await pageAs(browser, "admin", sizes[1].viewport);
+  await admin.goto("/admin");
+  await waitForHydration(admin);
+  const users = admin.getByTestId("users");
+  const row = users.locator('tr[data-user="phone-approver"]');
+  const outcome = admin.getByTestId("user-action-outcome");
+
+  await admin.getByLabel("User name").first().fill("phone-approver");
+  await admin.getByLabel("Display name").fill("Phone Approver");
+  await admin.getByLabel("Password (8+ characters)").fill("phone-password-1");
+  await admin.getByLabel("Roles (comma-separated)").first().fill("customer");
+  await admin.getByRole("button", { name: "Create user" }).click();
+  await expect(row).toContainText("customer");
+
+  await openDisclosure(row.locator("details", { hasText: "Roles…" }));
+  await row.getByLabel("Roles for phone-approver").fill("approver");
+  await row.getByRole("button", { name: "Save roles" }).click();
+  await expect(outcome.getByRole("status")).toHaveText("phone-approver now has the roles approver");
+  await setApprovalLimit(admin, "phone-approver", "25.00");
+
+  await openDisclosure(row.locator("details", { hasText: "Disable…" }));
+  await expect(row).toContainText("phone-approver is signed out everywhere and cannot sign in until enabled again.");
+  await row.getByRole("button", { name: "Disable phone-approver" }).click();
+  await expect(row).toContainText("disabled");
+
+  // Choosing the demo's returns policy starts the editor from the version
+  // in force; one line added shows as the only change, and nothing is
+  // published until the admin says so.
+  const editor = admin.getByTestId("policy-editor");
+  await editor.getByLabel("Policy", { exact: true }).selectOption({ label: "Returns and refunds policy (returns-policy)" });
+  const text = editor.getByLabel("Markdown (## headings become citable sections)");
+  await expect(text).toHaveValue(/^# .*\n[\s\S]*## /);
+  const inForce = await text.inputValue();
+  expect(inForce.endsWith("\n")).toBe(true);
+  await text.fill(inForce + "A line only the phone test adds.\n");
+  await editor.getByRole("button", { name: "Review changes" }).click();
+  const review = editor.getByTestId("policy-review");
+  await expect(review).toContainText("1 line(s) added, 0 removed.");
+  await expect(review.locator(".added").last()).toHaveText("+ A line only the phone test adds.");
+  await review.getByText("A line only the phone test adds.").scrollIntoViewIfNeeded();
+  await expect(review.getByText("A line only the phone test adds.")).toBeInViewport();
+
+  const overflow = await admin.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  await admin.screenshot({ path: test.info().outputPath("phone-admin-actions.png"), fullPage: true });
+  expect(overflow).toBeLessThanOrEqual(0);
 });

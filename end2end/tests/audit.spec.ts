@@ -1,7 +1,7 @@
 import { expect, test } from "@playwright/test";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { proposeViaApi, signIn, waitForHydration } from "./helpers";
+import { pageAs, proposeViaApi, signIn, sizes, waitForHydration } from "./helpers";
 
 test("a manager filters the journal, exports it, and sees the chain break after a row is tampered with", async ({ browser }) => {
   const customer = await (await browser.newContext()).newPage();
@@ -61,4 +61,32 @@ test("a manager filters the journal, exports it, and sees the chain break after 
   await expect(page.getByTestId("chain-status")).toHaveAttribute("data-intact", "false");
   await expect(page.getByRole("alert")).toContainText("edited event");
   await expect(page.getByTestId("chain-status")).toContainText("edited event");
+});
+
+test("on a phone a manager finds an approver's events by their display name and reads the full record without sideways page scrolling", async ({ browser }) => {
+  const page = await pageAs(browser, "manager", sizes[1].viewport);
+  await page.goto("/audit");
+  await waitForHydration(page);
+  await page.getByLabel("Who").fill("external agent (service account)");
+  await page.getByLabel("Action").selectOption("proposed");
+  await page.getByRole("button", { name: "Filter" }).click();
+  await expect(page).toHaveURL(/action=proposed/);
+  const table = page.getByTestId("audit-table");
+  const first = table.locator("tbody tr").first();
+  await expect(first).toContainText("Refund proposed");
+  await expect(first).toContainText("External agent (service account) (agent)");
+
+  // The wide table scrolls inside its own region, never the page.
+  const region = page.getByRole("region", { name: "Audit events" });
+  await expect(region).toBeVisible();
+  expect(await region.evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
+  await first.getByText("Full record").click();
+  const record = first.locator("pre.json");
+  await record.scrollIntoViewIfNeeded();
+  await expect(record).toBeInViewport();
+  expect(await record.textContent()).toContain('\n  "amount": ');
+
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  await page.screenshot({ path: test.info().outputPath("phone-audit-record.png"), fullPage: true });
+  expect(overflow).toBeLessThanOrEqual(0);
 });

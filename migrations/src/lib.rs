@@ -19,6 +19,7 @@ mod m20261203_000013_widget_lanes;
 mod m20261203_000015_handover;
 mod m20261203_000016_work;
 mod m20261203_000017_proposal_list_indexes;
+mod m20261204_000018_approvals_by_approver;
 
 pub struct Migrator;
 
@@ -42,6 +43,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261203_000015_handover::Migration),
             Box::new(m20261203_000016_work::Migration),
             Box::new(m20261203_000017_proposal_list_indexes::Migration),
+            Box::new(m20261204_000018_approvals_by_approver::Migration),
         ]
     }
 }

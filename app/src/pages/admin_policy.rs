@@ -3,7 +3,9 @@
 //! policy) after reviewing its changes line by line.
 
 use crate::admin::PolicyInfo;
-use crate::admin_policy::{AdminPublishPolicy, AdminReviewPolicy, PolicyReview};
+use crate::admin_policy::{
+    AdminPublishPolicy, AdminReviewPolicy, PolicyReview, admin_policy_in_force,
+};
 use crate::csrf::CsrfField;
 use crate::format::{short_digest, utc};
 use crate::pages::admin::outcome;
@@ -13,7 +15,8 @@ use leptos::prelude::*;
 /// What the admin is writing: the policy chosen (blank for a new one), its
 /// slug and title, the text, and its review. A chosen file fills the text
 /// (and, for a new policy, the slug from the file name and the title from
-/// its first heading, each only if still empty). Owned by the page, so a
+/// its first heading, each only if still empty); choosing a policy with the
+/// editor empty starts it from the version in force. Owned by the page, so a
 /// refresh of the overview after another change does not empty it.
 #[derive(Clone, Copy)]
 pub struct PolicyDraft {
@@ -73,9 +76,21 @@ pub fn PolicyEditor(
             .find(|(s, _)| *s == slug)
             .map(|(_, t)| t.clone())
             .unwrap_or_default();
-        draft.slug.set(slug);
+        draft.slug.set(slug.clone());
         draft.title.set(title);
         edited();
+        // An empty editor starts from the version in force, so a change is
+        // an edit of it; text the admin wrote or loaded is never replaced.
+        if draft.body.get_untracked().is_empty() && !slug.is_empty() {
+            leptos::task::spawn_local(async move {
+                if let Ok(text) = admin_policy_in_force(slug.clone()).await
+                    && draft.body.get_untracked().is_empty()
+                    && draft.chosen.get_untracked() == slug
+                {
+                    draft.body.set(text);
+                }
+            });
+        }
     };
     let is_new = move || draft.chosen.get().is_empty();
     view! {

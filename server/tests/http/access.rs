@@ -140,3 +140,32 @@ async fn staff_looking_up_an_order_reach_every_refund_proposed_for_it() {
         "only this order's"
     );
 }
+
+#[tokio::test]
+async fn only_an_admin_reads_the_policy_text_in_force_and_an_unknown_policy_is_not_found() {
+    let app = TestApp::spawn().await;
+    app.login_ok("manager").await;
+    let refused = app
+        .get("/fn/admin_policy_in_force?slug=returns-policy")
+        .await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+
+    let app = TestApp::spawn().await;
+    app.login_ok("admin").await;
+    let response = app
+        .get("/fn/admin_policy_in_force?slug=returns-policy")
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let text: String = response.json().await.unwrap();
+    assert!(text.starts_with("# Returns and refunds policy\n"), "{text}");
+    assert!(text.contains("## 3. Unopened items"), "{text}");
+
+    let missing = app
+        .get("/fn/admin_policy_in_force?slug=no-such-policy")
+        .await;
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        json(missing).await["error"]["message"],
+        "no policy is called no-such-policy"
+    );
+}

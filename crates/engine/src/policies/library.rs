@@ -145,11 +145,7 @@ impl PolicyLibrary {
         body: &str,
     ) -> Result<super::review::PolicyReview, PolicyError> {
         validate(slug, title, body)?;
-        let current = storage::policies::current_versions(self.db.conn())
-            .await?
-            .into_iter()
-            .find(|(current, _)| current == slug)
-            .map(|(_, version)| version);
+        let current = self.in_force(slug).await?;
         Ok(super::review::review(
             current
                 .as_ref()
@@ -157,6 +153,21 @@ impl PolicyLibrary {
             title,
             body,
         ))
+    }
+
+    /// The version of `slug` in force, if the policy exists.
+    ///
+    /// # Errors
+    /// Storage failures.
+    pub async fn in_force(
+        &self,
+        slug: &str,
+    ) -> Result<Option<storage::policies::PolicyVersion>, PolicyError> {
+        Ok(storage::policies::current_versions(self.db.conn())
+            .await?
+            .into_iter()
+            .find(|(current, _)| current == slug)
+            .map(|(_, version)| version))
     }
 
     /// Publishes a new version of `slug` (or the policy itself) when what is

@@ -7,7 +7,7 @@ use domain::proposal::{
     Approval, ConditionsSnapshot, Decision, ProposalState, Provenance, RefundProposal,
 };
 use domain::{Currency, Money, Role};
-use storage::review_queue::{QueueFilter, QueueSort, QueueView, decided_by, page};
+use storage::review_queue::{QueueFilter, QueueSort, QueueView, count, decided_by, page};
 use storage::testing::TestDatabase;
 
 /// A proposal awaiting approval, proposed `age_hours` ago.
@@ -76,17 +76,11 @@ async fn a_proposal_the_approver_already_approved_leaves_their_to_decide_list_fo
         .unwrap();
     let filter = QueueFilter::default();
 
-    let (to_decide, total) = page(
-        db,
-        QueueView::ToDecide { approver_id: &anna },
-        &filter,
-        10,
-        0,
-    )
-    .await
-    .unwrap();
-    assert_eq!((ids(&to_decide), total), (vec!["prp_b"], 1));
-    let (waiting, _) = page(
+    let anna_to_decide = QueueView::ToDecide { approver_id: &anna };
+    let to_decide = page(db, anna_to_decide, &filter, 10, 0).await.unwrap();
+    assert_eq!(ids(&to_decide), ["prp_b"]);
+    assert_eq!(count(db, anna_to_decide, &filter).await.unwrap(), 1);
+    let waiting = page(
         db,
         QueueView::WaitingForAnother { approver_id: &anna },
         &filter,
@@ -96,7 +90,7 @@ async fn a_proposal_the_approver_already_approved_leaves_their_to_decide_list_fo
     .await
     .unwrap();
     assert_eq!(ids(&waiting), ["prp_a"]);
-    let (for_bob, _) = page(
+    let for_bob = page(
         db,
         QueueView::ToDecide { approver_id: &bob },
         &filter,
@@ -133,33 +127,45 @@ async fn the_queue_filters_sorts_and_pages_in_the_database() {
         ..QueueFilter::default()
     };
 
-    let (largest, total) = page(db, view, &sorted(QueueSort::LargestAmount), 2, 0)
+    let largest = page(db, view, &sorted(QueueSort::LargestAmount), 2, 0)
         .await
         .unwrap();
-    assert_eq!((ids(&largest), total), (vec!["prp_4", "prp_2"], 4));
-    let (second_page, _) = page(db, view, &sorted(QueueSort::LargestAmount), 2, 2)
+    assert_eq!(ids(&largest), ["prp_4", "prp_2"]);
+    assert_eq!(
+        count(db, view, &sorted(QueueSort::LargestAmount))
+            .await
+            .unwrap(),
+        4
+    );
+    let second_page = page(db, view, &sorted(QueueSort::LargestAmount), 2, 2)
         .await
         .unwrap();
     assert_eq!(ids(&second_page), ["prp_1", "prp_3"]);
-    let (newest, _) = page(db, view, &sorted(QueueSort::Newest), 1, 0)
+    let newest = page(db, view, &sorted(QueueSort::Newest), 1, 0)
         .await
         .unwrap();
     assert_eq!(ids(&newest), ["prp_4"]);
+    let oldest = page(db, view, &sorted(QueueSort::Oldest), 2, 0)
+        .await
+        .unwrap();
+    assert_eq!(ids(&oldest), ["prp_1", "prp_2"]);
 
     let between = QueueFilter {
         min_amount_minor: Some(5_000),
         max_amount_minor: Some(20_000),
         ..QueueFilter::default()
     };
-    let (found, total) = page(db, view, &between, 10, 0).await.unwrap();
-    assert_eq!((ids(&found), total), (vec!["prp_1", "prp_2"], 2));
+    let found = page(db, view, &between, 10, 0).await.unwrap();
+    assert_eq!(ids(&found), ["prp_1", "prp_2"]);
+    assert_eq!(count(db, view, &between).await.unwrap(), 2);
+    assert!(between.narrows() && !sorted(QueueSort::Oldest).narrows());
     let one_order = QueueFilter {
         order_id: Some("4821".into()),
         sort: QueueSort::SmallestAmount,
         ..QueueFilter::default()
     };
     assert_eq!(
-        ids(&page(db, view, &one_order, 10, 0).await.unwrap().0),
+        ids(&page(db, view, &one_order, 10, 0).await.unwrap()),
         ["prp_1", "prp_4"]
     );
     let waiting_long = QueueFilter {
@@ -167,7 +173,7 @@ async fn the_queue_filters_sorts_and_pages_in_the_database() {
         ..QueueFilter::default()
     };
     assert_eq!(
-        ids(&page(db, view, &waiting_long, 10, 0).await.unwrap().0),
+        ids(&page(db, view, &waiting_long, 10, 0).await.unwrap()),
         ["prp_1", "prp_2"]
     );
     let expiring = QueueFilter {
@@ -175,7 +181,37 @@ async fn the_queue_filters_sorts_and_pages_in_the_database() {
         ..QueueFilter::default()
     };
     assert_eq!(
-        ids(&page(db, view, &expiring, 10, 0).await.unwrap().0),
+        ids(&page(db, view, &expiring, 10, 0).await.unwrap()),
         ["prp_1"]
     );
+}
+
+#[tokio::test]
+async fn proposals_of_equal_amount_and_age_each_appear_on_exactly_one_page_in_every_order() {
+    let test = TestDatabase::new().await;
+    let db = test.db.conn();
+    let anna = add_user(&test.db, "anna", &[Role::Approver]).await;
+    let created = ["prp_x", "prp_y", "prp_z"];
+    for (n, id) in created.iter().enumerate() {
+        let mut p = proposal(id, &format!("49{n}"), 5_000, 3);
+        p.created_at = now() - Duration::hours(3);
+        p.expires_at = p.created_at + Duration::hours(48);
+        storage::proposals::insert(db, &p, &ProposalState::initial(&p), None, now())
+            .await
+            .unwrap();
+    }
+    let view = QueueView::ToDecide { approver_id: &anna };
+    for sort in QueueSort::ALL {
+        let filter = QueueFilter {
+            sort,
+            ..QueueFilter::default()
+        };
+        let mut seen = Vec::new();
+        for offset in 0..3 {
+            let one = page(db, view, &filter, 1, offset).await.unwrap();
+            seen.extend(ids(&one).into_iter().map(str::to_owned));
+        }
+        seen.sort();
+        assert_eq!(seen, created, "{sort:?}");
+    }
 }
