@@ -381,21 +381,30 @@ pub async fn in_flight_on_orders(
     if order_ids.is_empty() {
         return Ok(InFlight(Vec::new()));
     }
-    let rows: Vec<(String, String, i64)> = proposal::Entity::find()
+    // The status is checked here, not in SQL: given `status IN (…)` next to
+    // the order ids, SQLite (without statistics) walked the status index
+    // through every executing proposal and read each row to compare its
+    // order; an order has a handful of proposals, all read by its index.
+    let rows: Vec<(String, String, i64, String)> = proposal::Entity::find()
         .select_only()
         .column(proposal::Column::OrderId)
         .column(proposal::Column::Id)
         .column(proposal::Column::AmountMinor)
+        .column(proposal::Column::Status)
         .filter(one_of(
             db.get_database_backend(),
             proposal::Column::OrderId,
             order_ids,
         ))
-        .filter(proposal::Column::Status.is_in(in_flight.iter().map(|s| s.as_str())))
         .into_tuple()
         .all(db)
         .await?;
-    Ok(InFlight(rows))
+    Ok(InFlight(
+        rows.into_iter()
+            .filter(|(_, _, _, status)| in_flight.iter().any(|s| s.as_str() == status))
+            .map(|(order, id, amount, _)| (order, id, amount))
+            .collect(),
+    ))
 }
 
 /// Live proposals (not yet in a final state) on several orders, in one
@@ -411,25 +420,34 @@ pub async fn live_on_orders(
     if order_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let live: Vec<&str> = ProposalStatus::ALL
-        .iter()
-        .filter(|s| !s.is_terminal())
-        .map(|s| s.as_str())
-        .collect();
-    Ok(proposal::Entity::find()
+    // Filtered by status here, as in [`in_flight_on_orders`]: with the live
+    // statuses in SQL, SQLite scanned every waiting proposal (10 ms with
+    // 10,000 waiting) instead of the few on these orders.
+    let rows: Vec<(String, String, String)> = proposal::Entity::find()
         .select_only()
         .column(proposal::Column::OrderId)
         .column(proposal::Column::Id)
+        .column(proposal::Column::Status)
         .filter(one_of(
             db.get_database_backend(),
             proposal::Column::OrderId,
             order_ids,
         ))
-        .filter(proposal::Column::Status.is_in(live))
         .order_by_asc(proposal::Column::Id)
         .into_tuple()
         .all(db)
-        .await?)
+        .await?;
+    Ok(rows
+        .into_iter()
+        // A status this build does not know counts as live: better a
+        // warning too many than a live proposal unmentioned.
+        .filter(|(_, _, status)| {
+            status
+                .parse::<ProposalStatus>()
+                .map_or(true, |s| !s.is_terminal())
+        })
+        .map(|(order, id, _)| (order, id))
+        .collect())
 }
 
 /// In-flight proposals as (order id, proposal id, amount in minor units).

@@ -215,3 +215,51 @@ async fn proposals_of_equal_amount_and_age_each_appear_on_exactly_one_page_in_ev
         assert_eq!(seen, created, "{sort:?}");
     }
 }
+
+#[tokio::test]
+async fn the_other_live_and_in_flight_proposals_of_an_order_leave_out_finished_ones_and_other_orders()
+ {
+    let test = TestDatabase::new().await;
+    let db = test.db.conn();
+    let executing = ProposalState::Executing {
+        attempt: 1,
+        lease_until: now() + Duration::minutes(1),
+        executor: "executor-1".into(),
+        sent: true,
+        unknown: None,
+    };
+    let rejected = ProposalState::Rejected {
+        by: "usr_b".into(),
+        reason: "no".into(),
+    };
+    let rows = [
+        ("prp_wait", "4821", None),
+        ("prp_send", "4821", Some(executing)),
+        ("prp_done", "4821", Some(rejected)),
+        ("prp_else", "4822", None),
+    ];
+    for (id, order, state) in rows {
+        let p = proposal(id, order, 1_000, 1);
+        let state = state.unwrap_or_else(|| ProposalState::initial(&p));
+        storage::proposals::insert(db, &p, &state, None, now())
+            .await
+            .unwrap();
+    }
+    let orders = ["4821".to_owned()];
+
+    let live = storage::proposals::live_on_orders(db, &orders)
+        .await
+        .unwrap();
+    assert_eq!(
+        live,
+        [
+            ("4821".to_owned(), "prp_send".to_owned()),
+            ("4821".to_owned(), "prp_wait".to_owned())
+        ]
+    );
+    let in_flight = storage::proposals::in_flight_on_orders(db, &orders)
+        .await
+        .unwrap();
+    assert_eq!(in_flight.reserved("4821", "prp_wait"), 1_000);
+    assert_eq!(in_flight.reserved("4821", "prp_send"), 0);
+}
