@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, Page, test } from "@playwright/test";
 import { openDisclosure, pageAs, proposeViaApi, setApprovalLimit, signIn, sizes, waitForHydration } from "./helpers";
 
 test("above the four-eyes threshold set by an admin, two different approvers are needed", async ({ browser }) => {
@@ -59,6 +59,16 @@ test("above the four-eyes threshold set by an admin, two different approvers are
   }
 });
 
+/** Creates a customer account through /admin's form (the page is open, signed in as an admin). */
+async function createCustomer(admin: Page, name: string, displayName: string, password: string) {
+  await admin.getByLabel("User name").first().fill(name);
+  await admin.getByLabel("Display name").fill(displayName);
+  await admin.getByLabel("Password (8+ characters)").fill(password);
+  await admin.getByLabel("Roles (comma-separated)").first().fill("customer");
+  await admin.getByRole("button", { name: "Create user" }).click();
+  await expect(admin.getByTestId("users").locator(`tr[data-user="${name}"]`)).toContainText("customer");
+}
+
 test("an admin's bad input gets a precise message", async ({ page }) => {
   await signIn(page, "admin");
   await page.goto("/admin");
@@ -76,12 +86,7 @@ test("an admin changes a user's roles, disables and enables them from the user's
   const users = admin.getByTestId("users");
 
   // A new user, then a role change that takes effect on their next request.
-  await admin.getByLabel("User name").first().fill("temp-approver");
-  await admin.getByLabel("Display name").fill("Temp Approver");
-  await admin.getByLabel("Password (8+ characters)").fill("temp-password-1");
-  await admin.getByLabel("Roles (comma-separated)").first().fill("customer");
-  await admin.getByRole("button", { name: "Create user" }).click();
-  await expect(users.locator("tr", { hasText: "temp-approver" })).toContainText("customer");
+  await createCustomer(admin, "temp-approver", "Temp Approver", "temp-password-1");
 
   const temp = await (await browser.newContext()).newPage();
   await temp.goto("/login");
@@ -174,12 +179,7 @@ test("on a phone an admin reaches every user's actions from the row and reviews 
   const row = users.locator('tr[data-user="phone-approver"]');
   const outcome = admin.getByTestId("user-action-outcome");
 
-  await admin.getByLabel("User name").first().fill("phone-approver");
-  await admin.getByLabel("Display name").fill("Phone Approver");
-  await admin.getByLabel("Password (8+ characters)").fill("phone-password-1");
-  await admin.getByLabel("Roles (comma-separated)").first().fill("customer");
-  await admin.getByRole("button", { name: "Create user" }).click();
-  await expect(row).toContainText("customer");
+  await createCustomer(admin, "phone-approver", "Phone Approver", "phone-password-1");
 
   await openDisclosure(row.locator("details", { hasText: "Roles…" }));
   await row.getByLabel("Roles for phone-approver").fill("approver");
