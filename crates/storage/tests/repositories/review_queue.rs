@@ -263,3 +263,46 @@ async fn the_other_live_and_in_flight_proposals_of_an_order_leave_out_finished_o
     assert_eq!(in_flight.reserved("4821", "prp_wait"), 1_000);
     assert_eq!(in_flight.reserved("4821", "prp_send"), 0);
 }
+
+#[tokio::test]
+async fn at_each_start_sqlite_gathers_the_statistics_that_let_it_find_an_orders_proposals_by_the_order_index()
+ {
+    use sea_orm::{ConnectionTrait, Statement};
+    let test = TestDatabase::new_sqlite().await;
+    let db = test.db.conn();
+    for n in 0..200 {
+        let p = proposal(&format!("prp_{n}"), &format!("{n}"), 1_000, 1);
+        storage::proposals::insert(db, &p, &ProposalState::initial(&p), None, now())
+            .await
+            .unwrap();
+    }
+    // A restart: migrations (none pending) and the statistics.
+    test.db.migrate().await.unwrap();
+
+    let analysed = db
+        .query_one(Statement::from_string(
+            db.get_database_backend(),
+            "SELECT stat FROM sqlite_stat1 WHERE idx = 'idx_proposals_order'",
+        ))
+        .await
+        .unwrap()
+        .expect("the order index has statistics");
+    let stat: String = analysed.try_get("", "stat").unwrap();
+    assert!(stat.starts_with("200 1"), "{stat}");
+    let plan = db
+        .query_all(Statement::from_string(
+            db.get_database_backend(),
+            "EXPLAIN QUERY PLAN SELECT id FROM proposals \
+             WHERE order_id IN ('7', '8') AND status IN ('awaiting_approval', 'executing')",
+        ))
+        .await
+        .unwrap();
+    let detail: Vec<String> = plan
+        .iter()
+        .map(|row| row.try_get("", "detail").unwrap())
+        .collect();
+    assert!(
+        detail.iter().any(|d| d.contains("idx_proposals_order")),
+        "{detail:?}"
+    );
+}
