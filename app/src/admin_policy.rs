@@ -55,8 +55,6 @@ fn policy_error(error: engine::policies::PolicyError) -> AppError {
     }
 }
 
-/// The new text of a policy against the version in force. A POST: the
-/// text can be up to 1 MiB.
 /// The text of the version of `slug` in force, the starting point for
 /// its next version (404 when no policy has that slug).
 #[server(prefix = "/fn", endpoint = "admin_policy_in_force", input = server_fn::codec::GetUrl)]
@@ -73,6 +71,8 @@ pub async fn admin_policy_in_force(slug: String) -> Result<String, AppError> {
         .ok_or_else(|| server::fail(AppError::NotFound(format!("no policy is called {slug}"))))
 }
 
+/// The new text of a policy against the version in force. A POST: the
+/// text can be up to 1 MiB.
 #[server(prefix = "/fn", endpoint = "admin_review_policy")]
 pub async fn admin_review_policy(
     csrf_token: String,

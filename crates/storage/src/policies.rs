@@ -115,6 +115,28 @@ pub async fn current_versions(
     Ok(out)
 }
 
+/// The version in force of the document `slug` (none for no such document).
+///
+/// # Errors
+/// Database failures.
+pub async fn current_version(
+    db: &impl ConnectionTrait,
+    slug: &str,
+) -> Result<Option<PolicyVersion>, StorageError> {
+    let Some(doc) = policy_document::Entity::find()
+        .filter(policy_document::Column::Slug.eq(slug))
+        .one(db)
+        .await?
+    else {
+        return Ok(None);
+    };
+    Ok(policy_version::Entity::find()
+        .filter(policy_version::Column::DocumentId.eq(doc.id))
+        .filter(policy_version::Column::ContentHash.eq(doc.current_version))
+        .one(db)
+        .await?)
+}
+
 /// Which version of each document is current: (slug, content hash), by
 /// slug. One light read, for a replica to learn whether its search index
 /// is still that of the documents in force.

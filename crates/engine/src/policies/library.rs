@@ -163,11 +163,7 @@ impl PolicyLibrary {
         &self,
         slug: &str,
     ) -> Result<Option<storage::policies::PolicyVersion>, PolicyError> {
-        Ok(storage::policies::current_versions(self.db.conn())
-            .await?
-            .into_iter()
-            .find(|(current, _)| current == slug)
-            .map(|(_, version)| version))
+        Ok(storage::policies::current_version(self.db.conn(), slug).await?)
     }
 
     /// Publishes a new version of `slug` (or the policy itself) when what is

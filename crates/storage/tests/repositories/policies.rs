@@ -103,6 +103,17 @@ async fn a_title_change_is_a_new_version_and_reverting_reuses_the_old_one() {
     let current = policies::current_versions(db).await.unwrap();
     assert_eq!(current[0].1.content_hash, v1);
     assert_eq!(current[0].1.title, "Shipping");
+    let in_force = policies::current_version(db, &current[0].0)
+        .await
+        .unwrap()
+        .expect("the reverted document has a version in force");
+    assert_eq!(in_force.content_hash, v1);
+    assert!(
+        policies::current_version(db, "no-such-policy")
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[tokio::test]
