@@ -363,6 +363,53 @@ pub async fn reserved_on_order(
         .reserved(order_id, excluding))
 }
 
+/// One proposal on an order, as the per-order checks read it.
+struct OnOrder {
+    order_id: String,
+    id: String,
+    amount_minor: i64,
+    /// As stored; a status this build does not know is `None`.
+    status: Option<ProposalStatus>,
+}
+
+/// Every proposal on these orders, by id, read by the order index. Callers
+/// filter by status in code: given `status IN (…)` next to the order ids,
+/// SQLite without statistics walked the status index through every waiting
+/// or executing proposal, reading each row to compare its order (10 ms per
+/// queue page with 10,000 waiting), where an order has a handful.
+async fn on_orders(
+    db: &impl ConnectionTrait,
+    order_ids: &[String],
+) -> Result<Vec<OnOrder>, StorageError> {
+    if order_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<(String, String, i64, String)> = proposal::Entity::find()
+        .select_only()
+        .column(proposal::Column::OrderId)
+        .column(proposal::Column::Id)
+        .column(proposal::Column::AmountMinor)
+        .column(proposal::Column::Status)
+        .filter(one_of(
+            db.get_database_backend(),
+            proposal::Column::OrderId,
+            order_ids,
+        ))
+        .order_by_asc(proposal::Column::Id)
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(order_id, id, amount_minor, status)| OnOrder {
+            order_id,
+            id,
+            amount_minor,
+            status: status.parse().ok(),
+        })
+        .collect())
+}
+
 /// The in-flight proposals (executing, outcome unknown, needing attention)
 /// on several orders, read in one query: their refunds may be on the way
 /// and are not yet booked on the orders.
@@ -378,31 +425,12 @@ pub async fn in_flight_on_orders(
         ProposalStatus::OutcomeUnknown,
         ProposalStatus::NeedsAttention,
     ];
-    if order_ids.is_empty() {
-        return Ok(InFlight(Vec::new()));
-    }
-    // The status is checked here, not in SQL: given `status IN (…)` next to
-    // the order ids, SQLite (without statistics) walked the status index
-    // through every executing proposal and read each row to compare its
-    // order; an order has a handful of proposals, all read by its index.
-    let rows: Vec<(String, String, i64, String)> = proposal::Entity::find()
-        .select_only()
-        .column(proposal::Column::OrderId)
-        .column(proposal::Column::Id)
-        .column(proposal::Column::AmountMinor)
-        .column(proposal::Column::Status)
-        .filter(one_of(
-            db.get_database_backend(),
-            proposal::Column::OrderId,
-            order_ids,
-        ))
-        .into_tuple()
-        .all(db)
-        .await?;
     Ok(InFlight(
-        rows.into_iter()
-            .filter(|(_, _, _, status)| in_flight.iter().any(|s| s.as_str() == status))
-            .map(|(order, id, amount, _)| (order, id, amount))
+        on_orders(db, order_ids)
+            .await?
+            .into_iter()
+            .filter(|p| p.status.is_some_and(|s| in_flight.contains(&s)))
+            .map(|p| (p.order_id, p.id, p.amount_minor))
             .collect(),
     ))
 }
@@ -417,36 +445,13 @@ pub async fn live_on_orders(
     db: &impl ConnectionTrait,
     order_ids: &[String],
 ) -> Result<Vec<(String, String)>, StorageError> {
-    if order_ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    // Filtered by status here, as in [`in_flight_on_orders`]: with the live
-    // statuses in SQL, SQLite scanned every waiting proposal (10 ms with
-    // 10,000 waiting) instead of the few on these orders.
-    let rows: Vec<(String, String, String)> = proposal::Entity::find()
-        .select_only()
-        .column(proposal::Column::OrderId)
-        .column(proposal::Column::Id)
-        .column(proposal::Column::Status)
-        .filter(one_of(
-            db.get_database_backend(),
-            proposal::Column::OrderId,
-            order_ids,
-        ))
-        .order_by_asc(proposal::Column::Id)
-        .into_tuple()
-        .all(db)
-        .await?;
-    Ok(rows
+    Ok(on_orders(db, order_ids)
+        .await?
         .into_iter()
         // A status this build does not know counts as live: better a
         // warning too many than a live proposal unmentioned.
-        .filter(|(_, _, status)| {
-            status
-                .parse::<ProposalStatus>()
-                .map_or(true, |s| !s.is_terminal())
-        })
-        .map(|(order, id, _)| (order, id))
+        .filter(|p| p.status.is_none_or(|s| !s.is_terminal()))
+        .map(|p| (p.order_id, p.id))
         .collect())
 }
 
