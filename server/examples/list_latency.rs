@@ -19,7 +19,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use engine::Actor;
-use engine::proposals::{EvidenceRef, Proposer, SubmitProposal};
+use engine::proposals::Proposer;
 use server::config::Settings;
 use server::startup::Application;
 use std::sync::Arc;
@@ -59,11 +59,6 @@ async fn waiting_proposals(engine: &engine::Engine, customer: &Actor, count: usi
     }
     tx.commit().await.unwrap();
     for n in 0..count {
-        let evidence = |reference: String| EvidenceRef {
-            reference,
-            version: None,
-            quote: None,
-        };
         engine
             .proposals
             .submit(
@@ -72,21 +67,7 @@ async fn waiting_proposals(engine: &engine::Engine, customer: &Actor, count: usi
                     sender: customer,
                     customer_id: &customer.user_id,
                 },
-                SubmitProposal {
-                    order_id: format!("bench-{n}"),
-                    amount_minor: None,
-                    currency: None,
-                    evidence: vec![
-                        evidence(format!("order:bench-{n}")),
-                        evidence("returns-policy:section-3".into()),
-                    ],
-                    open_questions: vec![],
-                    recommendation: "Benchmark refund.".into(),
-                    lines: Vec::new(),
-                    agent: None,
-                    conversation_id: None,
-                    supersedes: None,
-                },
+                engine::demo::whole_order_refund(&format!("bench-{n}")),
             )
             .await
             .unwrap();

@@ -18,7 +18,7 @@ use connectors::sandbox::{SandboxConfig, SandboxProvider, SandboxState};
 use domain::proposal::ProposalStatus;
 use domain::{Currency, Money, PastRefund};
 use engine::live::LiveEvent;
-use engine::proposals::{EvidenceRef, Proposer, SubmitProposal};
+use engine::proposals::Proposer;
 use engine::{Actor, Engine, EngineSettings};
 use sea_orm::ConnectionTrait;
 use std::sync::Arc;
@@ -214,29 +214,7 @@ async fn main() {
                     sender: &customer,
                     customer_id: &customer.user_id,
                 },
-                SubmitProposal {
-                    order_id: format!("b{n}"),
-                    amount_minor: None,
-                    currency: None,
-                    evidence: vec![
-                        EvidenceRef {
-                            reference: format!("order:b{n}"),
-                            version: None,
-                            quote: None,
-                        },
-                        EvidenceRef {
-                            reference: "returns-policy:section-3".into(),
-                            version: None,
-                            quote: None,
-                        },
-                    ],
-                    open_questions: vec![],
-                    recommendation: "Benchmark refund.".into(),
-                    lines: Vec::new(),
-                    agent: None,
-                    conversation_id: None,
-                    supersedes: None,
-                },
+                engine::demo::whole_order_refund(&format!("b{n}")),
             )
             .await
             .unwrap();

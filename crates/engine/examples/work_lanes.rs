@@ -19,7 +19,7 @@
 use connectors::HttpTimeouts;
 use connectors::sandbox::{SandboxConfig, SandboxProvider, SandboxState};
 use engine::assistant::TurnControl;
-use engine::proposals::{EvidenceRef, Proposer, SubmitProposal};
+use engine::proposals::Proposer;
 use engine::{Actor, Engine, EngineSettings};
 use runner::{Activity, Handler, Job, JobError, LaneSpec, Priority, Runner, Supervisor, Wake};
 use sea_orm::ConnectionTrait;
@@ -191,29 +191,7 @@ async fn proposals(
                     sender: customer,
                     customer_id: &customer.user_id,
                 },
-                SubmitProposal {
-                    order_id: format!("{prefix}{n}"),
-                    amount_minor: None,
-                    currency: None,
-                    evidence: vec![
-                        EvidenceRef {
-                            reference: format!("order:{prefix}{n}"),
-                            version: None,
-                            quote: None,
-                        },
-                        EvidenceRef {
-                            reference: "returns-policy:section-3".into(),
-                            version: None,
-                            quote: None,
-                        },
-                    ],
-                    open_questions: vec![],
-                    recommendation: "Benchmark refund.".into(),
-                    lines: Vec::new(),
-                    agent: None,
-                    conversation_id: None,
-                    supersedes: None,
-                },
+                engine::demo::whole_order_refund(&format!("{prefix}{n}")),
             )
             .await
             .unwrap();

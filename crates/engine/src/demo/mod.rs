@@ -156,6 +156,33 @@ pub fn delivered_cap_order(id: &str, customer_id: &str, now: Timestamp) -> Order
     )
 }
 
+/// A refund of the whole of `order_id` (a [`delivered_cap_order`]), citing
+/// the order and the unopened-items section, as the assistant would
+/// submit it: what the benchmarks propose by the thousand.
+pub fn whole_order_refund(order_id: &str) -> crate::proposals::SubmitProposal {
+    use crate::proposals::EvidenceRef;
+    let evidence = |reference: String| EvidenceRef {
+        reference,
+        version: None,
+        quote: None,
+    };
+    crate::proposals::SubmitProposal {
+        order_id: order_id.to_owned(),
+        amount_minor: None,
+        currency: None,
+        evidence: vec![
+            evidence(format!("order:{order_id}")),
+            evidence("returns-policy:section-3".to_owned()),
+        ],
+        open_questions: vec![],
+        recommendation: "Benchmark refund.".into(),
+        lines: Vec::new(),
+        agent: None,
+        conversation_id: None,
+        supersedes: None,
+    }
+}
+
 /// The demo orders. Order 4821 is the brief's: 79.00 EUR, delivered 12 days
 /// ago, paid, never refunded.
 pub fn demo_orders(
