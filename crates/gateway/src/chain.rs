@@ -1,0 +1,96 @@
+//! Verifying every signature of a chain, from the envelope received down to
+//! the root it embeds: each with a pinned key of the group that sent it,
+//! usable for that envelope at this moment.
+
+use crate::envelope::{ENVELOPE_VERSION, JwsSignature, SignedEnvelope, TaskEnvelope};
+use crate::jws;
+use crate::keys::KeyPins;
+use crate::refusal::Refusal;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+/// More nesting than any depth limit allows is refused before any
+/// signature is checked, so a hostile chain costs little.
+pub const MAX_NESTING: usize = 32;
+
+/// Verifies the signed envelope `raw` (JSON as received) and every parent
+/// it embeds; returns it typed.
+///
+/// # Errors
+/// [`Refusal::Malformed`], [`Refusal::UnsupportedVersion`],
+/// [`Refusal::UnknownKey`], [`Refusal::KeyNotUsable`],
+/// [`Refusal::SignerMismatch`] or [`Refusal::BadSignature`] for the first
+/// envelope of the chain (from the one received towards the root) that
+/// fails.
+pub fn verify_signatures(
+    raw: &Value,
+    pins: &impl KeyPins,
+    now: DateTime<Utc>,
+) -> Result<SignedEnvelope, Refusal> {
+    let nesting = nesting(raw);
+    if nesting > MAX_NESTING {
+        return Err(Refusal::Malformed(format!(
+            "the chain nests {nesting} envelopes; at most {MAX_NESTING} are read"
+        )));
+    }
+    let signed: SignedEnvelope = serde_json::from_value(raw.clone())
+        .map_err(|e| Refusal::Malformed(format!("not a signed task envelope: {e}")))?;
+    let mut level = raw;
+    for envelope in signed.chain().into_iter().rev() {
+        let envelope_json = &level["envelope"];
+        let signature: JwsSignature = serde_json::from_value(level["signature"].clone())
+            .map_err(|e| Refusal::Malformed(format!("not a signature: {e}")))?;
+        verify_one(envelope, envelope_json, &signature, pins, now)?;
+        level = &envelope_json["parent"];
+    }
+    Ok(signed)
+}
+
+/// How many signed envelopes `raw` nests, counted without parsing them.
+fn nesting(raw: &Value) -> usize {
+    let mut count = 0;
+    let mut level = raw;
+    while level.is_object() {
+        count += 1;
+        if count > MAX_NESTING {
+            break;
+        }
+        level = &level["envelope"]["parent"];
+    }
+    count
+}
+
+fn verify_one(
+    envelope: &TaskEnvelope,
+    envelope_json: &Value,
+    signature: &JwsSignature,
+    pins: &impl KeyPins,
+    now: DateTime<Utc>,
+) -> Result<(), Refusal> {
+    if envelope.v != ENVELOPE_VERSION {
+        return Err(Refusal::UnsupportedVersion(envelope.v));
+    }
+    let bad = |why: String| Refusal::BadSignature {
+        task_key: envelope.task_key.clone(),
+        why,
+    };
+    let header = jws::header(signature).map_err(bad)?;
+    let signer = envelope.signer.to_string();
+    if header.kid != signer || envelope.signer.group != envelope.from {
+        return Err(Refusal::SignerMismatch {
+            task_key: envelope.task_key.clone(),
+            signer: header.kid,
+            from: envelope.from.clone(),
+        });
+    }
+    let key = pins
+        .pinned(&envelope.signer)
+        .ok_or_else(|| Refusal::UnknownKey(envelope.signer.clone()))?;
+    if let Some(why) = key.unusable(envelope.created, now) {
+        return Err(Refusal::KeyNotUsable {
+            key: envelope.signer.clone(),
+            why,
+        });
+    }
+    jws::verify(envelope_json, signature, &key).map_err(bad)
+}

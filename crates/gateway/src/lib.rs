@@ -1,0 +1,27 @@
+//! Tasks between agent groups. A group passes a task to another as a signed,
+//! structured envelope; the route and depth travel with it and are covered by
+//! its signature, a re-delegated task embeds its signed parent, and a child's
+//! budget never exceeds what remains of its parent's. A receiver decides
+//! everything from the signed chain and its own pinned keys and allowlist:
+//! when each group keeps its own journal, nobody else sees the whole chain.
+//!
+//! This crate is pure: no database, network or clock. Storage (outbox,
+//! inbox, nonces), the relay and the A2A binding build on it.
+
+pub mod admission;
+pub mod budget;
+pub mod chain;
+pub mod envelope;
+pub mod jws;
+pub mod keys;
+pub mod names;
+pub mod refusal;
+pub mod rules;
+
+pub use admission::{Admission, Allowlist, DEFAULT_MAX_DEPTH, TaskKinds};
+pub use budget::{Budget, BudgetExcess};
+pub use envelope::{ENVELOPE_VERSION, JwsSignature, SignedEnvelope, TaskEnvelope};
+pub use keys::{KeyPins, PinnedKey, PinnedKeys, SigningKey};
+pub use names::{GroupName, KeyId, KeyRef, NameError, TaskKey, TaskKind};
+pub use refusal::Refusal;
+pub use rules::ReplayWindow;
