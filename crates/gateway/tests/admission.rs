@@ -486,3 +486,45 @@ fn a_task_claiming_a_parent_it_does_not_embed_is_refused_as_a_broken_chain() {
         "chain_broken"
     );
 }
+
+#[test]
+fn a_task_signed_by_the_brokers_current_key_verifies_at_a_peer_that_pinned_what_it_published() {
+    let master = gateway::MasterKey::parse(&gateway::MasterKey::generate()).unwrap();
+    let mut ring = gateway::KeyRing::create(
+        name("support"),
+        KeyId::parse("gateway").unwrap(),
+        Duration::minutes(2),
+        &master,
+        t0() - Duration::days(1),
+    )
+    .unwrap();
+    let mut world = World::new(&["support", "returns"]);
+    let publish = |world: &mut World, ring: &gateway::KeyRing, now| {
+        world.pins = PinnedKeys::default();
+        for (key, pinned) in ring.published(now) {
+            world.pins.pin(key, pinned);
+        }
+    };
+    publish(&mut world, &ring, t0());
+    let signer = ring.signer(&master).unwrap();
+    let before = sign(root("support", "returns", budget(1, None)), &signer).unwrap();
+    assert!(world.admit("returns", &before).is_ok());
+
+    ring.rotate(&master, t0()).unwrap();
+    let mut after = root("support", "returns", budget(1, None));
+    after.signer = key_ref("support", 2);
+    let after = sign(after, &ring.signer(&master).unwrap()).unwrap();
+    publish(&mut world, &ring, t0());
+    assert!(world.admit("returns", &after).is_ok());
+    assert!(
+        world.admit("returns", &before).is_ok(),
+        "v1 inside its overlap"
+    );
+
+    publish(&mut world, &ring, t0() + Duration::minutes(3));
+    assert_eq!(
+        world.admit("returns", &before).unwrap_err(),
+        Refusal::UnknownKey(key_ref("support", 1)),
+        "v1 no longer published once its overlap ended"
+    );
+}
