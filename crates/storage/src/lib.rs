@@ -9,6 +9,7 @@ pub mod conversations;
 pub mod db;
 pub mod entities;
 pub mod error;
+pub mod gateway;
 pub mod handovers;
 pub mod ids;
 pub mod journal;

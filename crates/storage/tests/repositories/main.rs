@@ -2,6 +2,7 @@
 //! `TEST_DATABASE_URL` is set; every test gets its own database.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod gateway_inbox;
 mod migrations;
 mod orders;
 mod policies;

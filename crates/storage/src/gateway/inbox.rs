@@ -1,0 +1,157 @@
+//! The inbox: a task another group sent and this group admitted is written
+//! here in the transaction that accepts it. The unique (sender, task key)
+//! makes a resend after a lost acknowledgement, or two deliveries racing,
+//! find the one task; the unique (sender, nonce) recognises a replayed
+//! envelope under another key.
+
+use crate::error::StorageError;
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::OnConflict;
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
+
+/// `state` of a task just accepted, before anyone works on it.
+pub const SUBMITTED: &str = "submitted";
+
+mod entity {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "gateway_inbox")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub sender_group: String,
+        pub task_key: String,
+        pub nonce: String,
+        pub root_key: String,
+        pub parent_key: Option<String>,
+        pub kind: String,
+        pub envelope: String,
+        pub envelope_digest: String,
+        pub state: String,
+        pub state_version: i32,
+        pub result: Option<String>,
+        pub created_at: DateTimeUtc,
+        pub received_at: DateTimeUtc,
+        pub updated_at: DateTimeUtc,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// A task in the inbox, as stored.
+pub type InboxTask = entity::Model;
+
+/// A task to accept.
+#[derive(Debug, Clone)]
+pub struct NewInboxTask<'a> {
+    pub id: &'a str,
+    pub sender_group: &'a str,
+    pub task_key: &'a str,
+    pub nonce: &'a str,
+    pub root_key: &'a str,
+    pub parent_key: Option<&'a str>,
+    pub kind: &'a str,
+    pub envelope: &'a str,
+    pub envelope_digest: &'a str,
+    pub created_at: DateTime<Utc>,
+    pub received_at: DateTime<Utc>,
+}
+
+/// What accepting a task did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Accepted {
+    /// A new task, written now.
+    New(InboxTask),
+    /// The same envelope delivered again: the task it created earlier.
+    Resent(InboxTask),
+    /// The sender used this task key for a different envelope: nothing was
+    /// written; the task that holds the key.
+    KeyReused(InboxTask),
+    /// The nonce was used before by the sender's task `holder` (another
+    /// key): a replay; nothing was written.
+    NonceReused { holder: InboxTask },
+}
+
+/// Writes `task` unless the sender's task key or nonce is already taken,
+/// and says which. Call it inside the transaction that accepts the task
+/// (with its journal event): on PostgreSQL a second delivery racing this
+/// one waits for its commit and then finds the task.
+///
+/// # Errors
+/// Database failures.
+pub async fn accept(
+    db: &impl ConnectionTrait,
+    task: NewInboxTask<'_>,
+) -> Result<Accepted, StorageError> {
+    let written = entity::Entity::insert(entity::ActiveModel {
+        id: Set(task.id.to_owned()),
+        sender_group: Set(task.sender_group.to_owned()),
+        task_key: Set(task.task_key.to_owned()),
+        nonce: Set(task.nonce.to_owned()),
+        root_key: Set(task.root_key.to_owned()),
+        parent_key: Set(task.parent_key.map(str::to_owned)),
+        kind: Set(task.kind.to_owned()),
+        envelope: Set(task.envelope.to_owned()),
+        envelope_digest: Set(task.envelope_digest.to_owned()),
+        state: Set(SUBMITTED.to_owned()),
+        state_version: Set(0),
+        result: Set(None),
+        created_at: Set(task.created_at),
+        received_at: Set(task.received_at),
+        updated_at: Set(task.received_at),
+    })
+    // No conflict target: either unique index (key or nonce) stops it.
+    .on_conflict(OnConflict::new().do_nothing().to_owned())
+    .exec_without_returning(db)
+    .await?;
+    let by_key = find(db, task.sender_group, task.task_key).await?;
+    match by_key {
+        Some(stored) if written == 1 => Ok(Accepted::New(stored)),
+        Some(stored) if stored.envelope_digest == task.envelope_digest => {
+            Ok(Accepted::Resent(stored))
+        }
+        Some(stored) => Ok(Accepted::KeyReused(stored)),
+        None => {
+            let holder = entity::Entity::find()
+                .filter(entity::Column::SenderGroup.eq(task.sender_group))
+                .filter(entity::Column::Nonce.eq(task.nonce))
+                .one(db)
+                .await?
+                .ok_or_else(|| {
+                    StorageError::Corrupt(format!(
+                        "task {} of {} was neither written nor found",
+                        task.task_key, task.sender_group
+                    ))
+                })?;
+            Ok(Accepted::NonceReused { holder })
+        }
+    }
+}
+
+/// The task `task_key` of `sender_group`, if it was accepted.
+///
+/// # Errors
+/// Database failures.
+pub async fn find(
+    db: &impl ConnectionTrait,
+    sender_group: &str,
+    task_key: &str,
+) -> Result<Option<InboxTask>, StorageError> {
+    Ok(entity::Entity::find()
+        .filter(entity::Column::SenderGroup.eq(sender_group))
+        .filter(entity::Column::TaskKey.eq(task_key))
+        .one(db)
+        .await?)
+}
+
+/// The task with this id (the A2A task id given to its sender).
+///
+/// # Errors
+/// Database failures.
+pub async fn get(db: &impl ConnectionTrait, id: &str) -> Result<Option<InboxTask>, StorageError> {
+    Ok(entity::Entity::find_by_id(id).one(db).await?)
+}
