@@ -21,6 +21,7 @@ mod m20261203_000016_work;
 mod m20261203_000017_proposal_list_indexes;
 mod m20261204_000018_approvals_by_approver;
 mod m20261205_000019_gateway_inbox;
+mod m20261205_000020_gateway_trust;
 
 pub struct Migrator;
 
@@ -46,6 +47,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261203_000017_proposal_list_indexes::Migration),
             Box::new(m20261204_000018_approvals_by_approver::Migration),
             Box::new(m20261205_000019_gateway_inbox::Migration),
+            Box::new(m20261205_000020_gateway_trust::Migration),
         ]
     }
 }

@@ -1,4 +1,6 @@
-//! The gateway's tables. Only the inbox so far: the tasks other agent groups
-//! sent here, each recorded once however often it is delivered.
+//! The gateway's tables: the inbox (the tasks other agent groups
+//! sent here, each recorded once however often it is delivered) and what
+//! this group trusts (pinned keys, allowed pairs).
 
 pub mod inbox;
+pub mod trust;
