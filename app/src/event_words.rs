@@ -50,6 +50,8 @@ pub fn event_sentence(kind: &str) -> String {
         "order.created" => "Order received",
         "order.updated" => "Order updated",
         "order.refund_recorded" => "Refund recorded on the order",
+        "gateway.task_received" => "Task received from another agent group",
+        "gateway.task_refused" => "Task from another agent group refused",
         _ => "",
     };
     if !known.is_empty() {
@@ -76,6 +78,7 @@ pub fn actor_words(actor: &str, display_name: Option<&str>) -> String {
         (Some(("user", login)), None) => login.to_owned(),
         (Some(("system", part)), _) => format!("System: {part}"),
         (Some(("external", agent)), _) => format!("Outside agent: {agent}"),
+        (Some(("group", group)), _) => format!("Agent group: {group}"),
         _ => actor.to_owned(),
     }
 }
@@ -122,6 +125,7 @@ mod tests {
             actor_words("system:executor-6945", None),
             "System: executor-6945"
         );
+        assert_eq!(actor_words("group:returns", None), "Agent group: returns");
         assert_eq!(actor_words("odd", None), "odd");
     }
 }

@@ -8,6 +8,7 @@ pub mod clock;
 pub mod core;
 pub mod demo;
 pub mod execution;
+pub mod gateway;
 pub mod live;
 pub mod orders;
 pub mod payment_refs;

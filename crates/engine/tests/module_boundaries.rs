@@ -15,6 +15,7 @@ const USE_CASES: &[&str] = &[
     "assistant",
     "demo",
     "execution",
+    "gateway",
     "orders",
     "policies",
     "proposals",

@@ -80,6 +80,13 @@ pub struct SignError {
     pub given: String,
 }
 
+/// SHA-256 (hex) of the canonical form of a signed envelope as received:
+/// the same envelope delivered again has the same digest, however its JSON
+/// was spaced or ordered on the way.
+pub fn envelope_digest(signed_json: &serde_json::Value) -> String {
+    domain::digest::sha256_hex(&canonical(signed_json))
+}
+
 /// Reads the protected header of a signature.
 ///
 /// # Errors

@@ -32,8 +32,10 @@ pub enum Refusal {
     },
     #[error("the envelope is outside the replay window: {0}")]
     Stale(String),
-    #[error("nonce {0:?} was already used within the replay window")]
+    #[error("nonce {0:?} was already used by another task of this sender")]
     Replayed(String),
+    #[error("task key {task_key} was already used by this sender for a different envelope")]
+    KeyReused { task_key: TaskKey },
     #[error("cycle: {group} already appears in the route {route}")]
     Cycle { group: GroupName, route: String },
     #[error("the chain is inconsistent at task {task_key}: {why}")]
@@ -65,6 +67,7 @@ impl Refusal {
             Refusal::SignerMismatch { .. } => "signer_mismatch",
             Refusal::Stale(_) => "stale",
             Refusal::Replayed(_) => "replayed",
+            Refusal::KeyReused { .. } => "key_reused",
             Refusal::Cycle { .. } => "cycle",
             Refusal::ChainBroken { .. } => "chain_broken",
             Refusal::TooDeep { .. } => "too_deep",

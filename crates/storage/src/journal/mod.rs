@@ -40,6 +40,14 @@ pub const OPS_STREAM: &str = "ops";
 
 /// The stream of an order's own events (fed by its shop, refunds recorded
 /// from other channels), beside its proposals' streams.
+/// Tasks from other agent groups that this group refused, with the reason.
+pub const GATEWAY_STREAM: &str = "gateway";
+
+/// The stream of one task another group sent here (its inbox id).
+pub fn task_stream(task_id: &str) -> String {
+    format!("task:{task_id}")
+}
+
 pub fn order_stream(order_id: &str) -> String {
     format!("order:{order_id}")
 }

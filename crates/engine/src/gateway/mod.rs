@@ -1,0 +1,9 @@
+//! The gateway between agent groups, the receiving side so far: a task
+//! another group sends is checked against what this group trusts (pinned
+//! keys, allowed pairs, the kinds it accepts) and written to the inbox once,
+//! with its journal event; a refusal is journaled with its reason.
+
+mod receive;
+mod trust;
+
+pub use receive::{ReceiveError, ReceivedTask, Receiver};

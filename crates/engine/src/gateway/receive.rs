@@ -1,0 +1,213 @@
+//! Receiving a task: load what this group trusts → decide with the
+//! gateway's checks, in order → save the task to the inbox with its journal
+//! event in one transaction. A resend of the same envelope answers the task
+//! it created; every refusal is journaled (in the gateway stream) with its
+//! code and reason before it is answered.
+
+use super::trust;
+use crate::clock::Clock;
+use gateway::jws::envelope_digest;
+use gateway::{Admission, GroupName, KindRegistry, Refusal, ReplayWindow, SignedEnvelope};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use storage::gateway::inbox::{self, Accepted, NewInboxTask};
+use storage::ids::new_id;
+use storage::journal::{GATEWAY_STREAM, NewEvent, append_to_stream, task_stream};
+use storage::{Database, StorageError};
+
+/// Why a task was not received.
+#[derive(Debug, thiserror::Error)]
+pub enum ReceiveError {
+    /// Refused by a check; journaled.
+    #[error(transparent)]
+    Refused(Refusal),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// A task in this group's inbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceivedTask {
+    /// The id the sender is given (A2A task id).
+    pub task_id: String,
+    pub state: String,
+    /// True when this delivery was a resend of a task received before.
+    pub resent: bool,
+}
+
+/// This group's receiving end.
+#[derive(Clone)]
+pub struct Receiver {
+    db: Database,
+    clock: Clock,
+    me: GroupName,
+    kinds: Arc<KindRegistry>,
+    replay: ReplayWindow,
+    max_depth: u32,
+}
+
+impl Receiver {
+    pub fn new(db: Database, clock: Clock, me: GroupName, kinds: Arc<KindRegistry>) -> Self {
+        Self {
+            db,
+            clock,
+            me,
+            kinds,
+            replay: ReplayWindow::default(),
+            max_depth: gateway::DEFAULT_MAX_DEPTH,
+        }
+    }
+
+    /// The depth limit (default [`gateway::DEFAULT_MAX_DEPTH`]).
+    pub fn with_max_depth(mut self, max_depth: u32) -> Self {
+        self.max_depth = max_depth;
+        self
+    }
+
+    /// Receives the signed envelope `raw`, as it arrived.
+    ///
+    /// # Errors
+    /// [`ReceiveError::Refused`] with the first check that failed (and the
+    /// inbox's own: a task key reused for another envelope, a nonce used
+    /// before), or a storage failure (nothing was accepted).
+    pub async fn receive(&self, raw: &Value) -> Result<ReceivedTask, ReceiveError> {
+        let now = self.clock.now();
+        let trust = trust::load(self.db.conn()).await?;
+        let admission = Admission {
+            me: &self.me,
+            allowlist: &trust.allowlist,
+            pins: &trust.pins,
+            kinds: self.kinds.as_ref(),
+            replay: self.replay,
+            max_depth: self.max_depth,
+        };
+        match admission.admit(raw, now) {
+            Ok(signed) => self.save(raw, &signed).await,
+            Err(refusal) => Err(self.refuse(raw, refusal).await),
+        }
+    }
+
+    async fn save(
+        &self,
+        raw: &Value,
+        signed: &SignedEnvelope,
+    ) -> Result<ReceivedTask, ReceiveError> {
+        let now = self.clock.now();
+        let envelope = &signed.envelope;
+        let (id, digest) = (new_id("gtk"), envelope_digest(raw));
+        let stored = raw.to_string();
+        let tx = self.db.begin_write().await?;
+        let accepted = inbox::accept(
+            &*tx,
+            NewInboxTask {
+                id: &id,
+                sender_group: envelope.from.as_str(),
+                task_key: envelope.task_key.as_str(),
+                nonce: &envelope.nonce,
+                root_key: envelope.root_key.as_str(),
+                parent_key: envelope.parent_key.as_ref().map(|key| key.as_str()),
+                kind: envelope.kind.as_str(),
+                envelope: &stored,
+                envelope_digest: &digest,
+                created_at: envelope.created,
+                received_at: now,
+            },
+        )
+        .await?;
+        let task = match accepted {
+            Accepted::New(task) => task,
+            Accepted::Resent(task) => {
+                tx.rollback().await?;
+                return Ok(ReceivedTask {
+                    task_id: task.id,
+                    state: task.state,
+                    resent: true,
+                });
+            }
+            Accepted::KeyReused(_) => {
+                tx.rollback().await?;
+                let refusal = Refusal::KeyReused {
+                    task_key: envelope.task_key.clone(),
+                };
+                return Err(self.refuse(raw, refusal).await);
+            }
+            Accepted::NonceReused { .. } => {
+                tx.rollback().await?;
+                return Err(self
+                    .refuse(raw, Refusal::Replayed(envelope.nonce.clone()))
+                    .await);
+            }
+        };
+        append_to_stream(
+            &*tx,
+            &task_stream(&task.id),
+            vec![NewEvent {
+                proposal_id: None,
+                order_id: None,
+                actor: format!("group:{}", envelope.from),
+                kind: "gateway.task_received".to_owned(),
+                from_status: None,
+                to_status: Some(task.state.clone()),
+                payload: json!({
+                    "task_key": envelope.task_key,
+                    "kind": envelope.kind,
+                    "from": envelope.from,
+                    "root_key": envelope.root_key,
+                    "parent_key": envelope.parent_key,
+                    "route": envelope.route,
+                    "depth": envelope.depth,
+                    "budget": envelope.budget,
+                    "signer": envelope.signer.to_string(),
+                    "envelope_digest": digest,
+                }),
+                at: now,
+            }],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(ReceivedTask {
+            task_id: task.id,
+            state: task.state,
+            resent: false,
+        })
+    }
+
+    /// Journals `refusal` with what the envelope claimed (it may be a
+    /// forgery: the claims are recorded as claims) and returns it as the
+    /// answer. A refusal that cannot be journaled is answered as a storage
+    /// failure, so the sender retries rather than taking a refusal nobody
+    /// recorded as final.
+    async fn refuse(&self, raw: &Value, refusal: Refusal) -> ReceiveError {
+        // At most a short string per claim: a hostile sender does not get
+        // to write megabytes into the journal.
+        let claimed = |field: &str| match raw["envelope"][field].as_str() {
+            Some(text) => Value::String(text.chars().take(128).collect()),
+            None => Value::Null,
+        };
+        let event = NewEvent {
+            proposal_id: None,
+            order_id: None,
+            actor: "system:gateway".to_owned(),
+            kind: "gateway.task_refused".to_owned(),
+            from_status: None,
+            to_status: None,
+            payload: json!({
+                "code": refusal.code(),
+                "reason": refusal.to_string(),
+                "claimed_from": claimed("from"),
+                "claimed_task_key": claimed("task_key"),
+                "claimed_kind": claimed("kind"),
+            }),
+            at: self.clock.now(),
+        };
+        let journaled = async {
+            let tx = self.db.begin_write().await?;
+            append_to_stream(&*tx, GATEWAY_STREAM, vec![event]).await?;
+            tx.commit().await
+        };
+        match journaled.await {
+            Ok(()) => ReceiveError::Refused(refusal),
+            Err(error) => ReceiveError::Storage(error),
+        }
+    }
+}

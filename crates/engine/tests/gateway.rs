@@ -1,0 +1,262 @@
+//! Receiving tasks from other agent groups through the engine, on a real
+//! database (SQLite by default, PostgreSQL when `TEST_DATABASE_URL` is set):
+//! what is accepted is in the inbox once with its journal event, what is
+//! refused is journaled with its reason and leaves no task behind.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chrono::{Duration, TimeZone, Utc};
+use engine::ManualClock;
+use engine::gateway::{ReceiveError, Receiver};
+use gateway::jws::sign;
+use gateway::{
+    Budget, GroupName, KeyId, KeyRef, KindRegistry, SignedEnvelope, SigningKey, TaskEnvelope,
+    TaskKey, TaskKind,
+};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use storage::gateway::inbox;
+use storage::gateway::trust::{self, PairRow, PinnedKeyRow};
+use storage::journal::{GATEWAY_STREAM, JournalFilter, task_stream};
+use storage::testing::TestDatabase;
+
+fn t0() -> chrono::DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 12, 2, 10, 0, 0).unwrap()
+}
+
+fn name(group: &str) -> GroupName {
+    GroupName::parse(group).unwrap()
+}
+
+fn kinds() -> Arc<KindRegistry> {
+    let mut kinds = KindRegistry::default();
+    kinds
+        .register(
+            TaskKind::parse("returns.inspection").unwrap(),
+            "What the returns desk found in a returned parcel",
+            json!({ "type": "object", "required": ["order_id"],
+                    "properties": { "order_id": { "type": "string" } } }),
+            json!({ "type": "object" }),
+        )
+        .unwrap();
+    Arc::new(kinds)
+}
+
+struct Setup {
+    test: TestDatabase,
+    support: SigningKey,
+    receiver: Receiver,
+}
+
+/// The returns group, trusting support's key for inspections.
+async fn returns_group() -> Setup {
+    let test = TestDatabase::new().await;
+    let key = KeyRef {
+        group: name("support"),
+        key_id: KeyId::parse("gateway").unwrap(),
+        version: 1,
+    };
+    let support = SigningKey::generate(key).unwrap();
+    let db = test.db.conn();
+    trust::pin_key(
+        db,
+        PinnedKeyRow {
+            group_name: "support".into(),
+            key_id: "gateway".into(),
+            version: 1,
+            public_key: URL_SAFE_NO_PAD.encode(support.public_key()),
+            valid_from: t0() - Duration::days(1),
+            usable_until: None,
+            pinned_by: "usr_admin".into(),
+            pinned_at: t0(),
+        },
+    )
+    .await
+    .unwrap();
+    trust::allow_pair(
+        db,
+        PairRow {
+            from_group: "support".into(),
+            to_group: "returns".into(),
+            kind: "returns.inspection".into(),
+            allowed_by: "usr_admin".into(),
+            allowed_at: t0(),
+        },
+    )
+    .await
+    .unwrap();
+    let clock = ManualClock::starting_at(t0() + Duration::seconds(2));
+    let receiver = Receiver::new(test.db.clone(), clock.clock(), name("returns"), kinds());
+    Setup {
+        test,
+        support,
+        receiver,
+    }
+}
+
+fn inspection(key: &str, nonce: &str, from: &str) -> TaskEnvelope {
+    let task_key = TaskKey::parse(key).unwrap();
+    TaskEnvelope {
+        v: 1,
+        task_key: task_key.clone(),
+        kind: TaskKind::parse("returns.inspection").unwrap(),
+        input: json!({ "order_id": "4821" }),
+        from: name(from),
+        to: name("returns"),
+        root_key: task_key,
+        parent_key: None,
+        route: vec![name(from)],
+        depth: 0,
+        budget: Budget {
+            model_calls: 4,
+            steps: 8,
+            tokens: 8_000,
+            money: None,
+            deadline: t0() + Duration::minutes(10),
+        },
+        parent_remaining: None,
+        created: t0(),
+        nonce: nonce.to_owned(),
+        signer: KeyRef {
+            group: name(from),
+            key_id: KeyId::parse("gateway").unwrap(),
+            version: 1,
+        },
+        parent: None,
+    }
+}
+
+fn wire(signed: &SignedEnvelope) -> Value {
+    serde_json::to_value(signed).unwrap()
+}
+
+async fn events(test: &TestDatabase, stream: &str) -> Vec<storage::journal::JournalEvent> {
+    let filter = JournalFilter {
+        stream: Some(stream.to_owned()),
+        ..JournalFilter::default()
+    };
+    storage::journal::list(test.db.conn(), &filter, 0, 100)
+        .await
+        .unwrap()
+        .0
+}
+
+#[tokio::test]
+async fn a_task_delivered_twice_after_a_lost_acknowledgement_is_received_and_journaled_once() {
+    let setup = returns_group().await;
+    let signed = sign(inspection("support:t1", "n1", "support"), &setup.support).unwrap();
+    let first = setup.receiver.receive(&wire(&signed)).await.unwrap();
+    assert!(!first.resent);
+    assert_eq!(first.state, "submitted");
+    let again = setup.receiver.receive(&wire(&signed)).await.unwrap();
+    assert_eq!(
+        (again.task_id.as_str(), again.resent),
+        (first.task_id.as_str(), true)
+    );
+
+    let stored = inbox::get(setup.test.db.conn(), &first.task_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (stored.sender_group.as_str(), stored.task_key.as_str()),
+        ("support", "support:t1")
+    );
+    let received = events(&setup.test, &task_stream(&first.task_id)).await;
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].kind, "gateway.task_received");
+    assert_eq!(received[0].actor, "group:support");
+    let payload: Value = serde_json::from_str(&received[0].payload).unwrap();
+    assert_eq!(payload["signer"], "support/gateway/v1");
+    assert_eq!(payload["route"], json!(["support"]));
+}
+
+#[tokio::test]
+async fn a_refused_task_leaves_no_task_behind_and_its_reason_in_the_journal() {
+    let setup = returns_group().await;
+    // Signed by support's key but claiming to come from billing: billing
+    // is on no allowlist, so it is refused before any signature work.
+    let mut forged = inspection("billing:t1", "n1", "support");
+    forged.from = name("billing");
+    forged.route = vec![name("billing")];
+    let signed = sign(forged, &setup.support).unwrap();
+    let refused = setup.receiver.receive(&wire(&signed)).await.unwrap_err();
+    let ReceiveError::Refused(refusal) = refused else {
+        panic!("expected a refusal, got {refused:?}");
+    };
+    assert_eq!(refusal.code(), "pair_not_allowed");
+    assert_eq!(
+        inbox::find(setup.test.db.conn(), "billing", "billing:t1")
+            .await
+            .unwrap(),
+        None
+    );
+
+    let journaled = events(&setup.test, GATEWAY_STREAM).await;
+    assert_eq!(journaled.len(), 1);
+    let payload: Value = serde_json::from_str(&journaled[0].payload).unwrap();
+    assert_eq!(payload["code"], "pair_not_allowed");
+    assert_eq!(payload["claimed_from"], "billing");
+    assert_eq!(
+        payload["reason"],
+        "billing may not send returns.inspection tasks to returns: the pair is not on the allowlist"
+    );
+}
+
+#[tokio::test]
+async fn a_nonce_replayed_under_a_new_task_key_is_refused_as_a_replay() {
+    let setup = returns_group().await;
+    let first = sign(inspection("support:t1", "n1", "support"), &setup.support).unwrap();
+    setup.receiver.receive(&wire(&first)).await.unwrap();
+    let replay = sign(inspection("support:t2", "n1", "support"), &setup.support).unwrap();
+    let refused = setup.receiver.receive(&wire(&replay)).await.unwrap_err();
+    assert!(
+        matches!(&refused, ReceiveError::Refused(r) if r.code() == "replayed"),
+        "{refused:?}"
+    );
+    assert_eq!(
+        inbox::find(setup.test.db.conn(), "support", "support:t2")
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+#[tokio::test]
+async fn a_task_key_reused_for_a_different_task_is_refused_and_the_first_task_stands() {
+    let setup = returns_group().await;
+    let first = sign(inspection("support:t1", "n1", "support"), &setup.support).unwrap();
+    let accepted = setup.receiver.receive(&wire(&first)).await.unwrap();
+    let mut other = inspection("support:t1", "n2", "support");
+    other.input = json!({ "order_id": "9999" });
+    let refused = setup
+        .receiver
+        .receive(&wire(&sign(other, &setup.support).unwrap()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, ReceiveError::Refused(r) if r.code() == "key_reused"),
+        "{refused:?}"
+    );
+    let stored = inbox::find(setup.test.db.conn(), "support", "support:t1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.id, accepted.task_id);
+    assert!(stored.envelope.contains("4821"));
+}
+
+#[tokio::test]
+async fn a_task_whose_signature_no_longer_matches_its_budget_is_refused_and_journaled() {
+    let setup = returns_group().await;
+    let signed = sign(inspection("support:t1", "n1", "support"), &setup.support).unwrap();
+    let mut tampered = wire(&signed);
+    tampered["envelope"]["budget"]["model_calls"] = json!(400);
+    let refused = setup.receiver.receive(&tampered).await.unwrap_err();
+    assert!(
+        matches!(&refused, ReceiveError::Refused(r) if r.code() == "bad_signature"),
+        "{refused:?}"
+    );
+    assert_eq!(events(&setup.test, GATEWAY_STREAM).await.len(), 1);
+}
