@@ -96,6 +96,11 @@ pub struct Settings {
     /// checks, notifications, sweeps). `false` makes a web-only replica:
     /// what it commits is done by a replica that runs them.
     pub work_runner: bool,
+    /// This instance's agent group (`support`, `returns`): when set, other
+    /// groups may send it tasks over A2A (`POST /a2a`, the agent card at
+    /// `/.well-known/agent-card.json`), checked against the keys and pairs
+    /// an admin trusted. Unset: the gateway is off and those paths are 404.
+    pub gateway_group: Option<String>,
     /// This worker's name in claims, leases and the journal. It must stay
     /// the same across restarts (a restarted worker takes back at once what
     /// it held) and differ between replicas. Default: the host name.
@@ -197,6 +202,7 @@ impl fmt::Debug for Settings {
             .field("model_temperature", &self.model_temperature)
             .field("model_max_output_tokens", &self.model_max_output_tokens)
             .field("model_output_cap_field", &self.model_output_cap_field)
+            .field("gateway_group", &self.gateway_group)
             .finish()
     }
 }
@@ -265,6 +271,7 @@ impl Default for Settings {
             max_unknown_checks: 8,
             reconcile_interval_seconds: 5,
             work_runner: true,
+            gateway_group: None,
             executor_name: None,
             model_backend: ModelBackend::Offline,
             model_base_url: None,
@@ -306,6 +313,11 @@ impl Settings {
     /// # Errors
     /// [`ConfigError::Invalid`] naming the setting.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(group) = &self.gateway_group {
+            gateway::GroupName::parse(group).map_err(|e| {
+                ConfigError::Invalid(format!("gateway_group (COUNTERSIGN_GATEWAY_GROUP): {e}"))
+            })?;
+        }
         if self.session_idle_minutes < 1 || self.session_absolute_hours < 1 {
             return Err(ConfigError::Invalid(
                 "session_idle_minutes and session_absolute_hours must be at least 1".into(),

@@ -60,6 +60,33 @@ pub async fn open_database(settings: &Settings) -> anyhow::Result<Database> {
 ///
 /// # Errors
 /// The session store could not be prepared.
+/// What the A2A endpoint needs: this group, its receiving end and the kinds
+/// it accepts.
+fn a2a_state(
+    settings: &Settings,
+    group: &str,
+    db: &Database,
+    engine: &Engine,
+) -> anyhow::Result<web::a2a::A2aState> {
+    let group = gateway::GroupName::parse(group)?;
+    let kinds = std::sync::Arc::new(engine::gateway::catalogue()?);
+    let receiver = engine::gateway::Receiver::new(
+        db.clone(),
+        engine.clock.clone(),
+        group.clone(),
+        kinds.clone(),
+    );
+    Ok(web::a2a::A2aState {
+        group,
+        receiver,
+        kinds,
+        public_url: settings
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", settings.listen)),
+    })
+}
+
 pub async fn build_router(
     settings: Arc<Settings>,
     db: Database,
@@ -172,6 +199,17 @@ pub async fn build_router(
         // The scraper authenticates with the scrape token, never a session:
         // outside the session, identity and CSRF layers, like the widget.
         .route("/metrics", get(crate::metrics::scrape::metrics));
+    // Other agent groups prove themselves by the signatures on their tasks,
+    // never a session: outside the session, identity and CSRF layers.
+    let router = match &settings.gateway_group {
+        Some(group) => router.merge(web::a2a::router(a2a_state(
+            &settings,
+            group,
+            &db,
+            &state.engine,
+        )?)),
+        None => router,
+    };
     // The sandbox stands for an outside payment service: it sits outside our
     // sessions, identity and CSRF layers, as the real provider would.
     let router = match &payments.mounted {

@@ -1,6 +1,7 @@
 //! HTTP endpoints outside the Leptos pages: the JSON API, probes and the
 //! embeddable widget.
 
+pub mod a2a;
 pub mod api;
 pub mod api_error;
 pub mod audit_csv;

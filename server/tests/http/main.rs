@@ -3,6 +3,7 @@
 //! is set) seeded with the demo users, and a cookie-keeping HTTP client.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod a2a;
 mod access;
 mod answers;
 mod api;

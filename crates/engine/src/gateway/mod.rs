@@ -3,7 +3,9 @@
 //! keys, allowed pairs, the kinds it accepts) and written to the inbox once,
 //! with its journal event; a refusal is journaled with its reason.
 
+mod kinds;
 mod receive;
 mod trust;
 
-pub use receive::{ReceiveError, ReceivedTask, Receiver};
+pub use kinds::{RETURNS_INSPECTION, catalogue};
+pub use receive::{InboxTaskView, ReceiveError, ReceivedTask, Receiver};

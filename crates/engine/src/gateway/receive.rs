@@ -35,6 +35,20 @@ pub struct ReceivedTask {
     pub resent: bool,
 }
 
+/// A task in the inbox, as its sender may see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InboxTaskView {
+    pub task_id: String,
+    pub sender_group: String,
+    pub task_key: String,
+    pub root_key: String,
+    pub kind: String,
+    pub state: String,
+    pub result: Option<Value>,
+    pub received_at: domain::Timestamp,
+    pub updated_at: domain::Timestamp,
+}
+
 /// This group's receiving end.
 #[derive(Clone)]
 pub struct Receiver {
@@ -62,6 +76,33 @@ impl Receiver {
     pub fn with_max_depth(mut self, max_depth: u32) -> Self {
         self.max_depth = max_depth;
         self
+    }
+
+    /// The inbox task `task_id`, if there is one.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn task(&self, task_id: &str) -> Result<Option<InboxTaskView>, StorageError> {
+        let Some(task) = inbox::get(self.db.conn(), task_id).await? else {
+            return Ok(None);
+        };
+        let result = match &task.result {
+            Some(text) => Some(serde_json::from_str(text).map_err(|e| {
+                StorageError::Corrupt(format!("the result of task {task_id} is not JSON: {e}"))
+            })?),
+            None => None,
+        };
+        Ok(Some(InboxTaskView {
+            task_id: task.id,
+            sender_group: task.sender_group,
+            task_key: task.task_key,
+            root_key: task.root_key,
+            kind: task.kind,
+            state: task.state,
+            result,
+            received_at: task.received_at,
+            updated_at: task.updated_at,
+        }))
     }
 
     /// Receives the signed envelope `raw`, as it arrived.

@@ -1,0 +1,123 @@
+//! A2A 1.0 over JSON-RPC: other agent groups send this group tasks here.
+//! Mounted only when `gateway_group` is set, outside the session, identity
+//! and CSRF layers (a peer has no session; it proves itself by the
+//! signature on the task envelope, checked by `engine::gateway`).
+//!
+//! What it speaks so far: `SendMessage` carrying a signed Countersign task
+//! envelope in the message's metadata under [`EXTENSION`], `GetTask`, and the
+//! agent card. The other A2A methods answer "unsupported operation".
+
+mod card;
+mod rpc;
+mod task;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use engine::gateway::{ReceiveError, Receiver};
+use gateway::{GroupName, KindRegistry};
+use rpc::{Call, RpcError};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// The extension under which a signed task envelope travels: declared in
+/// the agent card, named in `A2A-Extensions`, keyed in message metadata.
+pub const EXTENSION: &str = "https://countersign.dev/a2a/signed-task/v1";
+
+/// The A2A version this group speaks.
+pub const VERSION: &str = "1.0";
+
+/// A task envelope, with a few levels of parents, is a few KB; this leaves
+/// room without letting a peer make the server buffer megabytes.
+const MAX_BODY_BYTES: usize = 256 * 1024;
+
+#[derive(Clone)]
+pub struct A2aState {
+    pub group: GroupName,
+    pub receiver: Receiver,
+    pub kinds: Arc<KindRegistry>,
+    /// Where peers reach this group (the card's interface URL).
+    pub public_url: String,
+}
+
+/// The A2A routes, with their state applied, to merge into any router.
+pub fn router<S: Clone + Send + Sync + 'static>(state: A2aState) -> Router<S> {
+    Router::new()
+        .route(
+            "/a2a",
+            post(rpc_call).layer(DefaultBodyLimit::max(MAX_BODY_BYTES)),
+        )
+        .route("/.well-known/agent-card.json", get(card::agent_card))
+        .with_state(state)
+}
+
+async fn rpc_call(State(state): State<A2aState>, headers: HeaderMap, body: Bytes) -> Response {
+    let call = match rpc::parse(&headers, &body) {
+        Ok(call) => call,
+        Err((id, error)) => return rpc::error(id, error),
+    };
+    let answer = match call.method.as_str() {
+        "SendMessage" => send_message(&state, &call).await,
+        "GetTask" => get_task(&state, &call).await,
+        "ListTasks"
+        | "CancelTask"
+        | "SubscribeToTask"
+        | "SendStreamingMessage"
+        | "GetExtendedAgentCard" => Err(RpcError::unsupported(&call.method)),
+        "CreateTaskPushNotificationConfig"
+        | "GetTaskPushNotificationConfig"
+        | "ListTaskPushNotificationConfigs"
+        | "DeleteTaskPushNotificationConfig" => Err(RpcError::push_not_supported()),
+        other => Err(RpcError::method_not_found(other)),
+    };
+    match answer {
+        Ok(result) => rpc::result(call.id, result),
+        Err(error) => rpc::error(call.id, error),
+    }
+    .into_response()
+}
+
+async fn send_message(state: &A2aState, call: &Call) -> Result<Value, RpcError> {
+    let message = &call.params["message"];
+    if !message.is_object() {
+        return Err(RpcError::invalid_params(
+            "params.message (an object) is required",
+        ));
+    }
+    let envelope = &message["metadata"][EXTENSION];
+    if envelope.is_null() {
+        return Err(RpcError::invalid_params(&format!(
+            "this group accepts only signed Countersign tasks: put the signed envelope in \
+             params.message.metadata[\"{EXTENSION}\"]"
+        )));
+    }
+    match state.receiver.receive(envelope).await {
+        Ok(received) => {
+            let view = state
+                .receiver
+                .task(&received.task_id)
+                .await
+                .map_err(|e| RpcError::internal(&e.to_string()))?
+                .ok_or_else(|| RpcError::internal("the task just received was not found"))?;
+            Ok(json!({ "task": task::to_a2a(&view) }))
+        }
+        Err(ReceiveError::Refused(refusal)) => Err(RpcError::refused(&refusal)),
+        Err(ReceiveError::Storage(error)) => Err(RpcError::internal(&error.to_string())),
+    }
+}
+
+async fn get_task(state: &A2aState, call: &Call) -> Result<Value, RpcError> {
+    let Some(id) = call.params["id"].as_str() else {
+        return Err(RpcError::invalid_params(
+            "params.id (the task id, a string) is required",
+        ));
+    };
+    match state.receiver.task(id).await {
+        Ok(Some(view)) => Ok(task::to_a2a(&view)),
+        Ok(None) => Err(RpcError::task_not_found(id)),
+        Err(error) => Err(RpcError::internal(&error.to_string())),
+    }
+}

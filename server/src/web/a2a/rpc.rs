@@ -1,0 +1,148 @@
+//! JSON-RPC 2.0 as the A2A binding uses it: the request checked before any
+//! method runs (the `A2A-Version` header, valid JSON, a request object), and
+//! answers with A2A's error codes. Every answer is HTTP 200 with a JSON-RPC
+//! body, errors included, as JSON-RPC over HTTP clients expect.
+
+use super::VERSION;
+use axum::Json;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use gateway::Refusal;
+use serde_json::{Value, json};
+
+/// A request that passed the envelope checks.
+pub(super) struct Call {
+    pub id: Value,
+    pub method: String,
+    pub params: Value,
+}
+
+/// A JSON-RPC error: code, message and optional data.
+#[derive(Debug)]
+pub(super) struct RpcError {
+    code: i64,
+    message: String,
+    data: Option<Value>,
+}
+
+impl RpcError {
+    fn new(code: i64, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    pub fn invalid_params(why: &str) -> Self {
+        Self::new(-32602, why)
+    }
+
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(-32601, format!("no method {method:?}"))
+    }
+
+    pub fn internal(why: &str) -> Self {
+        Self::new(
+            -32603,
+            format!("the task could not be recorded ({why}); nothing was accepted, send it again"),
+        )
+    }
+
+    /// A2A `TaskNotFoundError`.
+    pub fn task_not_found(id: &str) -> Self {
+        Self::new(-32001, format!("no task {id:?}"))
+    }
+
+    /// A2A `UnsupportedOperationError`.
+    pub fn unsupported(method: &str) -> Self {
+        Self::new(-32004, format!("{method} is not supported by this group"))
+    }
+
+    /// A2A `PushNotificationNotSupportedError`.
+    pub fn push_not_supported() -> Self {
+        Self::new(-32003, "push notifications are not supported by this group")
+    }
+
+    /// A task the gateway refused: invalid params, with the refusal's
+    /// stable code in `data.reason`.
+    pub fn refused(refusal: &Refusal) -> Self {
+        Self {
+            code: -32602,
+            message: refusal.to_string(),
+            data: Some(json!({ "reason": refusal.code() })),
+        }
+    }
+}
+
+/// Checks the version header and the JSON-RPC envelope.
+///
+/// # Errors
+/// The request id (null when unknown) and the error to answer.
+pub(super) fn parse(headers: &HeaderMap, body: &[u8]) -> Result<Call, (Value, RpcError)> {
+    // A missing header means 0.3 (the spec's rule); 1.0 with any patch is 1.0.
+    let version = headers
+        .get("a2a-version")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .unwrap_or("0.3");
+    let speaks = version == VERSION
+        || version
+            .strip_prefix("1.0.")
+            .is_some_and(|patch| !patch.is_empty() && patch.chars().all(|c| c.is_ascii_digit()));
+    if !speaks {
+        return Err((
+            Value::Null,
+            RpcError::new(
+                -32009,
+                format!("A2A version {version} is not supported; send A2A-Version: {VERSION}"),
+            ),
+        ));
+    }
+    let request: Value = serde_json::from_slice(body).map_err(|e| {
+        (
+            Value::Null,
+            RpcError::new(-32700, format!("the body is not JSON: {e}")),
+        )
+    })?;
+    let id = match &request["id"] {
+        id @ (Value::String(_) | Value::Number(_)) => id.clone(),
+        _ => Value::Null,
+    };
+    let invalid = |why: &str| (id.clone(), RpcError::new(-32600, why.to_owned()));
+    if request["jsonrpc"] != "2.0" {
+        return Err(invalid(
+            "a JSON-RPC 2.0 request object is required (\"jsonrpc\": \"2.0\")",
+        ));
+    }
+    if id.is_null() {
+        return Err(invalid("the request needs an id (a string or a number)"));
+    }
+    let Some(method) = request["method"].as_str() else {
+        return Err(invalid("the request needs a method (a string)"));
+    };
+    let params = request.get("params").cloned().unwrap_or(Value::Null);
+    if !params.is_object() {
+        return Err((
+            id,
+            RpcError::invalid_params("params (an object) is required"),
+        ));
+    }
+    Ok(Call {
+        id,
+        method: method.to_owned(),
+        params,
+    })
+}
+
+pub(super) fn result(id: Value, result: Value) -> Response {
+    Json(json!({ "jsonrpc": "2.0", "id": id, "result": result })).into_response()
+}
+
+pub(super) fn error(id: Value, error: RpcError) -> Response {
+    let mut body = json!({ "code": error.code, "message": error.message });
+    if let Some(data) = error.data {
+        body["data"] = data;
+    }
+    Json(json!({ "jsonrpc": "2.0", "id": id, "error": body })).into_response()
+}

@@ -1,0 +1,43 @@
+//! An inbox task in A2A 1.0's shape (protobuf JSON: camelCase, states as
+//! `TASK_STATE_*`).
+
+use engine::gateway::InboxTaskView;
+use serde_json::{Value, json};
+
+fn state(state: &str) -> &'static str {
+    match state {
+        "submitted" => "TASK_STATE_SUBMITTED",
+        "working" => "TASK_STATE_WORKING",
+        "input-required" => "TASK_STATE_INPUT_REQUIRED",
+        "completed" => "TASK_STATE_COMPLETED",
+        "failed" => "TASK_STATE_FAILED",
+        "canceled" => "TASK_STATE_CANCELED",
+        "rejected" => "TASK_STATE_REJECTED",
+        _ => "TASK_STATE_UNSPECIFIED",
+    }
+}
+
+pub(super) fn to_a2a(task: &InboxTaskView) -> Value {
+    let mut a2a = json!({
+        "id": task.task_id,
+        // The chain's root groups every task of one piece of work.
+        "contextId": task.root_key,
+        "status": {
+            "state": state(&task.state),
+            "timestamp": task.updated_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        },
+        "metadata": {
+            "countersign/taskKey": task.task_key,
+            "countersign/sender": task.sender_group,
+            "countersign/kind": task.kind,
+        },
+    });
+    if let Some(result) = &task.result {
+        a2a["artifacts"] = json!([{
+            "artifactId": format!("{}-result", task.task_id),
+            "name": "result",
+            "parts": [{ "data": result }],
+        }]);
+    }
+    a2a
+}
