@@ -84,3 +84,18 @@ if [[ "$(.venv/api-fuzz/bin/schemathesis --version 2>/dev/null | awk '{ print $N
   python3 -m venv .venv/api-fuzz
   .venv/api-fuzz/bin/pip install --quiet --disable-pip-version-check "schemathesis==$schemathesis_version"
 fi
+
+# --- the official A2A Python SDK for the gateway's interop tests -------------
+# (server/tests/http/a2a_interop.rs runs interop/a2a_peer.py in this venv)
+a2a_requirements="a2a-sdk==1.3.0 rfc8785==0.1.4 cryptography==50.0.2"
+if [[ "$(cat .venv/a2a/requirements 2>/dev/null)" != "$a2a_requirements" ]]; then
+  say "installing a2a-sdk and its signing peers (PyPI, in .venv/a2a)"
+  if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+    apt_install python3 python3-venv
+  fi
+  rm -rf .venv/a2a
+  python3 -m venv .venv/a2a
+  # shellcheck disable=SC2086 # one word per requirement
+  .venv/a2a/bin/pip install --quiet --disable-pip-version-check $a2a_requirements
+  echo "$a2a_requirements" > .venv/a2a/requirements
+fi

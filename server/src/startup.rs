@@ -64,6 +64,7 @@ pub async fn open_database(settings: &Settings) -> anyhow::Result<Database> {
 /// it accepts.
 fn a2a_state(
     settings: &Settings,
+    local_addr: std::net::SocketAddr,
     group: &str,
     db: &Database,
     engine: &Engine,
@@ -83,7 +84,9 @@ fn a2a_state(
         public_url: settings
             .public_url
             .clone()
-            .unwrap_or_else(|| format!("http://{}", settings.listen)),
+            // Without a public URL, where this process actually listens
+            // (the configured port may be 0: any free one).
+            .unwrap_or_else(|| format!("http://{local_addr}")),
     })
 }
 
@@ -93,6 +96,7 @@ pub async fn build_router(
     engine: Engine,
     payments: &Payments,
     ops_hints: app::ops::backend::OpsHints,
+    local_addr: std::net::SocketAddr,
 ) -> anyhow::Result<Router> {
     let bundle = SiteBundle::locate(Path::new(&settings.site_root));
     let leptos_options = LeptosOptions::builder()
@@ -204,6 +208,7 @@ pub async fn build_router(
     let router = match &settings.gateway_group {
         Some(group) => router.merge(web::a2a::router(a2a_state(
             &settings,
+            local_addr,
             group,
             &db,
             &state.engine,
@@ -343,7 +348,16 @@ impl Application {
                 }
             });
         }
-        let router = build_router(settings, db, engine.clone(), &payments, ops_hints).await?;
+        let local_addr = listener.local_addr()?;
+        let router = build_router(
+            settings,
+            db,
+            engine.clone(),
+            &payments,
+            ops_hints,
+            local_addr,
+        )
+        .await?;
         Ok(Application {
             listener,
             router,

@@ -33,7 +33,7 @@ pub fn verify_signatures(
             "the chain nests {nesting} envelopes; at most {MAX_NESTING} are read"
         )));
     }
-    let signed: SignedEnvelope = serde_json::from_value(raw.clone())
+    let signed: SignedEnvelope = serde_json::from_value(integral_numbers(raw.clone()))
         .map_err(|e| Refusal::Malformed(format!("not a signed task envelope: {e}")))?;
     let mut level = raw;
     for envelope in signed.chain().into_iter().rev() {
@@ -44,6 +44,35 @@ pub fn verify_signatures(
         level = &envelope_json["parent"];
     }
     Ok(signed)
+}
+
+/// The largest integer a double holds exactly (2^53 - 1).
+const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// RFC 8785 reads every number as an IEEE 754 double, and A2A SDKs that
+/// carry metadata in protobuf's `Struct` send the 4 they were given as 4.0.
+/// Both have the same canonical form, so the signature holds; for reading
+/// the envelope into our types, an integral number within a double's exact
+/// range is the integer it stands for.
+fn integral_numbers(value: Value) -> Value {
+    match value {
+        Value::Number(number) => match number.as_f64() {
+            Some(f) if number.is_f64() && f.fract() == 0.0 && f.abs() <= MAX_EXACT_INTEGER => {
+                // Exact: |f| ≤ 2^53 - 1 and integral.
+                #[allow(clippy::cast_possible_truncation)]
+                Value::from(f as i64)
+            }
+            _ => Value::Number(number),
+        },
+        Value::Array(items) => Value::Array(items.into_iter().map(integral_numbers).collect()),
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(key, value)| (key, integral_numbers(value)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 /// How many signed envelopes `raw` nests, counted without parsing them.
@@ -93,4 +122,25 @@ fn verify_one(
         });
     }
     jws::verify(envelope_json, signature, &key).map_err(bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_a_protobuf_struct_turned_into_doubles_read_back_as_the_integers_they_were() {
+        let read = integral_numbers(
+            json!({ "depth": 1.0, "budget": { "tokens": 8000.0 }, "x": [2.0, 2.5] }),
+        );
+        assert_eq!(
+            read,
+            json!({ "depth": 1, "budget": { "tokens": 8000 }, "x": [2, 2.5] })
+        );
+        assert!(read["depth"].is_u64());
+        // Beyond a double's exact range a number is left as it is (and then
+        // fails to read as an integer field).
+        assert!(integral_numbers(json!(1.0e300)).is_f64());
+    }
 }

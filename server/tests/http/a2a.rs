@@ -17,15 +17,21 @@ fn name(group: &str) -> GroupName {
     GroupName::parse(group).unwrap()
 }
 
-/// The returns group, trusting the support group's key for inspections.
-async fn returns_group() -> (TestApp, SigningKey) {
-    let app = TestApp::spawn_with(|s| s.gateway_group = Some("returns".into())).await;
-    let support = SigningKey::generate(KeyRef {
+fn support_key_ref() -> KeyRef {
+    KeyRef {
         group: name("support"),
         key_id: KeyId::parse("gateway").unwrap(),
         version: 1,
-    })
-    .unwrap();
+    }
+}
+
+/// The returns group, trusting the support group's key for inspections.
+async fn returns_group() -> (TestApp, SigningKey) {
+    returns_group_trusting(SigningKey::generate(support_key_ref()).unwrap()).await
+}
+
+async fn returns_group_trusting(support: SigningKey) -> (TestApp, SigningKey) {
+    let app = TestApp::spawn_with(|s| s.gateway_group = Some("returns".into())).await;
     let db = app.db().conn();
     trust::pin_key(
         db,
@@ -149,7 +155,9 @@ async fn an_envelope_changed_on_the_way_is_refused_with_its_reason_and_no_task()
     envelope["envelope"]["input"]["order_id"] = json!("4822");
     let answer = call(&app, &send_message(envelope)).await;
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
-    assert_eq!(answer["error"]["data"]["reason"], "bad_signature");
+    let detail = &answer["error"]["data"][0];
+    assert_eq!(detail["reason"], "INVALID_PARAMS");
+    assert_eq!(detail["metadata"]["countersignReason"], "bad_signature");
     assert!(
         storage::gateway::inbox::find(app.db().conn(), "support", "support:t1")
             .await
@@ -197,7 +205,7 @@ async fn malformed_requests_get_the_json_rpc_error_that_names_the_mistake() {
         ),
         (
             br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"parts":[]}}}"#,
-            -32602,
+            -32008,
         ),
         (
             br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"gtk_none"}}"#,
@@ -258,4 +266,66 @@ async fn with_the_gateway_off_no_peer_can_reach_it() {
     // No A2A route: the POST meets the pages' CSRF check like any other
     // request without a session, and is turned away.
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
+}
+
+/// The official A2A Python SDK (installed by `scripts/setup.sh --tests` in
+/// `.venv/a2a`) as the support group: `interop/a2a_peer.py` signs with its
+/// own JCS and Ed25519 libraries and sends through the SDK's client.
+async fn a2a_sdk_peer(app: &TestApp, seed: &[u8; 32], task_key: &str, tamper: bool) -> Value {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let python = root.join(".venv/a2a/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/setup.sh --tests to install a2a-sdk",
+        python.display()
+    );
+    let mut command = tokio::process::Command::new(python);
+    command.arg(root.join("interop/a2a_peer.py")).args([
+        "send",
+        &app.address,
+        &hex::encode(seed),
+        task_key,
+        "4821",
+    ]);
+    if tamper {
+        command.arg("--tamper");
+    }
+    let output = command.output().await.unwrap();
+    assert!(
+        output.status.success(),
+        "the a2a-sdk peer failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn a_peer_built_on_the_official_a2a_sdk_signs_its_own_envelope_and_its_task_is_accepted() {
+    let seed = [7u8; 32];
+    let (app, _) =
+        returns_group_trusting(SigningKey::from_seed(support_key_ref(), &seed).unwrap()).await;
+    let answer = a2a_sdk_peer(&app, &seed, "support:py-1", false).await;
+    let sent = &answer["sent"][0]["task"];
+    assert_eq!(sent["status"]["state"], "TASK_STATE_SUBMITTED", "{answer}");
+    assert_eq!(answer["got"]["id"], sent["id"], "{answer}");
+    assert_eq!(answer["got"]["contextId"], "support:py-1");
+    let stored = storage::gateway::inbox::find(app.db().conn(), "support", "support:py-1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.state, "submitted");
+}
+
+#[tokio::test]
+async fn a_tampered_envelope_from_the_official_a2a_sdk_is_refused_with_a_reason_it_can_read() {
+    let seed = [7u8; 32];
+    let (app, _) =
+        returns_group_trusting(SigningKey::from_seed(support_key_ref(), &seed).unwrap()).await;
+    let answer = a2a_sdk_peer(&app, &seed, "support:py-2", true).await;
+    let error = &answer["error"];
+    assert_eq!(error["type"], "InvalidParamsError", "{answer}");
+    assert_eq!(
+        error["data"]["countersignReason"], "bad_signature",
+        "{answer}"
+    );
 }

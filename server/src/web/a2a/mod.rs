@@ -89,7 +89,7 @@ async fn send_message(state: &A2aState, call: &Call) -> Result<Value, RpcError> 
     }
     let envelope = &message["metadata"][EXTENSION];
     if envelope.is_null() {
-        return Err(RpcError::invalid_params(&format!(
+        return Err(RpcError::extension_required(&format!(
             "this group accepts only signed Countersign tasks: put the signed envelope in \
              params.message.metadata[\"{EXTENSION}\"]"
         )));

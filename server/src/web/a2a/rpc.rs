@@ -17,60 +17,77 @@ pub(super) struct Call {
     pub params: Value,
 }
 
-/// A JSON-RPC error: code, message and optional data.
+/// The `@type` of the error detail A2A 1.0 puts first in `error.data`.
+const ERROR_INFO_TYPE: &str = "type.googleapis.com/google.rpc.ErrorInfo";
+
+/// A JSON-RPC error: A2A's code and reason, a sentence, and (for a refused
+/// task) Countersign's own reason code in the detail's metadata.
 #[derive(Debug)]
 pub(super) struct RpcError {
     code: i64,
+    /// A2A's reason for the code (`INVALID_PARAMS`, `TASK_NOT_FOUND`, …).
+    reason: &'static str,
     message: String,
-    data: Option<Value>,
+    countersign_reason: Option<&'static str>,
 }
 
 impl RpcError {
-    fn new(code: i64, message: impl Into<String>) -> Self {
+    fn new(code: i64, reason: &'static str, message: impl Into<String>) -> Self {
         Self {
             code,
+            reason,
             message: message.into(),
-            data: None,
+            countersign_reason: None,
         }
     }
 
     pub fn invalid_params(why: &str) -> Self {
-        Self::new(-32602, why)
+        Self::new(-32602, "INVALID_PARAMS", why)
     }
 
     pub fn method_not_found(method: &str) -> Self {
-        Self::new(-32601, format!("no method {method:?}"))
+        Self::new(-32601, "METHOD_NOT_FOUND", format!("no method {method:?}"))
     }
 
     pub fn internal(why: &str) -> Self {
         Self::new(
             -32603,
+            "INTERNAL_ERROR",
             format!("the task could not be recorded ({why}); nothing was accepted, send it again"),
         )
     }
 
-    /// A2A `TaskNotFoundError`.
     pub fn task_not_found(id: &str) -> Self {
-        Self::new(-32001, format!("no task {id:?}"))
+        Self::new(-32001, "TASK_NOT_FOUND", format!("no task {id:?}"))
     }
 
-    /// A2A `UnsupportedOperationError`.
     pub fn unsupported(method: &str) -> Self {
-        Self::new(-32004, format!("{method} is not supported by this group"))
+        Self::new(
+            -32004,
+            "UNSUPPORTED_OPERATION",
+            format!("{method} is not supported by this group"),
+        )
     }
 
-    /// A2A `PushNotificationNotSupportedError`.
     pub fn push_not_supported() -> Self {
-        Self::new(-32003, "push notifications are not supported by this group")
+        Self::new(
+            -32003,
+            "PUSH_NOTIFICATION_NOT_SUPPORTED",
+            "push notifications are not supported by this group",
+        )
+    }
+
+    /// The message does not use the extension this group requires.
+    pub fn extension_required(why: &str) -> Self {
+        Self::new(-32008, "EXTENSION_SUPPORT_REQUIRED", why)
     }
 
     /// A task the gateway refused: invalid params, with the refusal's
-    /// stable code in `data.reason`.
+    /// stable code as `countersignReason` in the detail's metadata.
     pub fn refused(refusal: &Refusal) -> Self {
         Self {
-            code: -32602,
-            message: refusal.to_string(),
-            data: Some(json!({ "reason": refusal.code() })),
+            countersign_reason: Some(refusal.code()),
+            ..Self::invalid_params(&refusal.to_string())
         }
     }
 }
@@ -95,6 +112,7 @@ pub(super) fn parse(headers: &HeaderMap, body: &[u8]) -> Result<Call, (Value, Rp
             Value::Null,
             RpcError::new(
                 -32009,
+                "VERSION_NOT_SUPPORTED",
                 format!("A2A version {version} is not supported; send A2A-Version: {VERSION}"),
             ),
         ));
@@ -102,14 +120,19 @@ pub(super) fn parse(headers: &HeaderMap, body: &[u8]) -> Result<Call, (Value, Rp
     let request: Value = serde_json::from_slice(body).map_err(|e| {
         (
             Value::Null,
-            RpcError::new(-32700, format!("the body is not JSON: {e}")),
+            RpcError::new(-32700, "PARSE_ERROR", format!("the body is not JSON: {e}")),
         )
     })?;
     let id = match &request["id"] {
         id @ (Value::String(_) | Value::Number(_)) => id.clone(),
         _ => Value::Null,
     };
-    let invalid = |why: &str| (id.clone(), RpcError::new(-32600, why.to_owned()));
+    let invalid = |why: &str| {
+        (
+            id.clone(),
+            RpcError::new(-32600, "INVALID_REQUEST", why.to_owned()),
+        )
+    };
     if request["jsonrpc"] != "2.0" {
         return Err(invalid(
             "a JSON-RPC 2.0 request object is required (\"jsonrpc\": \"2.0\")",
@@ -139,10 +162,19 @@ pub(super) fn result(id: Value, result: Value) -> Response {
     Json(json!({ "jsonrpc": "2.0", "id": id, "result": result })).into_response()
 }
 
+/// An error answer; `data` holds A2A's `ErrorInfo` detail, as `a2a-sdk`
+/// clients read it.
 pub(super) fn error(id: Value, error: RpcError) -> Response {
-    let mut body = json!({ "code": error.code, "message": error.message });
-    if let Some(data) = error.data {
-        body["data"] = data;
+    let mut metadata = json!({});
+    if let Some(reason) = error.countersign_reason {
+        metadata["countersignReason"] = json!(reason);
     }
+    let detail = json!({
+        "@type": ERROR_INFO_TYPE,
+        "reason": error.reason,
+        "domain": "a2a-protocol.org",
+        "metadata": metadata,
+    });
+    let body = json!({ "code": error.code, "message": error.message, "data": [detail] });
     Json(json!({ "jsonrpc": "2.0", "id": id, "error": body })).into_response()
 }
