@@ -23,11 +23,19 @@ pub enum SettingKind {
     WidgetKeyRevoked,
     /// Which roles see the staff inbox (conversations waiting for a person).
     InboxRolesSet,
+    /// A peer agent group's public key pinned for the gateway.
+    GatewayKeyPinned,
+    /// A pinned key given the end of its rotation overlap.
+    GatewayKeyRetired,
+    /// A (from group, to group, task kind) allowed through the gateway.
+    GatewayPairAllowed,
+    /// An allowed pair withdrawn.
+    GatewayPairWithdrawn,
 }
 
 impl SettingKind {
     /// Every kind, in the order the admin page shows its controls.
-    pub const ALL: [SettingKind; 12] = [
+    pub const ALL: [SettingKind; 16] = [
         SettingKind::ApprovalLimitSet,
         SettingKind::FourEyesThresholdSet,
         SettingKind::UserCreated,
@@ -40,6 +48,10 @@ impl SettingKind {
         SettingKind::WidgetKeyAdded,
         SettingKind::WidgetKeyRevoked,
         SettingKind::InboxRolesSet,
+        SettingKind::GatewayKeyPinned,
+        SettingKind::GatewayKeyRetired,
+        SettingKind::GatewayPairAllowed,
+        SettingKind::GatewayPairWithdrawn,
     ];
 
     /// The journal's event kind.
@@ -58,6 +70,10 @@ impl SettingKind {
             SettingKind::WidgetKeyAdded => "widget_key_added",
             SettingKind::WidgetKeyRevoked => "widget_key_revoked",
             SettingKind::InboxRolesSet => "inbox_roles_set",
+            SettingKind::GatewayKeyPinned => "gateway_key_pinned",
+            SettingKind::GatewayKeyRetired => "gateway_key_retired",
+            SettingKind::GatewayPairAllowed => "gateway_pair_allowed",
+            SettingKind::GatewayPairWithdrawn => "gateway_pair_withdrawn",
         }
     }
 

@@ -260,3 +260,131 @@ async fn a_task_whose_signature_no_longer_matches_its_budget_is_refused_and_jour
     );
     assert_eq!(events(&setup.test, GATEWAY_STREAM).await.len(), 1);
 }
+
+fn person(name: &str, roles: &[domain::Role]) -> engine::Actor {
+    engine::Actor {
+        user_id: format!("usr_{name}"),
+        name: name.to_owned(),
+        roles: domain::RoleSet::new(roles.iter().copied()),
+        widget_session: None,
+    }
+}
+
+#[tokio::test]
+async fn only_an_admin_changes_what_the_gateway_trusts_and_every_change_is_journaled_with_who() {
+    use engine::gateway::{GatewayTrust, KeyToPin, TrustError};
+    use storage::journal::SETTINGS_STREAM;
+    let test = TestDatabase::new().await;
+    let trust = GatewayTrust::new(test.db.clone(), ManualClock::starting_at(t0()).clock());
+    let admin = person("ada", &[domain::Role::Admin]);
+    let approver = person("bob", &[domain::Role::Approver]);
+    let public_key = URL_SAFE_NO_PAD.encode([9u8; 32]);
+    let key = KeyToPin {
+        group: "support",
+        key_id: "gateway",
+        version: 1,
+        public_key: &public_key,
+        valid_from: None,
+    };
+
+    assert!(matches!(
+        trust.pin_key(&approver, key.clone()).await,
+        Err(TrustError::NotAllowed)
+    ));
+    assert!(trust.pin_key(&admin, key.clone()).await.unwrap());
+    assert!(
+        !trust.pin_key(&admin, key.clone()).await.unwrap(),
+        "the same key again changes nothing"
+    );
+    let other_key = URL_SAFE_NO_PAD.encode([8u8; 32]);
+    let swapped = trust
+        .pin_key(
+            &admin,
+            KeyToPin {
+                public_key: &other_key,
+                ..key.clone()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        swapped.to_string(),
+        "support/gateway/v1 is already pinned with another public key; a key version never changes, pin a new version"
+    );
+    let short = trust
+        .pin_key(
+            &admin,
+            KeyToPin {
+                public_key: "AAAA",
+                ..key.clone()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(short, TrustError::BadPublicKey));
+    let bad_group = trust
+        .pin_key(
+            &admin,
+            KeyToPin {
+                group: "Support Team",
+                ..key.clone()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(bad_group, TrustError::Name(_)));
+
+    assert!(
+        trust
+            .allow_pair(&admin, "support", "returns", "returns.inspection")
+            .await
+            .unwrap()
+    );
+    assert!(
+        !trust
+            .allow_pair(&admin, "support", "returns", "returns.inspection")
+            .await
+            .unwrap()
+    );
+    trust
+        .retire_key(
+            &admin,
+            "support",
+            "gateway",
+            1,
+            t0() + Duration::minutes(10),
+        )
+        .await
+        .unwrap();
+    assert!(matches!(
+        trust
+            .retire_key(&admin, "support", "gateway", 2, t0())
+            .await,
+        Err(TrustError::NoSuchKey(_))
+    ));
+    assert!(
+        trust
+            .disallow_pair(&admin, "support", "returns", "returns.inspection")
+            .await
+            .unwrap()
+    );
+
+    let kinds: Vec<String> = events(&test, SETTINGS_STREAM)
+        .await
+        .into_iter()
+        .map(|e| e.kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "gateway_key_pinned",
+            "gateway_pair_allowed",
+            "gateway_key_retired",
+            "gateway_pair_withdrawn"
+        ]
+    );
+    let (keys, pairs) = trust.list().await.unwrap();
+    assert_eq!(keys.len(), 1);
+    assert_eq!(keys[0].usable_until, Some(t0() + Duration::minutes(10)));
+    assert!(pairs.is_empty());
+}

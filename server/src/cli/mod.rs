@@ -1,6 +1,7 @@
-//! The command line: `countersign serve | migrate | user … | token … | orders … | widget … | work … | seed-demo`.
+//! The command line: `countersign serve | migrate | user … | token … | orders … | widget … | work … | gateway … | seed-demo`.
 
 mod audit;
+mod gateway;
 mod orders;
 mod policy;
 mod sandbox;
@@ -57,6 +58,9 @@ enum Command {
     /// Background work for operators: dead letters and retries.
     #[command(subcommand)]
     Work(work::WorkCommand),
+    /// What this agent group trusts: peers' keys and allowed task pairs.
+    #[command(subcommand)]
+    Gateway(gateway::GatewayCommand),
     /// Run the sandbox payment provider on its own.
     Sandbox {
         #[arg(long, default_value = "127.0.0.1:3900")]
@@ -101,6 +105,7 @@ pub fn main() -> anyhow::Result<()> {
             Command::Audit(command) => audit::run(command, &settings).await,
             Command::Widget(command) => widget::run(command, &settings).await,
             Command::Work(command) => work::run(command, &settings).await,
+            Command::Gateway(command) => gateway::run(command, &settings).await,
             Command::Sandbox { listen, secret_key } => {
                 sandbox::run(listen, secret_key, &settings).await
             }

@@ -335,3 +335,73 @@ async fn an_operator_without_a_browser_lists_and_retries_dead_letters_and_is_tol
         String::from_utf8_lossy(&customer.stderr)
     );
 }
+
+#[tokio::test]
+async fn an_admin_at_the_console_pins_a_peers_key_and_allows_a_pair_and_an_approver_cannot() {
+    let test = TestDatabase::new().await;
+    engine::demo::seed_demo(
+        &test.db,
+        "cli-demo-password",
+        engine::demo::ReferenceStyle::Sandbox,
+        engine::now(),
+    )
+    .await
+    .unwrap();
+    let workdir = tempfile::tempdir().unwrap();
+    let dir = workdir.path();
+    let key = "CQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQk";
+    let pin = |admin: &'static str| {
+        [
+            "gateway",
+            "pin-key",
+            "--group",
+            "support",
+            "--version",
+            "1",
+            "--public-key",
+            key,
+            "--admin",
+            admin,
+        ]
+    };
+    let refused = countersign_output(&test.url, dir, &pin("approver")).await;
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("only admins change what the gateway trusts"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let pinned = countersign(&test.url, dir, &pin("admin")).await;
+    assert_eq!(pinned.trim(), "pinned support/gateway/v1");
+    let allowed = countersign(
+        &test.url,
+        dir,
+        &[
+            "gateway",
+            "allow",
+            "--from",
+            "support",
+            "--to",
+            "returns",
+            "--kind",
+            "returns.inspection",
+            "--admin",
+            "admin",
+        ],
+    )
+    .await;
+    assert_eq!(
+        allowed.trim(),
+        "support may send returns.inspection tasks to returns"
+    );
+    let listed = countersign(&test.url, dir, &["gateway", "trust"]).await;
+    assert!(
+        listed.contains(&format!("support/gateway/v1  {key}  current")),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("support → returns: returns.inspection"),
+        "{listed}"
+    );
+}

@@ -3,9 +3,11 @@
 //! keys, allowed pairs, the kinds it accepts) and written to the inbox once,
 //! with its journal event; a refusal is journaled with its reason.
 
+mod admin;
 mod kinds;
 mod receive;
 mod trust;
 
+pub use admin::{GatewayTrust, KeyToPin, TrustError};
 pub use kinds::{RETURNS_INSPECTION, catalogue};
 pub use receive::{InboxTaskView, ReceiveError, ReceivedTask, Receiver};

@@ -1,0 +1,273 @@
+//! What this group trusts, changed by an admin: a peer group's public keys
+//! (pinned by hand or from the peer's agent card) and the pairs allowed to
+//! send which kinds. Each change is journaled in the settings stream with
+//! who made it, in the transaction that makes it.
+
+use crate::clock::Clock;
+use crate::core::Actor;
+use crate::settings::{ChangedBy, record};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use domain::{Role, SettingChange, SettingKind, Timestamp};
+use gateway::{GroupName, KeyId, NameError, TaskKind};
+use storage::gateway::trust::{self, PairRow, Pinned, PinnedKeyRow};
+use storage::{Database, StorageError};
+
+/// Why a trust change was not made.
+#[derive(Debug, thiserror::Error)]
+pub enum TrustError {
+    #[error("only admins change what the gateway trusts")]
+    NotAllowed,
+    #[error(transparent)]
+    Name(#[from] NameError),
+    #[error("the public key must be an Ed25519 key: 32 bytes, base64url without padding")]
+    BadPublicKey,
+    #[error("key version must be at least 1")]
+    BadVersion,
+    #[error(
+        "{0} is already pinned with another public key; a key version never changes, pin a new version"
+    )]
+    VersionTaken(String),
+    #[error("{0} is not pinned")]
+    NoSuchKey(String),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// A peer key to pin.
+#[derive(Debug, Clone)]
+pub struct KeyToPin<'a> {
+    pub group: &'a str,
+    pub key_id: &'a str,
+    pub version: u32,
+    /// Ed25519, base64url without padding.
+    pub public_key: &'a str,
+    /// Envelopes created before this are refused (default: now).
+    pub valid_from: Option<Timestamp>,
+}
+
+/// The admin's side of the gateway's trust.
+#[derive(Clone)]
+pub struct GatewayTrust {
+    db: Database,
+    clock: Clock,
+}
+
+fn require_admin(actor: &Actor) -> Result<(), TrustError> {
+    if actor.roles.contains(Role::Admin) {
+        Ok(())
+    } else {
+        Err(TrustError::NotAllowed)
+    }
+}
+
+fn kid(group: &str, key_id: &str, version: u32) -> String {
+    format!("{group}/{key_id}/v{version}")
+}
+
+impl GatewayTrust {
+    pub fn new(db: Database, clock: Clock) -> Self {
+        Self { db, clock }
+    }
+
+    /// Pins a peer's key version. Pinning the same key again changes
+    /// nothing and returns false.
+    ///
+    /// # Errors
+    /// [`TrustError`]: not an admin, a bad name or key, or the version
+    /// already pinned with another key.
+    pub async fn pin_key(&self, actor: &Actor, key: KeyToPin<'_>) -> Result<bool, TrustError> {
+        require_admin(actor)?;
+        let (group, key_id) = (GroupName::parse(key.group)?, KeyId::parse(key.key_id)?);
+        let version = i32::try_from(key.version)
+            .ok()
+            .filter(|v| *v >= 1)
+            .ok_or(TrustError::BadVersion)?;
+        let bytes = URL_SAFE_NO_PAD
+            .decode(key.public_key.trim())
+            .map_err(|_| TrustError::BadPublicKey)?;
+        if bytes.len() != 32 {
+            return Err(TrustError::BadPublicKey);
+        }
+        let now = self.clock.now();
+        let kid = kid(group.as_str(), key_id.as_str(), key.version);
+        let tx = self.db.begin_write().await?;
+        let pinned = trust::pin_key(
+            &*tx,
+            PinnedKeyRow {
+                group_name: group.to_string(),
+                key_id: key_id.to_string(),
+                version,
+                public_key: URL_SAFE_NO_PAD.encode(&bytes),
+                valid_from: key.valid_from.unwrap_or(now),
+                usable_until: None,
+                pinned_by: actor.user_id.clone(),
+                pinned_at: now,
+            },
+        )
+        .await?;
+        match pinned {
+            Pinned::New => {}
+            Pinned::AlreadyPinned => {
+                tx.rollback().await?;
+                return Ok(false);
+            }
+            Pinned::Conflict { .. } => {
+                tx.rollback().await?;
+                return Err(TrustError::VersionTaken(kid));
+            }
+        }
+        let change = SettingChange {
+            subject: format!("gateway_key:{kid}"),
+            before: None,
+            after: Some(format!("Ed25519 {}", URL_SAFE_NO_PAD.encode(&bytes))),
+        };
+        record(
+            &*tx,
+            &ChangedBy::person(actor),
+            SettingKind::GatewayKeyPinned,
+            change,
+            now,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Sets until when a pinned key verifies: its retirement plus the
+    /// rotation overlap.
+    ///
+    /// # Errors
+    /// [`TrustError`]: not an admin, or no such key.
+    pub async fn retire_key(
+        &self,
+        actor: &Actor,
+        group: &str,
+        key_id: &str,
+        version: u32,
+        usable_until: Timestamp,
+    ) -> Result<(), TrustError> {
+        require_admin(actor)?;
+        let kid = kid(group, key_id, version);
+        let version = i32::try_from(version).map_err(|_| TrustError::BadVersion)?;
+        let now = self.clock.now();
+        let tx = self.db.begin_write().await?;
+        if !trust::retire_key(&*tx, group, key_id, version, usable_until).await? {
+            tx.rollback().await?;
+            return Err(TrustError::NoSuchKey(kid));
+        }
+        let change = SettingChange {
+            subject: format!("gateway_key:{kid}"),
+            before: Some("current".to_owned()),
+            after: Some(format!("verifies until {}", usable_until.to_rfc3339())),
+        };
+        record(
+            &*tx,
+            &ChangedBy::person(actor),
+            SettingKind::GatewayKeyRetired,
+            change,
+            now,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Allows `from` to send `kind` tasks to `to`. Returns false when it
+    /// was allowed already (nothing changes).
+    ///
+    /// # Errors
+    /// [`TrustError`]: not an admin, or a bad name.
+    pub async fn allow_pair(
+        &self,
+        actor: &Actor,
+        from: &str,
+        to: &str,
+        kind: &str,
+    ) -> Result<bool, TrustError> {
+        self.change_pair(actor, from, to, kind, true).await
+    }
+
+    /// Withdraws an allowed pair. Returns false when it was not allowed.
+    ///
+    /// # Errors
+    /// [`TrustError`]: not an admin, or a bad name.
+    pub async fn disallow_pair(
+        &self,
+        actor: &Actor,
+        from: &str,
+        to: &str,
+        kind: &str,
+    ) -> Result<bool, TrustError> {
+        self.change_pair(actor, from, to, kind, false).await
+    }
+
+    async fn change_pair(
+        &self,
+        actor: &Actor,
+        from: &str,
+        to: &str,
+        kind: &str,
+        allow: bool,
+    ) -> Result<bool, TrustError> {
+        require_admin(actor)?;
+        let (from, to, kind) = (
+            GroupName::parse(from)?,
+            GroupName::parse(to)?,
+            TaskKind::parse(kind)?,
+        );
+        let now = self.clock.now();
+        let tx = self.db.begin_write().await?;
+        let changed = if allow {
+            trust::allow_pair(
+                &*tx,
+                PairRow {
+                    from_group: from.to_string(),
+                    to_group: to.to_string(),
+                    kind: kind.to_string(),
+                    allowed_by: actor.user_id.clone(),
+                    allowed_at: now,
+                },
+            )
+            .await?
+        } else {
+            trust::disallow_pair(&*tx, from.as_str(), to.as_str(), kind.as_str()).await?
+        };
+        if !changed {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        let pair = format!("{from} → {to}: {kind}");
+        let (kind, change) = if allow {
+            (
+                SettingKind::GatewayPairAllowed,
+                SettingChange {
+                    subject: "gateway_pair".to_owned(),
+                    before: None,
+                    after: Some(pair),
+                },
+            )
+        } else {
+            (
+                SettingKind::GatewayPairWithdrawn,
+                SettingChange {
+                    subject: "gateway_pair".to_owned(),
+                    before: Some(pair),
+                    after: None,
+                },
+            )
+        };
+        record(&*tx, &ChangedBy::person(actor), kind, change, now).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Every pinned key and allowed pair.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn list(&self) -> Result<(Vec<PinnedKeyRow>, Vec<PairRow>), StorageError> {
+        let db = self.db.conn();
+        Ok((trust::pinned_keys(db).await?, trust::pairs(db).await?))
+    }
+}

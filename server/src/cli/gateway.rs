@@ -1,0 +1,169 @@
+//! `countersign gateway trust | pin-key | retire-key | allow | disallow`:
+//! what this agent group trusts, changed by an admin (journaled with their
+//! name, like the same change in the web app would be).
+
+use crate::config::Settings;
+use crate::startup::open_database;
+use clap::Subcommand;
+use engine::gateway::{GatewayTrust, KeyToPin};
+
+#[derive(Subcommand)]
+pub enum GatewayCommand {
+    /// List the pinned peer keys and the allowed pairs.
+    Trust,
+    /// Pin a peer group's public key (one version of it).
+    PinKey {
+        #[arg(long)]
+        group: String,
+        #[arg(long, default_value = "gateway")]
+        key_id: String,
+        #[arg(long)]
+        version: u32,
+        /// Ed25519 public key, base64url without padding.
+        #[arg(long)]
+        public_key: String,
+        #[arg(long)]
+        admin: String,
+    },
+    /// Retire a pinned key: it verifies until the given time (the end of
+    /// the rotation overlap), then no more.
+    RetireKey {
+        #[arg(long)]
+        group: String,
+        #[arg(long, default_value = "gateway")]
+        key_id: String,
+        #[arg(long)]
+        version: u32,
+        /// RFC 3339, e.g. 2026-12-02T12:00:00Z.
+        #[arg(long)]
+        until: chrono::DateTime<chrono::Utc>,
+        #[arg(long)]
+        admin: String,
+    },
+    /// Allow a group to send tasks of one kind to another.
+    Allow {
+        #[arg(long)]
+        from: String,
+        #[arg(long)]
+        to: String,
+        #[arg(long)]
+        kind: String,
+        #[arg(long)]
+        admin: String,
+    },
+    /// Withdraw an allowed pair.
+    Disallow {
+        #[arg(long)]
+        from: String,
+        #[arg(long)]
+        to: String,
+        #[arg(long)]
+        kind: String,
+        #[arg(long)]
+        admin: String,
+    },
+}
+
+pub async fn run(command: GatewayCommand, settings: &Settings) -> anyhow::Result<()> {
+    let db = open_database(settings).await?;
+    let trust = GatewayTrust::new(db.clone(), engine::Clock::system());
+    let admin = |name: String| {
+        let db = db.clone();
+        async move {
+            let user = storage::users::find_by_name(db.conn(), &name)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("no user named {name:?}"))?;
+            anyhow::Ok(engine::Actor::from(user))
+        }
+    };
+    match command {
+        GatewayCommand::Trust => {
+            let (keys, pairs) = trust.list().await?;
+            println!("pinned keys:");
+            if keys.is_empty() {
+                println!("    none (pin-key)");
+            }
+            for key in keys {
+                let until = key.usable_until.map_or_else(
+                    || "current".to_owned(),
+                    |u| format!("verifies until {}", u.to_rfc3339()),
+                );
+                println!(
+                    "    {}/{}/v{}  {}  {}",
+                    key.group_name, key.key_id, key.version, key.public_key, until
+                );
+            }
+            println!("allowed pairs:");
+            if pairs.is_empty() {
+                println!("    none (allow)");
+            }
+            for pair in pairs {
+                println!("    {} → {}: {}", pair.from_group, pair.to_group, pair.kind);
+            }
+        }
+        GatewayCommand::PinKey {
+            group,
+            key_id,
+            version,
+            public_key,
+            admin: name,
+        } => {
+            let actor = admin(name).await?;
+            let key = KeyToPin {
+                group: &group,
+                key_id: &key_id,
+                version,
+                public_key: &public_key,
+                valid_from: None,
+            };
+            if trust.pin_key(&actor, key).await? {
+                println!("pinned {group}/{key_id}/v{version}");
+            } else {
+                println!("{group}/{key_id}/v{version} was already pinned with this key");
+            }
+        }
+        GatewayCommand::RetireKey {
+            group,
+            key_id,
+            version,
+            until,
+            admin: name,
+        } => {
+            let actor = admin(name).await?;
+            trust
+                .retire_key(&actor, &group, &key_id, version, until)
+                .await?;
+            println!(
+                "{group}/{key_id}/v{version} verifies until {}",
+                until.to_rfc3339()
+            );
+        }
+        GatewayCommand::Allow {
+            from,
+            to,
+            kind,
+            admin: name,
+        } => {
+            let actor = admin(name).await?;
+            if trust.allow_pair(&actor, &from, &to, &kind).await? {
+                println!("{from} may send {kind} tasks to {to}");
+            } else {
+                println!("{from} → {to}: {kind} was already allowed");
+            }
+        }
+        GatewayCommand::Disallow {
+            from,
+            to,
+            kind,
+            admin: name,
+        } => {
+            let actor = admin(name).await?;
+            if trust.disallow_pair(&actor, &from, &to, &kind).await? {
+                println!("{from} may no longer send {kind} tasks to {to}");
+            } else {
+                println!("{from} → {to}: {kind} was not allowed");
+            }
+        }
+    }
+    Ok(())
+}
