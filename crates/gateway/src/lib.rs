@@ -10,6 +10,7 @@
 
 pub mod admission;
 pub mod budget;
+pub mod build;
 pub mod chain;
 pub mod envelope;
 pub mod jws;

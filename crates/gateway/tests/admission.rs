@@ -528,3 +528,88 @@ fn a_task_signed_by_the_brokers_current_key_verifies_at_a_peer_that_pinned_what_
         "v1 no longer published once its overlap ended"
     );
 }
+
+fn new_task(
+    world: &World,
+    key: &str,
+    from: &str,
+    to: &str,
+    model_calls: u32,
+) -> gateway::build::NewTask {
+    gateway::build::NewTask {
+        task_key: TaskKey::parse(key).unwrap(),
+        kind: kind(),
+        input: json!({ "order_id": "4821" }),
+        to: name(to),
+        budget: budget(model_calls, None),
+        signer: world.keys[&key_ref(from, 1)].key_ref().clone(),
+        created: t0(),
+    }
+}
+
+#[test]
+fn envelopes_built_for_a_root_and_a_delegation_are_admitted_at_each_hop() {
+    use gateway::build::{delegate, root};
+    let world = World::new(&["support", "returns", "carriers"]);
+    let ab = world.sign(root(new_task(&world, "s:1", "support", "returns", 10)).unwrap());
+    assert!(world.admit("returns", &ab).is_ok());
+    let bc = delegate(
+        &ab,
+        budget(6, None),
+        new_task(&world, "r:1", "returns", "carriers", 5),
+        5,
+    )
+    .unwrap();
+    assert_eq!(bc.route, [name("support"), name("returns")]);
+    assert_eq!((bc.depth, bc.root_key.as_str()), (1, "s:1"));
+    assert_ne!(bc.nonce, ab.envelope.nonce);
+    assert!(world.admit("carriers", &world.sign(bc)).is_ok());
+}
+
+#[test]
+fn a_sender_refuses_to_build_what_every_receiver_would_refuse() {
+    use gateway::build::{delegate, root};
+    let world = World::new(&["support", "returns", "carriers"]);
+    assert_eq!(
+        root(new_task(&world, "s:1", "support", "support", 1))
+            .unwrap_err()
+            .code(),
+        "cycle"
+    );
+    let ab = world.sign(root(new_task(&world, "s:1", "support", "returns", 10)).unwrap());
+    let back = delegate(
+        &ab,
+        budget(6, None),
+        new_task(&world, "r:1", "returns", "support", 5),
+        5,
+    );
+    assert_eq!(back.unwrap_err().code(), "cycle");
+    let greedy = delegate(
+        &ab,
+        budget(6, None),
+        new_task(&world, "r:1", "returns", "carriers", 7),
+        5,
+    );
+    assert_eq!(greedy.unwrap_err().code(), "over_budget");
+    let inflated = delegate(
+        &ab,
+        budget(11, None),
+        new_task(&world, "r:1", "returns", "carriers", 5),
+        5,
+    );
+    assert_eq!(inflated.unwrap_err().code(), "over_budget");
+    let deep = delegate(
+        &ab,
+        budget(6, None),
+        new_task(&world, "r:1", "returns", "carriers", 5),
+        0,
+    );
+    assert_eq!(deep.unwrap_err(), Refusal::TooDeep { depth: 1, limit: 0 });
+    let not_mine = delegate(
+        &ab,
+        budget(6, None),
+        new_task(&world, "c:1", "carriers", "support", 5),
+        5,
+    );
+    assert_eq!(not_mine.unwrap_err().code(), "chain_broken");
+}
