@@ -43,6 +43,7 @@ pub fn event_sentence(kind: &str) -> String {
         "gateway_key_retired" => "Peer group's key retired",
         "gateway_pair_allowed" => "Tasks allowed between agent groups",
         "gateway_pair_withdrawn" => "Tasks between agent groups no longer allowed",
+        "gateway_own_key_added" => "New version of this group's signing key",
         "work_retried" => "Background work retried by staff",
         "work_cancelled" => "Background work cancelled by staff",
         "work_resolved" => "Background work resolved by staff",

@@ -22,6 +22,7 @@ mod m20261203_000017_proposal_list_indexes;
 mod m20261204_000018_approvals_by_approver;
 mod m20261205_000019_gateway_inbox;
 mod m20261205_000020_gateway_trust;
+mod m20261205_000021_gateway_own_keys;
 
 pub struct Migrator;
 
@@ -48,6 +49,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261204_000018_approvals_by_approver::Migration),
             Box::new(m20261205_000019_gateway_inbox::Migration),
             Box::new(m20261205_000020_gateway_trust::Migration),
+            Box::new(m20261205_000021_gateway_own_keys::Migration),
         ]
     }
 }

@@ -101,6 +101,11 @@ pub struct Settings {
     /// `/.well-known/agent-card.json`), checked against the keys and pairs
     /// an admin trusted. Unset: the gateway is off and those paths are 404.
     pub gateway_group: Option<String>,
+    /// The key that seals this group's signing key in the database
+    /// (base64url, 32 bytes; `countersign gateway new-master-key` makes
+    /// one). Never stored with the keys; without it the group signs nothing.
+    #[serde(skip_serializing)]
+    pub gateway_master_key: Option<SecretString>,
     /// This worker's name in claims, leases and the journal. It must stay
     /// the same across restarts (a restarted worker takes back at once what
     /// it held) and differ between replicas. Default: the host name.
@@ -203,6 +208,7 @@ impl fmt::Debug for Settings {
             .field("model_max_output_tokens", &self.model_max_output_tokens)
             .field("model_output_cap_field", &self.model_output_cap_field)
             .field("gateway_group", &self.gateway_group)
+            .field("gateway_master_key", &self.gateway_master_key)
             .finish()
     }
 }
@@ -272,6 +278,7 @@ impl Default for Settings {
             reconcile_interval_seconds: 5,
             work_runner: true,
             gateway_group: None,
+            gateway_master_key: None,
             executor_name: None,
             model_backend: ModelBackend::Offline,
             model_base_url: None,
@@ -294,6 +301,26 @@ pub enum ConfigError {
 }
 
 impl Settings {
+    /// This group's own signing keys, when both the group and the master
+    /// key are set (both were checked by [`Settings::validate`]).
+    pub fn own_keys(
+        &self,
+        db: &storage::Database,
+        clock: engine::Clock,
+    ) -> Option<engine::gateway::OwnKeys> {
+        let group = gateway::GroupName::parse(self.gateway_group.as_deref()?).ok()?;
+        let master =
+            gateway::MasterKey::parse(self.gateway_master_key.as_ref()?.expose_secret()).ok()?;
+        Some(engine::gateway::OwnKeys::new(
+            db.clone(),
+            clock,
+            group,
+            master,
+            // Long enough for peers to learn a new key from the card.
+            chrono::Duration::hours(24),
+        ))
+    }
+
     /// Loads settings from the defaults, the TOML file and the environment.
     ///
     /// # Errors
@@ -316,6 +343,13 @@ impl Settings {
         if let Some(group) = &self.gateway_group {
             gateway::GroupName::parse(group).map_err(|e| {
                 ConfigError::Invalid(format!("gateway_group (COUNTERSIGN_GATEWAY_GROUP): {e}"))
+            })?;
+        }
+        if let Some(master) = &self.gateway_master_key {
+            gateway::MasterKey::parse(master.expose_secret()).map_err(|e| {
+                ConfigError::Invalid(format!(
+                    "gateway_master_key (COUNTERSIGN_GATEWAY_MASTER_KEY): {e}"
+                ))
             })?;
         }
         if self.session_idle_minutes < 1 || self.session_absolute_hours < 1 {

@@ -87,6 +87,7 @@ fn a2a_state(
             // Without a public URL, where this process actually listens
             // (the configured port may be 0: any free one).
             .unwrap_or_else(|| format!("http://{local_addr}")),
+        own_keys: settings.own_keys(db, engine.clock.clone()),
     })
 }
 

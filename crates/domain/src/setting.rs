@@ -31,11 +31,14 @@ pub enum SettingKind {
     GatewayPairAllowed,
     /// An allowed pair withdrawn.
     GatewayPairWithdrawn,
+    /// A new version of this group's own signing key (the first, or a
+    /// rotation retiring the one before).
+    GatewayOwnKeyAdded,
 }
 
 impl SettingKind {
     /// Every kind, in the order the admin page shows its controls.
-    pub const ALL: [SettingKind; 16] = [
+    pub const ALL: [SettingKind; 17] = [
         SettingKind::ApprovalLimitSet,
         SettingKind::FourEyesThresholdSet,
         SettingKind::UserCreated,
@@ -52,6 +55,7 @@ impl SettingKind {
         SettingKind::GatewayKeyRetired,
         SettingKind::GatewayPairAllowed,
         SettingKind::GatewayPairWithdrawn,
+        SettingKind::GatewayOwnKeyAdded,
     ];
 
     /// The journal's event kind.
@@ -74,6 +78,7 @@ impl SettingKind {
             SettingKind::GatewayKeyRetired => "gateway_key_retired",
             SettingKind::GatewayPairAllowed => "gateway_pair_allowed",
             SettingKind::GatewayPairWithdrawn => "gateway_pair_withdrawn",
+            SettingKind::GatewayOwnKeyAdded => "gateway_own_key_added",
         }
     }
 

@@ -388,3 +388,90 @@ async fn only_an_admin_changes_what_the_gateway_trusts_and_every_change_is_journ
     assert_eq!(keys[0].usable_until, Some(t0() + Duration::minutes(10)));
     assert!(pairs.is_empty());
 }
+
+fn own_keys(test: &TestDatabase, clock: &ManualClock, master: &str) -> engine::gateway::OwnKeys {
+    engine::gateway::OwnKeys::new(
+        test.db.clone(),
+        clock.clock(),
+        name("support"),
+        gateway::MasterKey::parse(master).unwrap(),
+        Duration::minutes(10),
+    )
+}
+
+#[tokio::test]
+async fn the_groups_key_is_made_once_sealed_and_every_process_signs_with_the_same_one() {
+    let test = TestDatabase::new().await;
+    let clock = ManualClock::starting_at(t0());
+    let master = gateway::MasterKey::generate();
+    let (one, two) = (
+        own_keys(&test, &clock, &master),
+        own_keys(&test, &clock, &master),
+    );
+    let (a, b) = tokio::join!(one.signer(), two.signer());
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a.key_ref().to_string(), "support/gateway/v1");
+    assert_eq!(a.public_key(), b.public_key(), "two processes, one key");
+
+    let rows = storage::gateway::own_keys::versions(test.db.conn(), "support", "gateway")
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    let seed_text = URL_SAFE_NO_PAD.encode(a.public_key());
+    assert_ne!(rows[0].sealed, seed_text, "what is stored is sealed");
+
+    let journaled = events(&test, storage::journal::SETTINGS_STREAM).await;
+    assert_eq!(journaled.len(), 1);
+    assert_eq!(
+        (journaled[0].kind.as_str(), journaled[0].actor.as_str()),
+        ("gateway_own_key_added", "system:gateway")
+    );
+}
+
+#[tokio::test]
+async fn after_a_rotation_the_new_version_signs_and_the_old_one_is_published_only_for_the_overlap()
+{
+    let test = TestDatabase::new().await;
+    let clock = ManualClock::starting_at(t0());
+    let master = gateway::MasterKey::generate();
+    let keys = own_keys(&test, &clock, &master);
+    keys.signer().await.unwrap();
+    clock.advance(Duration::hours(1));
+    let by = engine::settings::ChangedBy::console();
+    let rotated = keys.rotate(&by).await.unwrap();
+    assert_eq!(rotated.version, 2);
+    assert_eq!(keys.signer().await.unwrap().key_ref().version, 2);
+    let versions = |published: Vec<(KeyRef, gateway::PinnedKey)>| -> Vec<u32> {
+        published.into_iter().map(|(key, _)| key.version).collect()
+    };
+    assert_eq!(versions(keys.published().await.unwrap()), [1, 2]);
+    clock.advance(Duration::minutes(11));
+    assert_eq!(versions(keys.published().await.unwrap()), [2]);
+}
+
+#[tokio::test]
+async fn with_the_wrong_master_key_nothing_signs_and_no_rotation_is_written() {
+    let test = TestDatabase::new().await;
+    let clock = ManualClock::starting_at(t0());
+    own_keys(&test, &clock, &gateway::MasterKey::generate())
+        .signer()
+        .await
+        .unwrap();
+    let wrong = own_keys(&test, &clock, &gateway::MasterKey::generate());
+    assert!(matches!(
+        wrong.signer().await,
+        Err(engine::gateway::OwnKeyError::Broker(
+            gateway::BrokerError::WrongMasterKey(_)
+        ))
+    ));
+    assert!(
+        wrong
+            .rotate(&engine::settings::ChangedBy::console())
+            .await
+            .is_err()
+    );
+    let rows = storage::gateway::own_keys::versions(test.db.conn(), "support", "gateway")
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+}

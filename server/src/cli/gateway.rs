@@ -9,6 +9,16 @@ use engine::gateway::{GatewayTrust, KeyToPin};
 
 #[derive(Subcommand)]
 pub enum GatewayCommand {
+    /// Print a new random master key (for COUNTERSIGN_GATEWAY_MASTER_KEY).
+    NewMasterKey,
+    /// This group's own key versions that peers may pin now (made on first use).
+    Keys,
+    /// Add a version of this group's key; the current one keeps verifying
+    /// for 24 hours while peers pin the new one.
+    RotateKey {
+        #[arg(long)]
+        admin: String,
+    },
     /// List the pinned peer keys and the allowed pairs.
     Trust,
     /// Pin a peer group's public key (one version of it).
@@ -76,7 +86,44 @@ pub async fn run(command: GatewayCommand, settings: &Settings) -> anyhow::Result
             anyhow::Ok(engine::Actor::from(user))
         }
     };
+    let own_keys = || {
+        settings
+            .own_keys(&db, engine::Clock::system())
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "set COUNTERSIGN_GATEWAY_GROUP and COUNTERSIGN_GATEWAY_MASTER_KEY \
+                 (countersign gateway new-master-key makes one)"
+                )
+            })
+    };
     match command {
+        GatewayCommand::NewMasterKey => println!("{}", gateway::MasterKey::generate()),
+        GatewayCommand::Keys => {
+            for (key, pinned) in own_keys()?.published().await? {
+                let until = pinned.usable_until.map_or_else(
+                    || "current".to_owned(),
+                    |u| format!("verifies until {}", u.to_rfc3339()),
+                );
+                println!(
+                    "{key}  {}  {until}",
+                    base64::Engine::encode(
+                        &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+                        pinned.public_key
+                    )
+                );
+            }
+        }
+        GatewayCommand::RotateKey { admin: name } => {
+            let actor = admin(name).await?;
+            anyhow::ensure!(
+                actor.roles.contains(domain::Role::Admin),
+                "only admins rotate the group's key"
+            );
+            let key = own_keys()?
+                .rotate(&engine::settings::ChangedBy::person(&actor))
+                .await?;
+            println!("signing with {key} now; the previous version verifies for 24 hours");
+        }
         GatewayCommand::Trust => {
             let (keys, pairs) = trust.list().await?;
             println!("pinned keys:");

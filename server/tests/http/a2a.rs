@@ -329,3 +329,33 @@ async fn a_tampered_envelope_from_the_official_a2a_sdk_is_refused_with_a_reason_
         "{answer}"
     );
 }
+
+#[tokio::test]
+async fn with_a_master_key_the_card_publishes_the_groups_own_key_for_peers_to_pin() {
+    let master = gateway::MasterKey::generate();
+    let app = TestApp::spawn_with(|s| {
+        s.gateway_group = Some("returns".into());
+        s.gateway_master_key = Some(master.clone().into());
+    })
+    .await;
+    let card: Value = app
+        .get("/.well-known/agent-card.json")
+        .await
+        .json()
+        .await
+        .unwrap();
+    let keys = &card["capabilities"]["extensions"][0]["params"]["keys"];
+    assert_eq!(keys[0]["kid"], "returns/gateway/v1", "{card}");
+    assert_eq!(keys[0]["usableUntil"], Value::Null);
+    let signer = app
+        .settings
+        .own_keys(app.db(), engine::Clock::system())
+        .unwrap()
+        .signer()
+        .await
+        .unwrap();
+    assert_eq!(
+        keys[0]["publicKey"],
+        URL_SAFE_NO_PAD.encode(signer.public_key())
+    );
+}

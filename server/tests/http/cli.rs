@@ -405,3 +405,63 @@ async fn an_admin_at_the_console_pins_a_peers_key_and_allows_a_pair_and_an_appro
         "{listed}"
     );
 }
+
+#[tokio::test]
+async fn an_admin_rotates_the_groups_key_and_the_old_version_stays_published_for_the_overlap() {
+    let test = TestDatabase::new().await;
+    engine::demo::seed_demo(
+        &test.db,
+        "cli-demo-password",
+        engine::demo::ReferenceStyle::Sandbox,
+        engine::now(),
+    )
+    .await
+    .unwrap();
+    let workdir = tempfile::tempdir().unwrap();
+    let dir = workdir.path();
+    let master = countersign(&test.url, dir, &["gateway", "new-master-key"]).await;
+    let run = |args: &'static [&'static str]| {
+        let (url, master) = (test.url.clone(), master.trim().to_owned());
+        async move {
+            let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"))
+                .args(args)
+                .current_dir(dir)
+                .env("COUNTERSIGN_DATABASE_URL", url)
+                .env("COUNTERSIGN_CONFIG", dir.join("absent.toml"))
+                .env("COUNTERSIGN_GATEWAY_GROUP", "support")
+                .env("COUNTERSIGN_GATEWAY_MASTER_KEY", master)
+                .output()
+                .await
+                .unwrap();
+            assert!(
+                output.status.success(),
+                "{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            String::from_utf8_lossy(&output.stdout).into_owned()
+        }
+    };
+    let first = run(&["gateway", "keys"]).await;
+    assert!(first.starts_with("support/gateway/v1  "), "{first}");
+    assert!(first.trim_end().ends_with("current"), "{first}");
+    let rotated = run(&["gateway", "rotate-key", "--admin", "admin"]).await;
+    assert!(
+        rotated.starts_with("signing with support/gateway/v2"),
+        "{rotated}"
+    );
+    let keys = run(&["gateway", "keys"]).await;
+    let lines: Vec<&str> = keys.lines().collect();
+    assert_eq!(lines.len(), 2, "{keys}");
+    assert!(
+        lines[0].starts_with("support/gateway/v1") && lines[0].contains("verifies until"),
+        "{keys}"
+    );
+    assert!(
+        lines[1].starts_with("support/gateway/v2") && lines[1].ends_with("current"),
+        "{keys}"
+    );
+
+    let without = countersign_output(&test.url, dir, &["gateway", "keys"]).await;
+    assert!(!without.status.success());
+    assert!(String::from_utf8_lossy(&without.stderr).contains("COUNTERSIGN_GATEWAY_MASTER_KEY"));
+}

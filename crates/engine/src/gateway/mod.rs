@@ -5,9 +5,11 @@
 
 mod admin;
 mod kinds;
+mod own_keys;
 mod receive;
 mod trust;
 
 pub use admin::{GatewayTrust, KeyToPin, TrustError};
 pub use kinds::{RETURNS_INSPECTION, catalogue};
+pub use own_keys::{GATEWAY_KEY_ID, OwnKeyError, OwnKeys};
 pub use receive::{InboxTaskView, ReceiveError, ReceivedTask, Receiver};

@@ -3,4 +3,5 @@
 //! this group trusts (pinned keys, allowed pairs).
 
 pub mod inbox;
+pub mod own_keys;
 pub mod trust;

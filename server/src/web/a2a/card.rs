@@ -5,9 +5,46 @@
 use super::{A2aState, EXTENSION, VERSION};
 use axum::Json;
 use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 
-pub(super) async fn agent_card(State(state): State<A2aState>) -> Json<Value> {
+/// The group's key versions peers may pin now, for the extension's params.
+async fn published_keys(state: &A2aState) -> Result<Value, String> {
+    let Some(own_keys) = &state.own_keys else {
+        return Ok(json!([]));
+    };
+    let published = own_keys.published().await.map_err(|e| e.to_string())?;
+    Ok(published
+        .into_iter()
+        .map(|(key, pinned)| {
+            json!({
+                "kid": key.to_string(),
+                "alg": "EdDSA",
+                "publicKey": URL_SAFE_NO_PAD.encode(pinned.public_key),
+                "validFrom": pinned.valid_from.to_rfc3339(),
+                "usableUntil": pinned.usable_until.map(|u| u.to_rfc3339()),
+            })
+        })
+        .collect())
+}
+
+pub(super) async fn agent_card(State(state): State<A2aState>) -> Response {
+    let keys = match published_keys(&state).await {
+        Ok(keys) => keys,
+        Err(error) => {
+            // A card without the keys would send peers away believing
+            // there are none: say the card is unavailable instead.
+            tracing::error!(%error, "the group's keys could not be read for its agent card");
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({ "error": "the agent card is unavailable: this group's keys cannot be read" })),
+            )
+                .into_response();
+        }
+    };
     let skills: Vec<Value> = state
         .kinds
         .describe()
@@ -44,10 +81,14 @@ pub(super) async fn agent_card(State(state): State<A2aState>) -> Json<Value> {
                 "description": "Tasks travel as Countersign task envelopes: JWS (EdDSA) over the \
                                 RFC 8785 form, route, depth and budget signed, parents embedded.",
                 "required": true,
+                // For a peer's admin to pin (by hand or with the CLI);
+                // nothing here is trusted without that.
+                "params": { "keys": keys },
             }],
         },
         "defaultInputModes": ["application/json"],
         "defaultOutputModes": ["application/json"],
         "skills": skills,
     }))
+    .into_response()
 }

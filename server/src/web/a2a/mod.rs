@@ -41,6 +41,9 @@ pub struct A2aState {
     pub kinds: Arc<KindRegistry>,
     /// Where peers reach this group (the card's interface URL).
     pub public_url: String,
+    /// This group's own keys, published in the card for peers' admins to
+    /// pin; None without a master key.
+    pub own_keys: Option<engine::gateway::OwnKeys>,
 }
 
 /// The A2A routes, with their state applied, to merge into any router.
