@@ -207,12 +207,23 @@ async fn countersign_output(
     workdir: &std::path::Path,
     args: &[&str],
 ) -> std::process::Output {
+    countersign_with_env(url, workdir, args, &[]).await
+}
+
+/// [`countersign_output`] with more environment variables set.
+async fn countersign_with_env(
+    url: &str,
+    workdir: &std::path::Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> std::process::Output {
     tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"))
         .args(args)
         .current_dir(workdir)
         .env("COUNTERSIGN_DATABASE_URL", url)
         .env("COUNTERSIGN_CONFIG", workdir.join("absent.toml"))
         .env_remove("COUNTERSIGN_SEED_DEMO")
+        .envs(env.iter().copied())
         .output()
         .await
         .unwrap()
@@ -420,19 +431,14 @@ async fn an_admin_rotates_the_groups_key_and_the_old_version_stays_published_for
     let workdir = tempfile::tempdir().unwrap();
     let dir = workdir.path();
     let master = countersign(&test.url, dir, &["gateway", "new-master-key"]).await;
+    let env = [
+        ("COUNTERSIGN_GATEWAY_GROUP", "support"),
+        ("COUNTERSIGN_GATEWAY_MASTER_KEY", master.trim()),
+    ];
     let run = |args: &'static [&'static str]| {
-        let (url, master) = (test.url.clone(), master.trim().to_owned());
+        let (url, env) = (test.url.clone(), env);
         async move {
-            let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"))
-                .args(args)
-                .current_dir(dir)
-                .env("COUNTERSIGN_DATABASE_URL", url)
-                .env("COUNTERSIGN_CONFIG", dir.join("absent.toml"))
-                .env("COUNTERSIGN_GATEWAY_GROUP", "support")
-                .env("COUNTERSIGN_GATEWAY_MASTER_KEY", master)
-                .output()
-                .await
-                .unwrap();
+            let output = countersign_with_env(&url, dir, args, &env).await;
             assert!(
                 output.status.success(),
                 "{}",
