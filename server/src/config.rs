@@ -615,6 +615,32 @@ mod tests {
     }
 
     #[test]
+    fn a_gateway_group_or_master_key_that_cannot_work_is_refused_at_start_and_the_key_never_printed()
+     {
+        let bad_group = Settings {
+            gateway_group: Some("Support Team".to_owned()),
+            ..Settings::default()
+        };
+        let error = bad_group.validate().unwrap_err().to_string();
+        assert!(error.contains("COUNTERSIGN_GATEWAY_GROUP"), "{error}");
+        let short_key = Settings {
+            gateway_group: Some("support".to_owned()),
+            gateway_master_key: Some("c2hvcnQ".to_owned().into()),
+            ..Settings::default()
+        };
+        let error = short_key.validate().unwrap_err().to_string();
+        assert!(error.contains("COUNTERSIGN_GATEWAY_MASTER_KEY"), "{error}");
+        let master = gateway::MasterKey::generate();
+        let good = Settings {
+            gateway_group: Some("support".to_owned()),
+            gateway_master_key: Some(master.clone().into()),
+            ..Settings::default()
+        };
+        good.validate().unwrap();
+        assert!(!format!("{good:?}").contains(&master));
+    }
+
+    #[test]
     fn out_of_range_settings_are_refused_with_their_name() {
         let settings = Settings {
             session_idle_minutes: 0,
