@@ -77,8 +77,20 @@ def sign(body: dict, seed: bytes) -> dict:
     }
 
 
+def bearer_token(seed: bytes) -> str:
+    """A short-lived JWT (EdDSA) for reading our tasks at the returns group."""
+    key = Ed25519PrivateKey.from_private_bytes(seed)
+    header = b64url(json.dumps({"alg": "EdDSA", "kid": "support/gateway/v1", "typ": "JWT"}).encode())
+    issued = int(now_utc().timestamp())
+    claims = b64url(json.dumps({"iss": "support", "aud": "returns", "iat": issued,
+                                "exp": issued + 60, "jti": uuid.uuid4().hex}).encode())
+    signing_input = f"{header}.{claims}"
+    return f"{signing_input}.{b64url(key.sign(signing_input.encode()))}"
+
+
 async def send(base_url: str, seed_hex: str, task_key: str, order_id: str, tamper: bool) -> dict:
-    signed = sign(envelope(task_key, order_id), bytes.fromhex(seed_hex))
+    seed = bytes.fromhex(seed_hex)
+    signed = sign(envelope(task_key, order_id), seed)
     if tamper:
         signed["envelope"]["budget"]["model_calls"] = 400
     request = json_format.ParseDict(
@@ -93,7 +105,8 @@ async def send(base_url: str, seed_hex: str, task_key: str, order_id: str, tampe
         },
         SendMessageRequest(),
     )
-    async with httpx.AsyncClient(headers={"A2A-Version": "1.0"}) as http:
+    headers = {"A2A-Version": "1.0", "Authorization": f"Bearer {bearer_token(seed)}"}
+    async with httpx.AsyncClient(headers=headers) as http:
         client = await create_client(
             base_url, client_config=ClientConfig(streaming=False, httpx_client=http)
         )

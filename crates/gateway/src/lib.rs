@@ -18,6 +18,7 @@ pub mod key_ring;
 pub mod keys;
 pub mod kinds;
 pub mod names;
+pub mod peer_token;
 pub mod refusal;
 pub mod rules;
 

@@ -107,24 +107,43 @@ fn send_message(envelope: Value) -> Value {
     })
 }
 
-/// Posts a JSON-RPC body with `A2A-Version: 1.0`; the HTTP status must be
-/// 200 whatever the answer.
-async fn rpc(app: &TestApp, body: &[u8]) -> Value {
-    let response = app
+/// Posts a JSON-RPC body with `A2A-Version: 1.0` and, when given, a peer's
+/// bearer token; the HTTP status and the JSON-RPC answer.
+async fn rpc_as(app: &TestApp, token: Option<&str>, body: &[u8]) -> (StatusCode, Value) {
+    let mut request = app
         .bare_client()
         .post(app.url("/a2a"))
         .header("content-type", "application/json")
         .header("A2A-Version", "1.0")
-        .body(body.to_vec())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    response.json().await.unwrap()
+        .body(body.to_vec());
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.unwrap();
+    (response.status(), response.json().await.unwrap())
+}
+
+/// As [`rpc_as`] without a token; the HTTP status must be 200 whatever the
+/// answer.
+async fn rpc(app: &TestApp, body: &[u8]) -> Value {
+    let (status, answer) = rpc_as(app, None, body).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    answer
 }
 
 async fn call(app: &TestApp, request: &Value) -> Value {
     rpc(app, request.to_string().as_bytes()).await
+}
+
+/// A bearer token `key`'s group signs to call the returns group.
+fn token(key: &SigningKey) -> String {
+    gateway::peer_token::issue(key, &name("returns"), Utc::now(), 60)
+}
+
+fn get_task(id: &Value) -> Vec<u8> {
+    json!({ "jsonrpc": "2.0", "id": 7, "method": "GetTask", "params": { "id": id } })
+        .to_string()
+        .into_bytes()
 }
 
 #[tokio::test]
@@ -138,11 +157,8 @@ async fn a_task_resent_after_a_lost_answer_returns_the_task_it_created_and_get_t
     let again = call(&app, &request).await;
     assert_eq!(again["result"]["task"]["id"], task["id"], "{again}");
 
-    let got = call(
-        &app,
-        &json!({ "jsonrpc": "2.0", "id": 7, "method": "GetTask", "params": { "id": task["id"] } }),
-    )
-    .await;
+    let (status, got) = rpc_as(&app, Some(&token(&support)), &get_task(&task["id"])).await;
+    assert_eq!(status, StatusCode::OK, "{got}");
     assert_eq!(got["id"], 7);
     assert_eq!(got["result"]["id"], task["id"]);
     assert_eq!(got["result"]["contextId"], "support:t1");
@@ -189,7 +205,7 @@ async fn a_client_that_does_not_say_it_speaks_a2a_1_0_is_told_which_version_to_s
 #[tokio::test]
 async fn malformed_requests_get_the_json_rpc_error_that_names_the_mistake() {
     let (app, _) = returns_group().await;
-    let cases: [(&[u8], i64); 7] = [
+    let cases: [(&[u8], i64); 6] = [
         (b"{not json", -32700),
         (
             br#"{"jsonrpc":"1.0","id":1,"method":"GetTask","params":{}}"#,
@@ -206,10 +222,6 @@ async fn malformed_requests_get_the_json_rpc_error_that_names_the_mistake() {
         (
             br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"parts":[]}}}"#,
             -32008,
-        ),
-        (
-            br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"gtk_none"}}"#,
-            -32001,
         ),
         (
             br#"{"jsonrpc":"2.0","id":1,"method":"CancelTask","params":{"id":"gtk_none"}}"#,
@@ -239,6 +251,10 @@ async fn the_agent_card_names_the_group_its_skills_and_the_signed_task_extension
     assert_eq!(card["name"], "Countersign returns");
     assert_eq!(card["supportedInterfaces"][0]["protocolVersion"], "1.0");
     assert_eq!(card["capabilities"]["extensions"][0]["uri"], EXTENSION);
+    assert_eq!(
+        card["securitySchemes"]["countersignPeer"]["httpAuthSecurityScheme"]["scheme"],
+        "Bearer"
+    );
     let skills: Vec<&str> = card["skills"]
         .as_array()
         .unwrap()
@@ -358,4 +374,65 @@ async fn with_a_master_key_the_card_publishes_the_groups_own_key_for_peers_to_pi
         keys[0]["publicKey"],
         URL_SAFE_NO_PAD.encode(signer.public_key())
     );
+}
+
+#[tokio::test]
+async fn only_the_group_that_sent_a_task_reads_it_and_only_with_a_token_its_key_signed() {
+    let (app, support) = returns_group().await;
+    let sent = call(
+        &app,
+        &send_message(inspection(&support, "support:t1", "4821")),
+    )
+    .await;
+    let id = sent["result"]["task"]["id"].clone();
+
+    let (status, answer) = rpc_as(&app, None, &get_task(&id)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("authentication required")
+    );
+
+    // One signature byte changed (a character well inside the signature,
+    // not its padding bits).
+    let genuine = token(&support);
+    let at = genuine.len() - 20;
+    let flipped = if &genuine[at..=at] == "A" { "B" } else { "A" };
+    let forged = format!("{}{flipped}{}", &genuine[..at], &genuine[at + 1..]);
+    let (status, _) = rpc_as(&app, Some(&forged), &get_task(&id)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+
+    // Billing is a pinned peer too, but the task is support's: to billing
+    // it does not exist.
+    let billing = SigningKey::generate(KeyRef {
+        group: name("billing"),
+        key_id: KeyId::parse("gateway").unwrap(),
+        version: 1,
+    })
+    .unwrap();
+    trust::pin_key(
+        app.db().conn(),
+        PinnedKeyRow {
+            group_name: "billing".into(),
+            key_id: "gateway".into(),
+            version: 1,
+            public_key: URL_SAFE_NO_PAD.encode(billing.public_key()),
+            valid_from: Utc::now() - Duration::days(1),
+            usable_until: None,
+            pinned_by: "usr_admin".into(),
+            pinned_at: Utc::now(),
+        },
+    )
+    .await
+    .unwrap();
+    let (status, answer) = rpc_as(&app, Some(&token(&billing)), &get_task(&id)).await;
+    assert_eq!(
+        (status, &answer["error"]["code"]),
+        (StatusCode::OK, &json!(-32001)),
+        "{answer}"
+    );
+    let (_, unknown) = rpc_as(&app, Some(&token(&support)), &get_task(&json!("gtk_none"))).await;
+    assert_eq!(unknown["error"]["code"], -32001);
 }

@@ -21,6 +21,9 @@ pub enum ReceiveError {
     /// Refused by a check; journaled.
     #[error(transparent)]
     Refused(Refusal),
+    /// A request's bearer token was missing or did not verify.
+    #[error("the peer could not be authenticated: {0}")]
+    Unauthenticated(String),
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
@@ -76,6 +79,34 @@ impl Receiver {
     pub fn with_max_depth(mut self, max_depth: u32) -> Self {
         self.max_depth = max_depth;
         self
+    }
+
+    /// The peer group that signed `token` (a bearer token from
+    /// `gateway::peer_token`) for this group.
+    ///
+    /// # Errors
+    /// [`ReceiveError::Storage`], or [`ReceiveError::Unauthenticated`] with
+    /// why the token is not accepted.
+    pub async fn authenticate(&self, token: &str) -> Result<GroupName, ReceiveError> {
+        let trust = trust::load(self.db.conn()).await?;
+        gateway::peer_token::verify(token, &self.me, &trust.pins, self.clock.now())
+            .map_err(ReceiveError::Unauthenticated)
+    }
+
+    /// The inbox task `task_id` as `caller` may see it: only the group that
+    /// sent a task reads it; to anyone else it does not exist.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn task_for(
+        &self,
+        caller: &GroupName,
+        task_id: &str,
+    ) -> Result<Option<InboxTaskView>, StorageError> {
+        Ok(self
+            .task(task_id)
+            .await?
+            .filter(|task| task.sender_group == caller.as_str()))
     }
 
     /// The inbox task `task_id`, if there is one.

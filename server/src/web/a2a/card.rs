@@ -86,6 +86,19 @@ pub(super) async fn agent_card(State(state): State<A2aState>) -> Response {
                 "params": { "keys": keys },
             }],
         },
+        // Reading a task (GetTask) needs the sending group's proof: a
+        // short-lived JWT signed with its pinned gateway key.
+        "securitySchemes": {
+            "countersignPeer": {
+                "httpAuthSecurityScheme": {
+                    "scheme": "Bearer",
+                    "bearerFormat": "JWT",
+                    "description": "EdDSA JWT signed with the calling group's gateway key \
+                                    (kid group/key_id/vN), aud = this group, at most 300 s long. \
+                                    Required for GetTask; SendMessage is proven by the envelope.",
+                },
+            },
+        },
         "defaultInputModes": ["application/json"],
         "defaultOutputModes": ["application/json"],
         "skills": skills,

@@ -64,7 +64,7 @@ async fn rpc_call(State(state): State<A2aState>, headers: HeaderMap, body: Bytes
     };
     let answer = match call.method.as_str() {
         "SendMessage" => send_message(&state, &call).await,
-        "GetTask" => get_task(&state, &call).await,
+        "GetTask" => get_task(&state, &call, &headers).await,
         "ListTasks"
         | "CancelTask"
         | "SubscribeToTask"
@@ -108,17 +108,34 @@ async fn send_message(state: &A2aState, call: &Call) -> Result<Value, RpcError> 
             Ok(json!({ "task": task::to_a2a(&view) }))
         }
         Err(ReceiveError::Refused(refusal)) => Err(RpcError::refused(&refusal)),
-        Err(ReceiveError::Storage(error)) => Err(RpcError::internal(&error.to_string())),
+        Err(error) => Err(RpcError::internal(&error.to_string())),
     }
 }
 
-async fn get_task(state: &A2aState, call: &Call) -> Result<Value, RpcError> {
+/// A task's state, for the group that sent it: the caller proves who it
+/// is with a bearer token signed by its pinned key
+/// (`gateway::peer_token`); to any other group the task does not exist.
+async fn get_task(state: &A2aState, call: &Call, headers: &HeaderMap) -> Result<Value, RpcError> {
+    let token = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .ok_or_else(|| {
+            RpcError::unauthenticated(
+                "send Authorization: Bearer <a token signed by your group's key>",
+            )
+        })?;
+    let caller = match state.receiver.authenticate(token.trim()).await {
+        Ok(caller) => caller,
+        Err(ReceiveError::Unauthenticated(why)) => return Err(RpcError::unauthenticated(&why)),
+        Err(error) => return Err(RpcError::internal(&error.to_string())),
+    };
     let Some(id) = call.params["id"].as_str() else {
         return Err(RpcError::invalid_params(
             "params.id (the task id, a string) is required",
         ));
     };
-    match state.receiver.task(id).await {
+    match state.receiver.task_for(&caller, id).await {
         Ok(Some(view)) => Ok(task::to_a2a(&view)),
         Ok(None) => Err(RpcError::task_not_found(id)),
         Err(error) => Err(RpcError::internal(&error.to_string())),

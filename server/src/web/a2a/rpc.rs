@@ -1,11 +1,12 @@
 //! JSON-RPC 2.0 as the A2A binding uses it: the request checked before any
 //! method runs (the `A2A-Version` header, valid JSON, a request object), and
 //! answers with A2A's error codes. Every answer is HTTP 200 with a JSON-RPC
-//! body, errors included, as JSON-RPC over HTTP clients expect.
+//! body, errors included, as JSON-RPC over HTTP clients expect; only a
+//! request that fails authentication is HTTP 401.
 
 use super::VERSION;
 use axum::Json;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use gateway::Refusal;
 use serde_json::{Value, json};
@@ -29,6 +30,9 @@ pub(super) struct RpcError {
     reason: &'static str,
     message: String,
     countersign_reason: Option<&'static str>,
+    /// Set for an unauthenticated request: HTTP 401 with a Bearer
+    /// challenge, as A2A leaves authentication to the transport.
+    unauthenticated: bool,
 }
 
 impl RpcError {
@@ -38,6 +42,19 @@ impl RpcError {
             reason,
             message: message.into(),
             countersign_reason: None,
+            unauthenticated: false,
+        }
+    }
+
+    /// The request needs a peer's bearer token and had none that verifies.
+    pub fn unauthenticated(why: &str) -> Self {
+        Self {
+            unauthenticated: true,
+            ..Self::new(
+                -32600,
+                "INVALID_REQUEST",
+                format!("authentication required: {why}"),
+            )
         }
     }
 
@@ -176,5 +193,14 @@ pub(super) fn error(id: Value, error: RpcError) -> Response {
         "metadata": metadata,
     });
     let body = json!({ "code": error.code, "message": error.message, "data": [detail] });
-    Json(json!({ "jsonrpc": "2.0", "id": id, "error": body })).into_response()
+    let answer = Json(json!({ "jsonrpc": "2.0", "id": id, "error": body }));
+    if error.unauthenticated {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            answer,
+        )
+            .into_response();
+    }
+    answer.into_response()
 }
