@@ -25,21 +25,16 @@ fn support_key_ref() -> KeyRef {
     }
 }
 
-/// The returns group, trusting the support group's key for inspections.
-async fn returns_group() -> (TestApp, SigningKey) {
-    returns_group_trusting(SigningKey::generate(support_key_ref()).unwrap()).await
-}
-
-async fn returns_group_trusting(support: SigningKey) -> (TestApp, SigningKey) {
-    let app = TestApp::spawn_with(|s| s.gateway_group = Some("returns".into())).await;
-    let db = app.db().conn();
+/// Pins `key` (version 1 of its group's gateway key) at the app, as an
+/// admin would.
+async fn pin(app: &TestApp, key: &SigningKey) {
     trust::pin_key(
-        db,
+        app.db().conn(),
         PinnedKeyRow {
-            group_name: "support".into(),
-            key_id: "gateway".into(),
+            group_name: key.key_ref().group.to_string(),
+            key_id: key.key_ref().key_id.to_string(),
             version: 1,
-            public_key: URL_SAFE_NO_PAD.encode(support.public_key()),
+            public_key: URL_SAFE_NO_PAD.encode(key.public_key()),
             valid_from: Utc::now() - Duration::days(1),
             usable_until: None,
             pinned_by: "usr_admin".into(),
@@ -48,6 +43,17 @@ async fn returns_group_trusting(support: SigningKey) -> (TestApp, SigningKey) {
     )
     .await
     .unwrap();
+}
+
+/// The returns group, trusting the support group's key for inspections.
+async fn returns_group() -> (TestApp, SigningKey) {
+    returns_group_trusting(SigningKey::generate(support_key_ref()).unwrap()).await
+}
+
+async fn returns_group_trusting(support: SigningKey) -> (TestApp, SigningKey) {
+    let app = TestApp::spawn_with(|s| s.gateway_group = Some("returns".into())).await;
+    let db = app.db().conn();
+    pin(&app, &support).await;
     trust::allow_pair(
         db,
         PairRow {
@@ -412,21 +418,7 @@ async fn only_the_group_that_sent_a_task_reads_it_and_only_with_a_token_its_key_
         version: 1,
     })
     .unwrap();
-    trust::pin_key(
-        app.db().conn(),
-        PinnedKeyRow {
-            group_name: "billing".into(),
-            key_id: "gateway".into(),
-            version: 1,
-            public_key: URL_SAFE_NO_PAD.encode(billing.public_key()),
-            valid_from: Utc::now() - Duration::days(1),
-            usable_until: None,
-            pinned_by: "usr_admin".into(),
-            pinned_at: Utc::now(),
-        },
-    )
-    .await
-    .unwrap();
+    pin(&app, &billing).await;
     let (status, answer) = rpc_as(&app, Some(&token(&billing)), &get_task(&id)).await;
     assert_eq!(
         (status, &answer["error"]["code"]),

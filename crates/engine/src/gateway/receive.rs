@@ -154,7 +154,7 @@ impl Receiver {
             max_depth: self.max_depth,
         };
         match admission.admit(raw, now) {
-            Ok(signed) => self.save(raw, &signed).await,
+            Ok(signed) => self.save(raw, &signed, now).await,
             Err(refusal) => Err(self.refuse(raw, refusal).await),
         }
     }
@@ -163,8 +163,8 @@ impl Receiver {
         &self,
         raw: &Value,
         signed: &SignedEnvelope,
+        now: domain::Timestamp,
     ) -> Result<ReceivedTask, ReceiveError> {
-        let now = self.clock.now();
         let envelope = &signed.envelope;
         let (id, digest) = (new_id("gtk"), envelope_digest(raw));
         let stored = raw.to_string();
