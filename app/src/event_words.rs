@@ -44,6 +44,19 @@ pub fn event_sentence(kind: &str) -> String {
         "gateway_pair_allowed" => "Tasks allowed between agent groups",
         "gateway_pair_withdrawn" => "Tasks between agent groups no longer allowed",
         "gateway_own_key_added" => "New version of this group's signing key",
+        "gateway_peer_set" => "Peer group's address set",
+        "gateway.task_sent" => "Task sent to another agent group",
+        "gateway.task_delivered" => "Task delivered to the peer group",
+        "gateway.task_working" => "Peer group working on the task",
+        "gateway.task_completed" => "Task answered",
+        "gateway.task_failed" => "Task failed",
+        "gateway.task_ended" => "Task ended by the peer group",
+        "gateway.task_refused_by_peer" => "Task refused by the peer group",
+        "gateway.task_result_refused" => {
+            "Peer group's answer refused (does not fit the task's schema)"
+        }
+        "gateway.task_lost_by_peer" => "Peer group no longer knows the task",
+        "gateway.task_expired" => "Task expired before an answer",
         "work_retried" => "Background work retried by staff",
         "work_cancelled" => "Background work cancelled by staff",
         "work_resolved" => "Background work resolved by staff",

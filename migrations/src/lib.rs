@@ -23,6 +23,8 @@ mod m20261204_000018_approvals_by_approver;
 mod m20261205_000019_gateway_inbox;
 mod m20261205_000020_gateway_trust;
 mod m20261205_000021_gateway_own_keys;
+mod m20261206_000022_gateway_outbox;
+mod m20261206_000023_returned_parcels;
 
 pub struct Migrator;
 
@@ -50,6 +52,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261205_000019_gateway_inbox::Migration),
             Box::new(m20261205_000020_gateway_trust::Migration),
             Box::new(m20261205_000021_gateway_own_keys::Migration),
+            Box::new(m20261206_000022_gateway_outbox::Migration),
+            Box::new(m20261206_000023_returned_parcels::Migration),
         ]
     }
 }

@@ -321,6 +321,29 @@ impl Settings {
         ))
     }
 
+    /// What the engine's gateway is made of, when a group is set.
+    ///
+    /// # Errors
+    /// The kinds' schemas or the peer client cannot be built (a bug, not a
+    /// setting: the values were checked by [`Settings::validate`]).
+    pub fn gateway_parts(&self) -> anyhow::Result<Option<engine::gateway::GatewayParts>> {
+        let Some(group) = self.gateway_group.as_deref() else {
+            return Ok(None);
+        };
+        let master = match &self.gateway_master_key {
+            Some(key) => Some(gateway::MasterKey::parse(key.expose_secret())?),
+            None => None,
+        };
+        Ok(Some(engine::gateway::GatewayParts {
+            group: gateway::GroupName::parse(group)?,
+            master,
+            // Long enough for peers to learn a new key from the card.
+            key_overlap: chrono::Duration::hours(24),
+            kinds: std::sync::Arc::new(engine::gateway::catalogue()?),
+            client: connectors::a2a::A2aClient::new(connectors::HttpTimeouts::default())?,
+        }))
+    }
+
     /// Loads settings from the defaults, the TOML file and the environment.
     ///
     /// # Errors

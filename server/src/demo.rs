@@ -27,6 +27,9 @@ fn random_password() -> String {
         .collect()
 }
 
+/// The demo's returns desk: the group that keeps the returned parcels.
+pub const RETURNS_GROUP: &str = "returns";
+
 /// Seeds demo data when the database is empty and seeding is on, then prints
 /// the URL and the demo logins.
 ///
@@ -45,6 +48,9 @@ pub async fn seed_and_announce(settings: &Settings, db: &Database) -> anyhow::Re
     let password = if fresh {
         let password = configured.clone().unwrap_or_else(random_password);
         engine::demo::seed_demo(db, &password, reference_style(settings), engine::now()).await?;
+        if settings.gateway_group.as_deref() == Some(RETURNS_GROUP) {
+            engine::demo::seed_returned_parcels(db, engine::now()).await?;
+        }
         if configured.is_none()
             && let Some(file) = &file
         {

@@ -56,41 +56,28 @@ pub async fn open_database(settings: &Settings) -> anyhow::Result<Database> {
     Ok(db)
 }
 
-/// The whole HTTP application.
-///
-/// # Errors
-/// The session store could not be prepared.
-/// What the A2A endpoint needs: this group, its receiving end and the kinds
-/// it accepts.
+/// What the A2A endpoint needs: this group's gateway and where peers reach
+/// it.
 fn a2a_state(
     settings: &Settings,
     local_addr: std::net::SocketAddr,
-    group: &str,
-    db: &Database,
-    engine: &Engine,
-) -> anyhow::Result<web::a2a::A2aState> {
-    let group = gateway::GroupName::parse(group)?;
-    let kinds = std::sync::Arc::new(engine::gateway::catalogue()?);
-    let receiver = engine::gateway::Receiver::new(
-        db.clone(),
-        engine.clock.clone(),
-        group.clone(),
-        kinds.clone(),
-    );
-    Ok(web::a2a::A2aState {
-        group,
-        receiver,
-        kinds,
+    gateway: engine::gateway::Gateway,
+) -> web::a2a::A2aState {
+    web::a2a::A2aState {
+        gateway,
         public_url: settings
             .public_url
             .clone()
             // Without a public URL, where this process actually listens
             // (the configured port may be 0: any free one).
             .unwrap_or_else(|| format!("http://{local_addr}")),
-        own_keys: settings.own_keys(db, engine.clock.clone()),
-    })
+    }
 }
 
+/// The whole HTTP application.
+///
+/// # Errors
+/// The session store could not be prepared.
 pub async fn build_router(
     settings: Arc<Settings>,
     db: Database,
@@ -206,14 +193,12 @@ pub async fn build_router(
         .route("/metrics", get(crate::metrics::scrape::metrics));
     // Other agent groups prove themselves by the signatures on their tasks,
     // never a session: outside the session, identity and CSRF layers.
-    let router = match &settings.gateway_group {
-        Some(group) => router.merge(web::a2a::router(a2a_state(
+    let router = match &state.engine.gateway {
+        Some(gateway) => router.merge(web::a2a::router(a2a_state(
             &settings,
             local_addr,
-            group,
-            &db,
-            &state.engine,
-        )?)),
+            gateway.clone(),
+        ))),
         None => router,
     };
     // The sandbox stands for an outside payment service: it sits outside our
@@ -329,6 +314,10 @@ impl Application {
             settings.engine_settings(),
         )
         .with_assistant(crate::chat_model::assistant(&settings)?);
+        let engine = match settings.gateway_parts()? {
+            Some(parts) => engine.with_gateway(parts),
+            None => engine,
+        };
         // Every replica searches its own index of the policies in force;
         // another replica or `countersign policy import` may change them.
         engine.policies.keep_fresh(&engine.tasks);
@@ -370,6 +359,12 @@ impl Application {
 
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// This process's work runner, when it runs one (tests listen to the
+    /// ends of its items).
+    pub fn runner(&self) -> Option<&runner::Runner> {
+        self.runner.as_ref()
     }
 
     /// The sandbox provider mounted in this server, if any (tests set faults on it).

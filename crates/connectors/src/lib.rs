@@ -12,6 +12,7 @@
 //! [`ProviderError::Unknown`], never a failure: the caller queries the status
 //! with [`PaymentProvider::lookup`] before deciding anything.
 
+pub mod a2a;
 mod duration_serde;
 mod error;
 mod http;

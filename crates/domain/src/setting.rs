@@ -34,11 +34,13 @@ pub enum SettingKind {
     /// A new version of this group's own signing key (the first, or a
     /// rotation retiring the one before).
     GatewayOwnKeyAdded,
+    /// Where a peer agent group is reached (its A2A endpoint), set or moved.
+    GatewayPeerSet,
 }
 
 impl SettingKind {
     /// Every kind, in the order the admin page shows its controls.
-    pub const ALL: [SettingKind; 17] = [
+    pub const ALL: [SettingKind; 18] = [
         SettingKind::ApprovalLimitSet,
         SettingKind::FourEyesThresholdSet,
         SettingKind::UserCreated,
@@ -56,6 +58,7 @@ impl SettingKind {
         SettingKind::GatewayPairAllowed,
         SettingKind::GatewayPairWithdrawn,
         SettingKind::GatewayOwnKeyAdded,
+        SettingKind::GatewayPeerSet,
     ];
 
     /// The journal's event kind.
@@ -79,6 +82,7 @@ impl SettingKind {
             SettingKind::GatewayPairAllowed => "gateway_pair_allowed",
             SettingKind::GatewayPairWithdrawn => "gateway_pair_withdrawn",
             SettingKind::GatewayOwnKeyAdded => "gateway_own_key_added",
+            SettingKind::GatewayPeerSet => "gateway_peer_set",
         }
     }
 

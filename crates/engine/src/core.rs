@@ -142,6 +142,10 @@ pub struct Engine {
     pub execution: crate::execution::Execution,
     /// The work runner's lanes and handlers, and the operations view.
     pub work: crate::work::Work,
+    /// Tasks to and from other agent groups; None when the gateway is off.
+    pub gateway: Option<crate::gateway::Gateway>,
+    /// What the gateway is built from (set by [`Engine::with_gateway`]).
+    gateway_parts: Option<crate::gateway::GatewayParts>,
     pub db: Database,
     pub provider: Arc<dyn PaymentProvider>,
     pub policies: PolicyLibrary,
@@ -257,6 +261,8 @@ impl Engine {
             approvals,
             execution,
             work,
+            gateway: None,
+            gateway_parts: None,
             accounts: Accounts::new(db.clone(), Clock::system(), settings.sign_in),
             team_settings: TeamSettings::new(db.clone(), Clock::system()),
             orders: Orders::new(db.clone(), Clock::system(), provider.clone()),
@@ -321,6 +327,10 @@ impl Engine {
             self.activity.clone(),
             self.tasks.clone(),
         );
+        self.gateway = self
+            .gateway_parts
+            .as_ref()
+            .map(|parts| crate::gateway::Gateway::new(&self.db, &self.clock, &self.wake, parts));
         self.work = Work::new(
             self.db.clone(),
             self.clock.clone(),
@@ -329,7 +339,8 @@ impl Engine {
             self.wake.clone(),
             self.activity.clone(),
             self.tasks.clone(),
-        );
+        )
+        .with_gateway(self.gateway.clone());
         self.accounts = Accounts::new(self.db.clone(), self.clock.clone(), self.settings.sign_in);
         self.team_settings = TeamSettings::new(self.db.clone(), self.clock.clone());
         self.orders = Orders::new(self.db.clone(), self.clock.clone(), self.provider.clone());
@@ -364,6 +375,12 @@ impl Engine {
     /// The current time on the engine's clock.
     pub fn now(&self) -> domain::Timestamp {
         self.clock.now()
+    }
+
+    /// The same engine with the gateway to other agent groups on.
+    pub fn with_gateway(mut self, parts: crate::gateway::GatewayParts) -> Self {
+        self.gateway_parts = Some(parts);
+        self.assembled()
     }
 
     /// The same engine with another chat model or agent set-up.

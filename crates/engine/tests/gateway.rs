@@ -87,7 +87,13 @@ async fn returns_group() -> Setup {
     .await
     .unwrap();
     let clock = ManualClock::starting_at(t0() + Duration::seconds(2));
-    let receiver = Receiver::new(test.db.clone(), clock.clock(), name("returns"), kinds());
+    let receiver = Receiver::new(
+        test.db.clone(),
+        clock.clock(),
+        name("returns"),
+        kinds(),
+        runner::Wake::default(),
+    );
     Setup {
         test,
         support,
@@ -148,14 +154,14 @@ async fn a_task_delivered_twice_after_a_lost_acknowledgement_is_received_and_jou
     let signed = sign(inspection("support:t1", "n1", "support"), &setup.support).unwrap();
     let first = setup.receiver.receive(&wire(&signed)).await.unwrap();
     assert!(!first.resent);
-    assert_eq!(first.state, "submitted");
+    assert_eq!(first.task.state, "submitted");
     let again = setup.receiver.receive(&wire(&signed)).await.unwrap();
     assert_eq!(
-        (again.task_id.as_str(), again.resent),
-        (first.task_id.as_str(), true)
+        (again.task.task_id.as_str(), again.resent),
+        (first.task.task_id.as_str(), true)
     );
 
-    let stored = inbox::get(setup.test.db.conn(), &first.task_id)
+    let stored = inbox::get(setup.test.db.conn(), &first.task.task_id)
         .await
         .unwrap()
         .unwrap();
@@ -163,7 +169,7 @@ async fn a_task_delivered_twice_after_a_lost_acknowledgement_is_received_and_jou
         (stored.sender_group.as_str(), stored.task_key.as_str()),
         ("support", "support:t1")
     );
-    let received = events(&setup.test, &task_stream(&first.task_id)).await;
+    let received = events(&setup.test, &task_stream(&first.task.task_id)).await;
     assert_eq!(received.len(), 1);
     assert_eq!(received[0].kind, "gateway.task_received");
     assert_eq!(received[0].actor, "group:support");
@@ -243,7 +249,7 @@ async fn a_task_key_reused_for_a_different_task_is_refused_and_the_first_task_st
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(stored.id, accepted.task_id);
+    assert_eq!(stored.id, accepted.task.task_id);
     assert!(stored.envelope.contains("4821"));
 }
 

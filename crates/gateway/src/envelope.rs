@@ -12,6 +12,11 @@ use serde::{Deserialize, Serialize};
 /// The envelope format this build writes and reads.
 pub const ENVELOPE_VERSION: u32 = 1;
 
+/// The A2A extension under which a signed envelope travels: declared in the
+/// agent card, named in `A2A-Extensions`, the key of the envelope in the
+/// message's metadata.
+pub const EXTENSION: &str = "https://countersign.dev/a2a/signed-task/v1";
+
 /// One task, as signed by the group that sends it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -24,7 +24,7 @@ pub mod rules;
 
 pub use admission::{Admission, Allowlist, DEFAULT_MAX_DEPTH, TaskKinds};
 pub use budget::{Budget, BudgetExcess};
-pub use envelope::{ENVELOPE_VERSION, JwsSignature, SignedEnvelope, TaskEnvelope};
+pub use envelope::{ENVELOPE_VERSION, EXTENSION, JwsSignature, SignedEnvelope, TaskEnvelope};
 pub use key_ring::{BrokerError, KeyRing, KeyVersion, MasterKey, SealedSeed};
 pub use keys::{KeyPins, PinnedKey, PinnedKeys, SigningKey};
 pub use kinds::{KindError, KindRegistry};

@@ -20,6 +20,7 @@ pub mod orders;
 pub mod policies;
 pub mod proposals;
 pub mod receipts;
+pub mod returns;
 pub mod review_queue;
 pub mod shop_orders;
 #[cfg(feature = "testing")]

@@ -1,4 +1,4 @@
-//! `countersign gateway trust | pin-key | retire-key | allow | disallow`:
+//! `countersign gateway trust | pin-key | retire-key | peer | allow | disallow`:
 //! what this agent group trusts, changed by an admin (journaled with their
 //! name, like the same change in the web app would be).
 
@@ -58,6 +58,16 @@ pub enum GatewayCommand {
         to: String,
         #[arg(long)]
         kind: String,
+        #[arg(long)]
+        admin: String,
+    },
+    /// Set where a peer group is reached (its A2A endpoint, e.g.
+    /// http://127.0.0.1:8081/a2a).
+    Peer {
+        #[arg(long)]
+        group: String,
+        #[arg(long)]
+        url: String,
         #[arg(long)]
         admin: String,
     },
@@ -140,6 +150,14 @@ pub async fn run(command: GatewayCommand, settings: &Settings) -> anyhow::Result
                     key.group_name, key.key_id, key.version, key.public_key, until
                 );
             }
+            println!("peers:");
+            let peers = trust.peers().await?;
+            if peers.is_empty() {
+                println!("    none (peer)");
+            }
+            for peer in peers {
+                println!("    {}  {}", peer.group_name, peer.url);
+            }
             println!("allowed pairs:");
             if pairs.is_empty() {
                 println!("    none (allow)");
@@ -196,6 +214,18 @@ pub async fn run(command: GatewayCommand, settings: &Settings) -> anyhow::Result
                 println!("{from} may send {kind} tasks to {to}");
             } else {
                 println!("{from} → {to}: {kind} was already allowed");
+            }
+        }
+        GatewayCommand::Peer {
+            group,
+            url,
+            admin: name,
+        } => {
+            let actor = admin(name).await?;
+            if trust.set_peer(&actor, &group, &url).await? {
+                println!("{group} is reached at {url}");
+            } else {
+                println!("{group} was already reached at {url}");
             }
         }
         GatewayCommand::Disallow {

@@ -335,7 +335,7 @@ async fn a_peer_built_on_the_official_a2a_sdk_signs_its_own_envelope_and_its_tas
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(stored.state, "submitted");
+    assert_eq!(stored.id, sent["id"].as_str().unwrap());
 }
 
 #[tokio::test]

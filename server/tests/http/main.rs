@@ -10,6 +10,7 @@ mod api;
 mod audit;
 mod cli;
 mod csrf;
+mod groups;
 mod handover;
 mod headers;
 mod input_edges;

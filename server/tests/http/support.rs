@@ -21,6 +21,8 @@ pub struct TestApp {
     pub settings: Arc<Settings>,
     /// The server's engine, to act as another part of the system would.
     pub engine: engine::Engine,
+    /// The server's work runner (subscribe to the ends of its items).
+    pub runner: Option<runner::Runner>,
     /// Keeps the session cookie, like a browser; follows no redirects.
     pub client: Client,
     jar: Arc<Jar>,
@@ -66,6 +68,7 @@ impl TestApp {
             .unwrap();
         let address = format!("http://{}", app.local_addr().unwrap());
         let engine = app.engine().clone();
+        let runner = app.runner().cloned();
         let server = tokio::spawn(async move {
             app.run_until(std::future::pending()).await.unwrap();
         });
@@ -79,6 +82,7 @@ impl TestApp {
             address,
             settings,
             engine,
+            runner,
             client,
             jar,
             server,

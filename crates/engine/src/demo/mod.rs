@@ -277,3 +277,45 @@ fn demo_orders_paid_in_sandbox(
         ),
     ]
 }
+
+/// The returns desk's demo records (the `returns` group's): order 4821's
+/// jacket came back sealed, 4822's tent opened, 4830's bottle damaged;
+/// no parcel came back for the others, so the desk answers "unknown".
+///
+/// # Errors
+/// Database failures.
+pub async fn seed_returned_parcels(db: &Database, now: Timestamp) -> Result<(), StorageError> {
+    let parcel = |order_id: &str, days_ago: i64, condition: &str, note: &str| {
+        storage::returns::parcels::Parcel {
+            order_id: order_id.to_owned(),
+            received_at: now - Duration::days(days_ago),
+            condition: condition.to_owned(),
+            note: Some(note.to_owned()),
+            inspected_by: "returns desk (demo)".to_owned(),
+        }
+    };
+    let tx = db.begin_write().await?;
+    for record in [
+        parcel(
+            "4821",
+            2,
+            "sealed",
+            "Jacket in its original bag, seal intact, tags attached.",
+        ),
+        parcel(
+            "4822",
+            10,
+            "opened",
+            "Tent unpacked and used; two stakes missing.",
+        ),
+        parcel(
+            "4830",
+            5,
+            "damaged",
+            "Bottle dented at the base; outer box crushed in transit.",
+        ),
+    ] {
+        storage::returns::parcels::record(&*tx, record).await?;
+    }
+    tx.commit().await
+}

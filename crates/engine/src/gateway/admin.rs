@@ -10,6 +10,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use domain::{Role, SettingChange, SettingKind, Timestamp};
 use gateway::{GroupName, KeyId, NameError, TaskKind};
+use storage::gateway::peers;
 use storage::gateway::trust::{self, PairRow, Pinned, PinnedKeyRow};
 use storage::{Database, StorageError};
 
@@ -30,6 +31,8 @@ pub enum TrustError {
     VersionTaken(String),
     #[error("{0} is not pinned")]
     NoSuchKey(String),
+    #[error("a peer's address must be an http or https URL (its A2A endpoint): {0}")]
+    BadUrl(String),
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
@@ -260,6 +263,65 @@ impl GatewayTrust {
         record(&*tx, &ChangedBy::person(actor), kind, change, now).await?;
         tx.commit().await?;
         Ok(true)
+    }
+
+    /// Sets where `group` is reached: its A2A JSON-RPC endpoint. Returns
+    /// false when it was set to that already.
+    ///
+    /// # Errors
+    /// [`TrustError`]: not an admin, a bad name or URL.
+    pub async fn set_peer(
+        &self,
+        actor: &Actor,
+        group: &str,
+        url: &str,
+    ) -> Result<bool, TrustError> {
+        require_admin(actor)?;
+        let group = GroupName::parse(group)?;
+        let parsed = url::Url::parse(url).map_err(|e| TrustError::BadUrl(e.to_string()))?;
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
+            return Err(TrustError::BadUrl(url.chars().take(200).collect()));
+        }
+        let now = self.clock.now();
+        let tx = self.db.begin_write().await?;
+        let before = peers::get(&*tx, group.as_str()).await?.map(|peer| peer.url);
+        if before.as_deref() == Some(parsed.as_str()) {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        peers::set(
+            &*tx,
+            peers::Peer {
+                group_name: group.to_string(),
+                url: parsed.to_string(),
+                updated_by: actor.user_id.clone(),
+                updated_at: now,
+            },
+        )
+        .await?;
+        let change = SettingChange {
+            subject: format!("gateway_peer:{group}"),
+            before,
+            after: Some(parsed.to_string()),
+        };
+        record(
+            &*tx,
+            &ChangedBy::person(actor),
+            SettingKind::GatewayPeerSet,
+            change,
+            now,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Every peer's address.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn peers(&self) -> Result<Vec<peers::Peer>, StorageError> {
+        peers::list(self.db.conn()).await
     }
 
     /// Every pinned key and allowed pair.

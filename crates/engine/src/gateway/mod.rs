@@ -1,15 +1,149 @@
-//! The gateway between agent groups, the receiving side so far: a task
-//! another group sends is checked against what this group trusts (pinned
-//! keys, allowed pairs, the kinds it accepts) and written to the inbox once,
-//! with its journal event; a refusal is journaled with its reason.
+//! The gateway between agent groups. Receiving: a task another group sends
+//! is checked against what this group trusts (pinned keys, allowed pairs,
+//! the kinds it accepts), written to the inbox once with its journal event,
+//! and answered on the gateway lane; a refusal is journaled with its
+//! reason. Sending: a task is signed and written to the outbox with its
+//! journal event and relay item, delivered by the gateway lane with
+//! backoff, and followed until the peer's final answer or its deadline.
 
 mod admin;
+mod desk;
 mod kinds;
 mod own_keys;
 mod receive;
+mod relay;
+mod send;
 mod trust;
+mod work_items;
 
 pub use admin::{GatewayTrust, KeyToPin, TrustError};
 pub use kinds::{RETURNS_INSPECTION, catalogue};
 pub use own_keys::{GATEWAY_KEY_ID, OwnKeyError, OwnKeys};
 pub use receive::{InboxTaskView, ReceiveError, ReceivedTask, Receiver};
+pub use send::{OutboundTask, OutboxTaskView, SendError, Sender};
+
+use crate::clock::Clock;
+use connectors::a2a::A2aClient;
+use gateway::{GroupName, KindRegistry, MasterKey};
+use runner::{Backoff, LaneSpec, Priority, RunnerBuilder};
+use std::sync::Arc;
+use storage::Database;
+
+/// The work runner's lane for the gateway: relaying tasks to peers,
+/// following them, and answering the tasks received.
+pub const GATEWAY_LANE: &str = "gateway";
+
+/// The gateway lane: peers answer over the network, so the bound is on
+/// requests in flight, not on this machine's CPU; a peer that is down is
+/// tried again from 1 s, doubling to 10 minutes.
+#[must_use]
+pub fn lane() -> LaneSpec {
+    LaneSpec::new(
+        GATEWAY_LANE,
+        "Delivers tasks to other agent groups and follows them to their answer; answers the tasks other groups sent.",
+        16,
+        Priority::Background,
+    )
+    // Looks at a peer's answer fall due within a second; an idle lane
+    // finds them without a wake.
+    .with_poll_every(std::time::Duration::from_millis(250))
+    .with_backoff(Backoff {
+        first: chrono::Duration::seconds(1),
+        longest: chrono::Duration::minutes(10),
+    })
+}
+
+/// What the gateway is made of: this group's name, what opens its key (no
+/// key: it receives but cannot send), the kinds it speaks, and its client
+/// for peers.
+#[derive(Clone)]
+pub struct GatewayParts {
+    pub group: GroupName,
+    pub master: Option<MasterKey>,
+    /// How long a retired key version still verifies.
+    pub key_overlap: chrono::Duration,
+    pub kinds: Arc<KindRegistry>,
+    pub client: A2aClient,
+}
+
+/// This group's gateway.
+#[derive(Clone)]
+pub struct Gateway {
+    pub group: GroupName,
+    pub kinds: Arc<KindRegistry>,
+    pub receiver: Receiver,
+    /// This group's key; None without a master key.
+    pub own_keys: Option<OwnKeys>,
+    /// None without a master key: nothing can be signed.
+    pub sender: Option<Sender>,
+    desk: desk::Desk,
+    relay: Option<relay::Relay>,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("group", &self.group)
+            .field("sends", &self.sender.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gateway {
+    pub(crate) fn new(
+        db: &Database,
+        clock: &Clock,
+        wake: &runner::Wake,
+        parts: &GatewayParts,
+    ) -> Self {
+        let own_keys = parts.master.clone().map(|master| {
+            OwnKeys::new(
+                db.clone(),
+                clock.clone(),
+                parts.group.clone(),
+                master,
+                parts.key_overlap,
+            )
+        });
+        let sender = own_keys.clone().map(|keys| {
+            Sender::new(
+                db.clone(),
+                clock.clone(),
+                keys,
+                parts.kinds.clone(),
+                wake.clone(),
+            )
+        });
+        Gateway {
+            group: parts.group.clone(),
+            kinds: parts.kinds.clone(),
+            receiver: Receiver::new(
+                db.clone(),
+                clock.clone(),
+                parts.group.clone(),
+                parts.kinds.clone(),
+                wake.clone(),
+            ),
+            relay: sender.clone().map(|sender| relay::Relay {
+                sender,
+                client: parts.client.clone(),
+            }),
+            own_keys,
+            sender,
+            desk: desk::Desk {
+                db: db.clone(),
+                clock: clock.clone(),
+                kinds: parts.kinds.clone(),
+            },
+        }
+    }
+
+    /// Adds the gateway lane and its handlers to a runner.
+    pub(crate) fn register(&self, builder: RunnerBuilder) -> RunnerBuilder {
+        let builder = desk::register(&self.desk, builder.lane(lane()));
+        match &self.relay {
+            Some(relay) => relay::register(relay, builder),
+            None => builder,
+        }
+    }
+}

@@ -28,12 +28,11 @@ pub enum ReceiveError {
     Storage(#[from] StorageError),
 }
 
-/// A task in this group's inbox.
+/// A task this delivery put in (or found in) the inbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReceivedTask {
-    /// The id the sender is given (A2A task id).
-    pub task_id: String,
-    pub state: String,
+    /// The task as it stood when this delivery was recorded.
+    pub task: InboxTaskView,
     /// True when this delivery was a resend of a task received before.
     pub resent: bool,
 }
@@ -48,8 +47,33 @@ pub struct InboxTaskView {
     pub kind: String,
     pub state: String,
     pub result: Option<Value>,
+    /// Why the task failed, for its sender.
+    pub message: Option<String>,
     pub received_at: domain::Timestamp,
     pub updated_at: domain::Timestamp,
+}
+
+impl InboxTaskView {
+    fn read(task: inbox::InboxTask) -> Result<Self, StorageError> {
+        let result = match &task.result {
+            Some(text) => Some(serde_json::from_str(text).map_err(|e| {
+                StorageError::Corrupt(format!("the result of task {} is not JSON: {e}", task.id))
+            })?),
+            None => None,
+        };
+        Ok(InboxTaskView {
+            task_id: task.id,
+            sender_group: task.sender_group,
+            task_key: task.task_key,
+            root_key: task.root_key,
+            kind: task.kind,
+            state: task.state,
+            result,
+            message: task.status_message,
+            received_at: task.received_at,
+            updated_at: task.updated_at,
+        })
+    }
 }
 
 /// This group's receiving end.
@@ -61,10 +85,20 @@ pub struct Receiver {
     kinds: Arc<KindRegistry>,
     replay: ReplayWindow,
     max_depth: u32,
+    /// Wakes the gateway lane, which answers what was received.
+    wake: runner::Wake,
 }
 
 impl Receiver {
-    pub fn new(db: Database, clock: Clock, me: GroupName, kinds: Arc<KindRegistry>) -> Self {
+    /// `wake` is the work runner's door: the gateway lane answers what is
+    /// received.
+    pub fn new(
+        db: Database,
+        clock: Clock,
+        me: GroupName,
+        kinds: Arc<KindRegistry>,
+        wake: runner::Wake,
+    ) -> Self {
         Self {
             db,
             clock,
@@ -72,6 +106,7 @@ impl Receiver {
             kinds,
             replay: ReplayWindow::default(),
             max_depth: gateway::DEFAULT_MAX_DEPTH,
+            wake,
         }
     }
 
@@ -114,26 +149,10 @@ impl Receiver {
     /// # Errors
     /// Database failures.
     pub async fn task(&self, task_id: &str) -> Result<Option<InboxTaskView>, StorageError> {
-        let Some(task) = inbox::get(self.db.conn(), task_id).await? else {
-            return Ok(None);
-        };
-        let result = match &task.result {
-            Some(text) => Some(serde_json::from_str(text).map_err(|e| {
-                StorageError::Corrupt(format!("the result of task {task_id} is not JSON: {e}"))
-            })?),
-            None => None,
-        };
-        Ok(Some(InboxTaskView {
-            task_id: task.id,
-            sender_group: task.sender_group,
-            task_key: task.task_key,
-            root_key: task.root_key,
-            kind: task.kind,
-            state: task.state,
-            result,
-            received_at: task.received_at,
-            updated_at: task.updated_at,
-        }))
+        inbox::get(self.db.conn(), task_id)
+            .await?
+            .map(InboxTaskView::read)
+            .transpose()
     }
 
     /// Receives the signed envelope `raw`, as it arrived.
@@ -191,8 +210,7 @@ impl Receiver {
             Accepted::Resent(task) => {
                 tx.rollback().await?;
                 return Ok(ReceivedTask {
-                    task_id: task.id,
-                    state: task.state,
+                    task: InboxTaskView::read(task)?,
                     resent: true,
                 });
             }
@@ -236,10 +254,11 @@ impl Receiver {
             }],
         )
         .await?;
+        storage::work::enqueue(&*tx, &[super::work_items::answer(&task.id, now)], now).await?;
         tx.commit().await?;
+        self.wake.lane(super::GATEWAY_LANE);
         Ok(ReceivedTask {
-            task_id: task.id,
-            state: task.state,
+            task: InboxTaskView::read(task)?,
             resent: false,
         })
     }

@@ -127,6 +127,7 @@ pub fn lanes() -> Vec<LaneSpec> {
             Priority::Scheduled,
         )
         .with_poll_every(std::time::Duration::from_secs(2)),
+        crate::gateway::lane(),
     ]
 }
 
@@ -261,6 +262,8 @@ pub struct Work {
     pub wake: runner::Wake,
     pub(crate) activity: runner::Activity,
     pub(crate) tasks: runner::Supervisor,
+    /// The gateway's lane and handlers run here when it is on.
+    gateway: Option<crate::gateway::Gateway>,
 }
 
 impl std::fmt::Debug for Work {
@@ -287,7 +290,14 @@ impl Work {
             wake,
             activity,
             tasks,
+            gateway: None,
         }
+    }
+
+    /// The same work, with the gateway's lane and handlers run too.
+    pub(crate) fn with_gateway(mut self, gateway: Option<crate::gateway::Gateway>) -> Self {
+        self.gateway = gateway;
+        self
     }
 
     /// The current time on the engine's clock.
@@ -316,9 +326,17 @@ impl Work {
             self.tasks.clone(),
         );
         for lane in lanes() {
-            if lane.name != SCHEDULED || every.sweeps {
+            let runs_here = match lane.name.as_str() {
+                SCHEDULED => every.sweeps,
+                crate::gateway::GATEWAY_LANE => false,
+                _ => true,
+            };
+            if runs_here {
                 builder = builder.lane(lane);
             }
+        }
+        if let Some(gateway) = &self.gateway {
+            builder = gateway.register(builder);
         }
         if every.sweeps {
             for schedule in schedules(every) {

@@ -6,11 +6,17 @@
 
 use crate::error::StorageError;
 use chrono::{DateTime, Utc};
-use sea_orm::sea_query::OnConflict;
+use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
 
 /// `state` of a task just accepted, before anyone works on it.
 pub const SUBMITTED: &str = "submitted";
+/// A worker of this group took the task.
+pub const WORKING: &str = "working";
+/// Answered, with a result valid against the kind's result schema.
+pub const COMPLETED: &str = "completed";
+/// This group could not answer it (the reason is the result).
+pub const FAILED: &str = "failed";
 
 mod entity {
     use sea_orm::entity::prelude::*;
@@ -31,6 +37,8 @@ mod entity {
         pub state: String,
         pub state_version: i32,
         pub result: Option<String>,
+        /// Why the task failed, for its sender.
+        pub status_message: Option<String>,
         pub created_at: DateTimeUtc,
         pub received_at: DateTimeUtc,
         pub updated_at: DateTimeUtc,
@@ -100,6 +108,7 @@ pub async fn accept(
         state: Set(SUBMITTED.to_owned()),
         state_version: Set(0),
         result: Set(None),
+        status_message: Set(None),
         created_at: Set(task.created_at),
         received_at: Set(task.received_at),
         updated_at: Set(task.received_at),
@@ -154,4 +163,40 @@ pub async fn find(
 /// Database failures.
 pub async fn get(db: &impl ConnectionTrait, id: &str) -> Result<Option<InboxTask>, StorageError> {
     Ok(entity::Entity::find_by_id(id).one(db).await?)
+}
+
+/// Moves the task from `from` to `to` (with its result or status message,
+/// if any); false when
+/// it was not in `from` any more (another worker moved it first).
+///
+/// # Errors
+/// Database failures.
+pub async fn advance(
+    db: &impl ConnectionTrait,
+    id: &str,
+    from: &str,
+    to: &str,
+    result: Option<&str>,
+    message: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<bool, StorageError> {
+    let mut update = entity::Entity::update_many()
+        .col_expr(entity::Column::State, Expr::value(to))
+        .col_expr(
+            entity::Column::StateVersion,
+            Expr::col(entity::Column::StateVersion).add(1),
+        )
+        .col_expr(entity::Column::UpdatedAt, Expr::value(now));
+    if let Some(result) = result {
+        update = update.col_expr(entity::Column::Result, Expr::value(result));
+    }
+    if let Some(message) = message {
+        update = update.col_expr(entity::Column::StatusMessage, Expr::value(message));
+    }
+    let done = update
+        .filter(entity::Column::Id.eq(id))
+        .filter(entity::Column::State.eq(from))
+        .exec(db)
+        .await?;
+    Ok(done.rows_affected == 1)
 }

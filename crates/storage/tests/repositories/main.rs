@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod gateway_inbox;
+mod gateway_outbox;
 mod gateway_trust;
 mod migrations;
 mod orders;

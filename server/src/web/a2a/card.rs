@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 /// The group's key versions peers may pin now, for the extension's params.
 async fn published_keys(state: &A2aState) -> Result<Value, String> {
-    let Some(own_keys) = &state.own_keys else {
+    let Some(own_keys) = &state.gateway.own_keys else {
         return Ok(json!([]));
     };
     let published = own_keys.published().await.map_err(|e| e.to_string())?;
@@ -46,6 +46,7 @@ pub(super) async fn agent_card(State(state): State<A2aState>) -> Response {
         }
     };
     let skills: Vec<Value> = state
+        .gateway
         .kinds
         .describe()
         .map(|(kind, description, input, result)| {
@@ -61,11 +62,11 @@ pub(super) async fn agent_card(State(state): State<A2aState>) -> Response {
         })
         .collect();
     Json(json!({
-        "name": format!("Countersign {}", state.group),
+        "name": format!("Countersign {}", state.gateway.group),
         "description": format!(
             "The {} agent group of a Countersign deployment. It accepts signed, structured \
              tasks from the groups its admin allowed.",
-            state.group
+            state.gateway.group
         ),
         "version": env!("CARGO_PKG_VERSION"),
         "supportedInterfaces": [{

@@ -17,15 +17,11 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use engine::gateway::{ReceiveError, Receiver};
-use gateway::{GroupName, KindRegistry};
+use engine::gateway::{Gateway, ReceiveError};
 use rpc::{Call, RpcError};
 use serde_json::{Value, json};
-use std::sync::Arc;
 
-/// The extension under which a signed task envelope travels: declared in
-/// the agent card, named in `A2A-Extensions`, keyed in message metadata.
-pub const EXTENSION: &str = "https://countersign.dev/a2a/signed-task/v1";
+pub use gateway::EXTENSION;
 
 /// The A2A version this group speaks.
 pub const VERSION: &str = "1.0";
@@ -36,14 +32,11 @@ const MAX_BODY_BYTES: usize = 256 * 1024;
 
 #[derive(Clone)]
 pub struct A2aState {
-    pub group: GroupName,
-    pub receiver: Receiver,
-    pub kinds: Arc<KindRegistry>,
+    /// This group's gateway: its receiving end, the kinds it accepts, and
+    /// its own keys (published in the card for peers' admins to pin).
+    pub gateway: Gateway,
     /// Where peers reach this group (the card's interface URL).
     pub public_url: String,
-    /// This group's own keys, published in the card for peers' admins to
-    /// pin; None without a master key.
-    pub own_keys: Option<engine::gateway::OwnKeys>,
 }
 
 /// The A2A routes, with their state applied, to merge into any router.
@@ -97,16 +90,8 @@ async fn send_message(state: &A2aState, call: &Call) -> Result<Value, RpcError> 
              params.message.metadata[\"{EXTENSION}\"]"
         )));
     }
-    match state.receiver.receive(envelope).await {
-        Ok(received) => {
-            let view = state
-                .receiver
-                .task(&received.task_id)
-                .await
-                .map_err(|e| RpcError::internal(&e.to_string()))?
-                .ok_or_else(|| RpcError::internal("the task just received was not found"))?;
-            Ok(json!({ "task": task::to_a2a(&view) }))
-        }
+    match state.gateway.receiver.receive(envelope).await {
+        Ok(received) => Ok(json!({ "task": task::to_a2a(&received.task) })),
         Err(ReceiveError::Refused(refusal)) => Err(RpcError::refused(&refusal)),
         Err(error) => Err(RpcError::internal(&error.to_string())),
     }
@@ -125,7 +110,7 @@ async fn get_task(state: &A2aState, call: &Call, headers: &HeaderMap) -> Result<
                 "send Authorization: Bearer <a token signed by your group's key>",
             )
         })?;
-    let caller = match state.receiver.authenticate(token.trim()).await {
+    let caller = match state.gateway.receiver.authenticate(token.trim()).await {
         Ok(caller) => caller,
         Err(ReceiveError::Unauthenticated(why)) => return Err(RpcError::unauthenticated(&why)),
         Err(error) => return Err(RpcError::internal(&error.to_string())),
@@ -135,7 +120,7 @@ async fn get_task(state: &A2aState, call: &Call, headers: &HeaderMap) -> Result<
             "params.id (the task id, a string) is required",
         ));
     };
-    match state.receiver.task_for(&caller, id).await {
+    match state.gateway.receiver.task_for(&caller, id).await {
         Ok(Some(view)) => Ok(task::to_a2a(&view)),
         Ok(None) => Err(RpcError::task_not_found(id)),
         Err(error) => Err(RpcError::internal(&error.to_string())),

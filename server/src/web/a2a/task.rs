@@ -32,6 +32,13 @@ pub(super) fn to_a2a(task: &InboxTaskView) -> Value {
             "countersign/kind": task.kind,
         },
     });
+    if let Some(message) = &task.message {
+        a2a["status"]["message"] = json!({
+            "messageId": format!("{}-status", task.task_id),
+            "role": "ROLE_AGENT",
+            "parts": [{ "text": message }],
+        });
+    }
     if let Some(result) = &task.result {
         a2a["artifacts"] = json!([{
             "artifactId": format!("{}-result", task.task_id),

@@ -1,0 +1,345 @@
+//! The relay: delivers outbox tasks to their peers and follows each to its
+//! end. Every peer answer is read as the outside world deserves: an answer
+//! that says nothing certain (unreachable, timed out, malformed) is retried
+//! with backoff and dead-lettered for a person after the last attempt; only
+//! the peer's own decision (a refusal, a final state) is recorded as one. A
+//! result is recorded only if it is valid against the kind's result schema.
+
+use super::send::Sender;
+use super::work_items;
+use connectors::a2a::{A2aClient, PeerError, PeerTask};
+use gateway::{EXTENSION, GroupName, TaskKind};
+use runner::{Handler, Job, JobError, RunnerBuilder};
+use serde_json::{Value, json};
+use storage::StorageError;
+use storage::gateway::outbox::{self, Change, OutboxTask};
+use storage::gateway::peers;
+use storage::journal::{NewEvent, append_to_stream, task_stream};
+use storage::work::NewWork;
+
+/// How long a peer token sent with `GetTask` lives.
+const TOKEN_SECONDS: i64 = 120;
+
+#[derive(Clone)]
+pub(super) struct Relay {
+    pub sender: Sender,
+    pub client: A2aClient,
+}
+
+pub(super) fn register(relay: &Relay, builder: RunnerBuilder) -> RunnerBuilder {
+    builder
+        .handle(work_items::RELAY, Deliver(relay.clone()))
+        .handle(work_items::POLL, Follow(relay.clone()))
+}
+
+fn retry(error: impl std::fmt::Display) -> JobError {
+    JobError::Retry(error.to_string())
+}
+
+/// One step of a task: the row's change, its journal event, and the next
+/// look at the peer, if one is due.
+struct Step {
+    change: Change,
+    event: &'static str,
+    payload: Value,
+    next: Option<NewWork>,
+}
+
+impl Relay {
+    async fn load(&self, job: &Job) -> Result<OutboxTask, JobError> {
+        let id = job.item.payload["outbox_id"]
+            .as_str()
+            .ok_or_else(|| JobError::Dead("the item names no outbox task".to_owned()))?;
+        outbox::get(self.sender.db.conn(), id)
+            .await
+            .map_err(retry)?
+            .ok_or_else(|| JobError::Dead(format!("outbox task {id} does not exist")))
+    }
+
+    /// The peer's endpoint; retried while no admin has said where it is.
+    async fn endpoint(&self, group: &str) -> Result<String, JobError> {
+        peers::get(self.sender.db.conn(), group)
+            .await
+            .map_err(retry)?
+            .map(|peer| peer.url)
+            .ok_or_else(|| {
+                JobError::Retry(format!(
+                    "no address is set for group {group}: an admin sets it with \
+                     `countersign gateway peer --group {group} --url <its /a2a endpoint>`"
+                ))
+            })
+    }
+
+    /// Records `step` if the task is still as `task` was read; false when
+    /// another worker recorded something first.
+    async fn record(&self, task: &OutboxTask, step: Step) -> Result<bool, StorageError> {
+        let sender = &self.sender;
+        let now = sender.clock.now();
+        let tx = sender.db.begin_write().await?;
+        let state = step.change.state;
+        if !outbox::advance(&*tx, &task.id, task.state_version, step.change, now).await? {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        append_to_stream(
+            &*tx,
+            &task_stream(&task.id),
+            vec![NewEvent {
+                proposal_id: None,
+                order_id: None,
+                actor: format!("group:{}", task.to_group),
+                kind: step.event.to_owned(),
+                from_status: Some(task.state.clone()),
+                to_status: Some(state.to_owned()),
+                payload: step.payload,
+                at: now,
+            }],
+        )
+        .await?;
+        if let Some(next) = &step.next {
+            storage::work::enqueue(&*tx, std::slice::from_ref(next), now).await?;
+        }
+        tx.commit().await?;
+        sender.changed.notify_waiters();
+        if step.next.is_some() {
+            sender.wake.lane(super::GATEWAY_LANE);
+        }
+        Ok(true)
+    }
+
+    /// Records the deadline passing without a final answer.
+    async fn expire(&self, task: &OutboxTask) -> Result<Option<String>, JobError> {
+        let why = "no final answer came before the task's deadline";
+        self.record(
+            task,
+            Step {
+                change: Change {
+                    state: outbox::EXPIRED,
+                    error: Some(why.to_owned()),
+                    ..Change::default()
+                },
+                event: "gateway.task_expired",
+                payload: json!({ "reason": why, "last_state": task.state }),
+                next: None,
+            },
+        )
+        .await
+        .map_err(retry)?;
+        Ok(Some(why.to_owned()))
+    }
+
+    /// Records what the peer reports of the task; `look` is the look that
+    /// follows if the task is not final.
+    async fn follow(
+        &self,
+        task: &OutboxTask,
+        peer: &PeerTask,
+        look: u32,
+    ) -> Result<Option<String>, JobError> {
+        let now = self.sender.clock.now();
+        let step = match peer.state.as_str() {
+            "completed" => self.completed(task, peer),
+            "failed" | "rejected" | "canceled" => Step {
+                change: Change {
+                    state: if peer.state == "canceled" {
+                        outbox::CANCELED
+                    } else {
+                        outbox::FAILED
+                    },
+                    error: Some(
+                        peer.message
+                            .clone()
+                            .unwrap_or_else(|| "the peer gave no reason".to_owned()),
+                    ),
+                    remote_task_id: Some(peer.id.clone()),
+                    ..Change::default()
+                },
+                event: "gateway.task_ended",
+                payload: json!({ "peer_state": peer.state, "message": peer.message }),
+                next: None,
+            },
+            // Submitted, working, or a state this group does not act on
+            // (input-required, auth-required): look again later.
+            other => {
+                // Never backwards: a peer that says `submitted` after
+                // `working` leaves the task working here.
+                let state = if other == "submitted" && task.state != outbox::WORKING {
+                    outbox::DELIVERED
+                } else {
+                    outbox::WORKING
+                };
+                if task.state == state && task.remote_task_id.as_deref() == Some(peer.id.as_str()) {
+                    // Nothing new: only the next look is written.
+                    let tx = self.sender.db.begin_write().await.map_err(retry)?;
+                    storage::work::enqueue(&*tx, &[work_items::poll(&task.id, look, now)], now)
+                        .await
+                        .map_err(retry)?;
+                    tx.commit().await.map_err(retry)?;
+                    return Ok(Some(format!("the peer reports {other}")));
+                }
+                Step {
+                    change: Change {
+                        state,
+                        remote_task_id: Some(peer.id.clone()),
+                        ..Change::default()
+                    },
+                    event: if task.state == outbox::QUEUED {
+                        "gateway.task_delivered"
+                    } else {
+                        "gateway.task_working"
+                    },
+                    payload: json!({ "peer_task_id": peer.id, "peer_state": other }),
+                    next: Some(work_items::poll(&task.id, look, now)),
+                }
+            }
+        };
+        let note = format!("{} → {}", task.state, step.change.state);
+        self.record(task, step).await.map_err(retry)?;
+        Ok(Some(note))
+    }
+
+    /// A completed task: its result if valid against the kind's result
+    /// schema, else a failure that says why (the peer's claim is kept in
+    /// the journal event, not as a result).
+    fn completed(&self, task: &OutboxTask, peer: &PeerTask) -> Step {
+        let kind = TaskKind::parse(&task.kind).ok();
+        let checked = match (&peer.result, kind) {
+            (None, _) => Err("the peer completed the task without a result".to_owned()),
+            (Some(result), Some(kind)) => match self.sender.kinds.check_result(&kind, result) {
+                Some(Ok(())) => Ok(result),
+                Some(Err(why)) => Err(format!("the result does not match {kind}'s schema: {why}")),
+                None => Err(format!("{kind} is not a kind this group knows")),
+            },
+            (Some(_), None) => Err(format!("{} is not a task kind", task.kind)),
+        };
+        match checked {
+            Ok(result) => Step {
+                change: Change {
+                    state: outbox::COMPLETED,
+                    remote_task_id: Some(peer.id.clone()),
+                    result: Some(result.to_string()),
+                    error: None,
+                },
+                event: "gateway.task_completed",
+                payload: json!({ "peer_task_id": peer.id, "result": result }),
+                next: None,
+            },
+            Err(why) => Step {
+                change: Change {
+                    state: outbox::FAILED,
+                    remote_task_id: Some(peer.id.clone()),
+                    error: Some(why.clone()),
+                    ..Change::default()
+                },
+                event: "gateway.task_result_refused",
+                payload: json!({ "peer_task_id": peer.id, "reason": why, "claimed_result": peer.result }),
+                next: None,
+            },
+        }
+    }
+}
+
+/// Delivers a queued task (`SendMessage`); the same envelope on every try.
+struct Deliver(Relay);
+
+#[async_trait::async_trait]
+impl Handler for Deliver {
+    async fn run(&self, job: &Job) -> Result<Option<String>, JobError> {
+        let relay = &self.0;
+        let task = relay.load(job).await?;
+        if task.state != outbox::QUEUED {
+            return Ok(Some(format!("already {}", task.state)));
+        }
+        if relay.sender.clock.now() > task.deadline {
+            return relay.expire(&task).await;
+        }
+        let endpoint = relay.endpoint(&task.to_group).await?;
+        let envelope: Value = serde_json::from_str(&task.envelope)
+            .map_err(|e| JobError::Dead(format!("the stored envelope is not JSON: {e}")))?;
+        let answer = relay
+            .client
+            .send_message(
+                &endpoint,
+                &task.id,
+                &[EXTENSION],
+                json!({ EXTENSION: envelope }),
+            )
+            .await;
+        match answer {
+            Ok(peer) => relay.follow(&task, &peer, 1).await,
+            Err(PeerError::Refused {
+                code,
+                reason,
+                message,
+            }) => {
+                let error = format!("{}: {message}", reason.as_deref().unwrap_or("refused"));
+                let step = Step {
+                    change: Change {
+                        state: outbox::REFUSED,
+                        error: Some(error.clone()),
+                        ..Change::default()
+                    },
+                    event: "gateway.task_refused_by_peer",
+                    payload: json!({ "code": code, "reason": reason, "message": message }),
+                    next: None,
+                };
+                relay.record(&task, step).await.map_err(retry)?;
+                Ok(Some(error))
+            }
+            Err(other) => Err(retry(other)),
+        }
+    }
+}
+
+/// Asks the peer how a delivered task stands (`GetTask`, with a bearer
+/// token signed by this group's key).
+struct Follow(Relay);
+
+#[async_trait::async_trait]
+impl Handler for Follow {
+    async fn run(&self, job: &Job) -> Result<Option<String>, JobError> {
+        let relay = &self.0;
+        let task = relay.load(job).await?;
+        if outbox::is_final(&task.state) {
+            return Ok(Some(format!("already {}", task.state)));
+        }
+        let now = relay.sender.clock.now();
+        if now > task.deadline {
+            return relay.expire(&task).await;
+        }
+        let Some(remote) = task.remote_task_id.as_deref() else {
+            return Err(JobError::Dead(
+                "the task was never acknowledged: nothing to ask about".to_owned(),
+            ));
+        };
+        let look = job.item.payload["look"].as_u64().unwrap_or(1);
+        let look = u32::try_from(look).unwrap_or(u32::MAX);
+        let endpoint = relay.endpoint(&task.to_group).await?;
+        let signer = relay.sender.keys.signer().await.map_err(retry)?;
+        let to = GroupName::parse(&task.to_group).map_err(|e| JobError::Dead(e.to_string()))?;
+        let token = gateway::peer_token::issue(&signer, &to, now, TOKEN_SECONDS);
+        match relay.client.get_task(&endpoint, remote, &token).await {
+            Ok(peer) if peer.id == remote => relay.follow(&task, &peer, look + 1).await,
+            Ok(peer) => Err(retry(format!(
+                "asked for task {remote}, the peer answered about {}",
+                peer.id
+            ))),
+            Err(PeerError::Refused { code: -32001, .. }) => {
+                let why = "the peer no longer knows the task";
+                let step = Step {
+                    change: Change {
+                        state: outbox::FAILED,
+                        error: Some(why.to_owned()),
+                        ..Change::default()
+                    },
+                    event: "gateway.task_lost_by_peer",
+                    payload: json!({ "peer_task_id": remote }),
+                    next: None,
+                };
+                relay.record(&task, step).await.map_err(retry)?;
+                Ok(Some(why.to_owned()))
+            }
+            Err(other) => Err(retry(other)),
+        }
+    }
+}

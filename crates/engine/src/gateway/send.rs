@@ -1,0 +1,274 @@
+//! Sending a task: decide (the kind's input schema, the builder's rules,
+//! this group's current key) → save the signed envelope to the outbox with
+//! its journal event and the item that relays it, in one transaction. The
+//! task exists before any attempt to deliver it; a crash after the commit
+//! loses nothing (the relay item is still there), and every resend carries
+//! the same envelope, so the peer recognises it by its task key.
+
+use super::{OwnKeyError, OwnKeys, work_items};
+use crate::clock::Clock;
+use gateway::build::{self, NewTask};
+use gateway::jws::sign;
+use gateway::{Budget, GroupName, KeyRef, KindRegistry, Refusal, TaskKey, TaskKind, TaskKinds};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use storage::gateway::outbox::{self, NewOutboxTask, OutboxTask};
+use storage::ids::new_id;
+use storage::journal::{NewEvent, append_to_stream, task_stream};
+use storage::{Database, StorageError};
+use tokio::sync::Notify;
+
+/// A task to send.
+#[derive(Debug, Clone)]
+pub struct OutboundTask {
+    pub to: GroupName,
+    pub kind: TaskKind,
+    pub input: Value,
+    pub budget: Budget,
+    /// What the task is for here (a conversation, a proposal).
+    pub subject: Option<String>,
+}
+
+/// Why a task was not sent.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// What every receiver would refuse: nothing was written.
+    #[error(transparent)]
+    Invalid(Refusal),
+    #[error(transparent)]
+    Keys(#[from] OwnKeyError),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// A task in the outbox, as this group sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutboxTaskView {
+    pub id: String,
+    pub to_group: String,
+    pub task_key: String,
+    pub kind: String,
+    pub subject: Option<String>,
+    pub state: String,
+    /// The peer's id for the task, once it acknowledged it.
+    pub remote_task_id: Option<String>,
+    /// The peer's result, checked against the kind's result schema.
+    pub result: Option<Value>,
+    pub error: Option<String>,
+    /// The signing key of the envelope (`group/key/vN`).
+    pub signer: String,
+    pub deadline: domain::Timestamp,
+    pub created_at: domain::Timestamp,
+    pub updated_at: domain::Timestamp,
+}
+
+impl OutboxTaskView {
+    /// Whether nothing more will happen to the task.
+    #[must_use]
+    pub fn is_final(&self) -> bool {
+        outbox::is_final(&self.state)
+    }
+
+    pub(super) fn read(task: OutboxTask) -> Result<Self, StorageError> {
+        let corrupt = |what: &str, e: serde_json::Error| {
+            StorageError::Corrupt(format!(
+                "the {what} of outbox task {} is not JSON: {e}",
+                task.id
+            ))
+        };
+        let envelope: Value =
+            serde_json::from_str(&task.envelope).map_err(|e| corrupt("envelope", e))?;
+        let result = match &task.result {
+            Some(text) => Some(serde_json::from_str(text).map_err(|e| corrupt("result", e))?),
+            None => None,
+        };
+        Ok(OutboxTaskView {
+            signer: serde_json::from_value::<KeyRef>(envelope["envelope"]["signer"].clone())
+                .map_err(|e| corrupt("signer", e))?
+                .to_string(),
+            id: task.id,
+            to_group: task.to_group,
+            task_key: task.task_key,
+            kind: task.kind,
+            subject: task.subject,
+            state: task.state,
+            remote_task_id: task.remote_task_id,
+            result,
+            error: task.error,
+            deadline: task.deadline,
+            created_at: task.created_at,
+            updated_at: task.updated_at,
+        })
+    }
+}
+
+/// This group's sending end.
+#[derive(Clone)]
+pub struct Sender {
+    pub(super) db: Database,
+    pub(super) clock: Clock,
+    pub(super) keys: OwnKeys,
+    pub(super) kinds: Arc<KindRegistry>,
+    pub(super) wake: runner::Wake,
+    /// Signalled whenever this process records a step of an outbox task.
+    pub(super) changed: Arc<Notify>,
+}
+
+impl Sender {
+    pub(super) fn new(
+        db: Database,
+        clock: Clock,
+        keys: OwnKeys,
+        kinds: Arc<KindRegistry>,
+        wake: runner::Wake,
+    ) -> Self {
+        Self {
+            db,
+            clock,
+            keys,
+            kinds,
+            wake,
+            changed: Arc::new(Notify::new()),
+        }
+    }
+
+    /// Signs `task` as a new root task and writes it to the outbox; the
+    /// gateway lane delivers it.
+    ///
+    /// # Errors
+    /// [`SendError::Invalid`] for a task every receiver would refuse (an
+    /// unknown kind, an input its schema rejects, a task to this group);
+    /// key or storage failures (nothing was written).
+    pub async fn send(&self, task: OutboundTask) -> Result<OutboxTaskView, SendError> {
+        match self.kinds.check_input(&task.kind, &task.input) {
+            None => return Err(SendError::Invalid(Refusal::UnknownKind(task.kind))),
+            Some(Err(why)) => {
+                return Err(SendError::Invalid(Refusal::InvalidInput {
+                    kind: task.kind,
+                    why,
+                }));
+            }
+            Some(Ok(())) => {}
+        }
+        let signer = self.keys.signer().await?;
+        // After the key is read: a first version made just now is valid
+        // from its making, and the envelope must not predate it.
+        let now = self.clock.now();
+        let id = new_id("gto");
+        let task_key = TaskKey::parse(&new_id("task"))
+            .map_err(|e| SendError::Invalid(Refusal::Malformed(e.to_string())))?;
+        let deadline = task.budget.deadline;
+        let envelope = build::root(NewTask {
+            task_key,
+            kind: task.kind,
+            input: task.input,
+            to: task.to,
+            budget: task.budget,
+            signer: signer.key_ref().clone(),
+            created: now,
+        })
+        .map_err(SendError::Invalid)?;
+        let signed = sign(envelope, &signer)
+            .map_err(|e| SendError::Invalid(Refusal::Malformed(e.to_string())))?;
+        let text = serde_json::to_string(&signed)
+            .map_err(|e| StorageError::Corrupt(format!("an envelope did not serialise: {e}")))?;
+        let envelope = &signed.envelope;
+        let tx = self.db.begin_write().await?;
+        outbox::insert(
+            &*tx,
+            NewOutboxTask {
+                id: &id,
+                to_group: envelope.to.as_str(),
+                task_key: envelope.task_key.as_str(),
+                root_key: envelope.root_key.as_str(),
+                parent_key: envelope.parent_key.as_ref().map(TaskKey::as_str),
+                kind: envelope.kind.as_str(),
+                subject: task.subject.as_deref(),
+                envelope: &text,
+                deadline,
+                created_at: now,
+            },
+        )
+        .await?;
+        append_to_stream(
+            &*tx,
+            &task_stream(&id),
+            vec![NewEvent {
+                proposal_id: None,
+                order_id: None,
+                actor: "system:gateway".to_owned(),
+                kind: "gateway.task_sent".to_owned(),
+                from_status: None,
+                to_status: Some(outbox::QUEUED.to_owned()),
+                payload: json!({
+                    "task_key": envelope.task_key,
+                    "kind": envelope.kind,
+                    "to": envelope.to,
+                    "root_key": envelope.root_key,
+                    "route": envelope.route,
+                    "depth": envelope.depth,
+                    "budget": envelope.budget,
+                    "signer": envelope.signer.to_string(),
+                    "subject": task.subject,
+                }),
+                at: now,
+            }],
+        )
+        .await?;
+        storage::work::enqueue(&*tx, &[work_items::relay(&id, now)], now).await?;
+        tx.commit().await?;
+        self.wake.lane(super::GATEWAY_LANE);
+        self.task(&id)
+            .await?
+            .ok_or_else(|| SendError::Storage(StorageError::Corrupt(format!("task {id} vanished"))))
+    }
+
+    /// The outbox task `id`.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn task(&self, id: &str) -> Result<Option<OutboxTaskView>, StorageError> {
+        outbox::get(self.db.conn(), id)
+            .await?
+            .map(OutboxTaskView::read)
+            .transpose()
+    }
+
+    /// The tasks sent for `subject`, oldest first.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn tasks_for(&self, subject: &str) -> Result<Vec<OutboxTaskView>, StorageError> {
+        outbox::for_subject(self.db.conn(), subject)
+            .await?
+            .into_iter()
+            .map(OutboxTaskView::read)
+            .collect()
+    }
+
+    /// Waits until task `id` is final or `wait` has passed, and returns it
+    /// as it is then. Woken by this process's relay; another replica's
+    /// answers are seen by a fresh read at least every second.
+    ///
+    /// # Errors
+    /// Database failures; a task that does not exist.
+    pub async fn wait_for(&self, id: &str, wait: Duration) -> Result<OutboxTaskView, StorageError> {
+        let until = tokio::time::Instant::now() + wait;
+        loop {
+            // Registered before the read, so a change between the read and
+            // the wait still wakes it.
+            let changed = self.changed.notified();
+            let task = self
+                .task(id)
+                .await?
+                .ok_or_else(|| StorageError::Corrupt(format!("no outbox task {id}")))?;
+            let now = tokio::time::Instant::now();
+            if task.is_final() || now >= until {
+                return Ok(task);
+            }
+            let next = until.min(now + Duration::from_secs(1));
+            let _ = tokio::time::timeout_at(next, changed).await;
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! The gateway's items on the work runner: relaying a task to its peer,
+//! asking the peer how it stands, and answering a task received.
+
+use chrono::Duration;
+use domain::Timestamp;
+use serde_json::json;
+use storage::work::NewWork;
+
+/// Delivers an outbox task to its peer.
+pub const RELAY: &str = "gateway.relay";
+/// Asks the peer how an outbox task stands.
+pub const POLL: &str = "gateway.poll";
+/// Answers a task in the inbox.
+pub const ANSWER: &str = "gateway.answer";
+
+/// A peer that is down is tried again with backoff this many times before
+/// the item is dead-lettered for a person (about two hours with the
+/// gateway lane's backoff).
+const RELAY_ATTEMPTS: u32 = 20;
+
+pub fn relay(outbox_id: &str, now: Timestamp) -> NewWork {
+    NewWork {
+        kind: RELAY.to_owned(),
+        lane: super::GATEWAY_LANE.to_owned(),
+        subject: Some(outbox_id.to_owned()),
+        payload: json!({ "outbox_id": outbox_id }),
+        run_after: now,
+        max_attempts: RELAY_ATTEMPTS,
+        every: None,
+        dedupe_key: Some(format!("{RELAY}:{outbox_id}")),
+    }
+}
+
+/// The `look`-th look at the peer's answer, after the wait that look
+/// calls for: 100 ms doubling to 5 s (a quick answer is seen quickly; a
+/// long task costs the peer a request every 5 s).
+pub fn poll(outbox_id: &str, look: u32, now: Timestamp) -> NewWork {
+    let factor = 2i64.saturating_pow(look.saturating_sub(1).min(10));
+    let wait = Duration::milliseconds((100 * factor).min(5_000));
+    NewWork {
+        kind: POLL.to_owned(),
+        lane: super::GATEWAY_LANE.to_owned(),
+        subject: Some(outbox_id.to_owned()),
+        payload: json!({ "outbox_id": outbox_id, "look": look }),
+        run_after: now + wait,
+        max_attempts: RELAY_ATTEMPTS,
+        every: None,
+        // One key per look: a look that runs twice (its worker died after
+        // its commit) queues its successor once.
+        dedupe_key: Some(format!("{POLL}:{outbox_id}:{look}")),
+    }
+}
+
+pub fn answer(inbox_id: &str, now: Timestamp) -> NewWork {
+    NewWork {
+        kind: ANSWER.to_owned(),
+        lane: super::GATEWAY_LANE.to_owned(),
+        subject: Some(inbox_id.to_owned()),
+        payload: json!({ "inbox_id": inbox_id }),
+        run_after: now,
+        max_attempts: 8,
+        every: None,
+        dedupe_key: Some(format!("{ANSWER}:{inbox_id}")),
+    }
+}

@@ -1,0 +1,3 @@
+//! The returns desk's records.
+
+pub mod parcels;

@@ -1,0 +1,387 @@
+//! Two agent groups, each a real server with its own database, talking over
+//! real HTTP: the support group sends the returns group a signed
+//! `returns.inspection` task through its outbox; the returns group admits
+//! it, answers it from its parcel records on its gateway lane, and the
+//! support group's relay follows it to the answer.
+
+use crate::support::TestApp;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chrono::{Duration, Utc};
+use engine::gateway::{OutboundTask, OutboxTaskView, Sender};
+use gateway::{Budget, GroupName, TaskKind};
+use serde_json::json;
+use storage::gateway::{inbox, peers, trust};
+
+fn name(group: &str) -> GroupName {
+    GroupName::parse(group).unwrap()
+}
+
+async fn group(name: &str, listen: Option<std::net::SocketAddr>) -> TestApp {
+    let master = gateway::MasterKey::generate();
+    TestApp::spawn_with(|s| {
+        s.gateway_group = Some(name.into());
+        s.gateway_master_key = Some(master.into());
+        if let Some(listen) = listen {
+            s.listen = listen;
+        }
+    })
+    .await
+}
+
+fn sender(app: &TestApp) -> Sender {
+    app.engine.gateway.as_ref().unwrap().sender.clone().unwrap()
+}
+
+/// The returns group trusts the support group's current key and allows it
+/// to ask for inspections, as its admin would.
+async fn trust_support(returns: &TestApp, support: &TestApp, allow: bool) {
+    let keys = support.engine.gateway.as_ref().unwrap().own_keys.clone();
+    for (key, pinned) in keys.unwrap().published().await.unwrap() {
+        trust::pin_key(
+            returns.db().conn(),
+            trust::PinnedKeyRow {
+                group_name: key.group.to_string(),
+                key_id: key.key_id.to_string(),
+                version: i32::try_from(key.version).unwrap(),
+                public_key: URL_SAFE_NO_PAD.encode(pinned.public_key),
+                valid_from: pinned.valid_from,
+                usable_until: pinned.usable_until,
+                pinned_by: "usr_admin".into(),
+                pinned_at: Utc::now(),
+            },
+        )
+        .await
+        .unwrap();
+    }
+    if allow {
+        trust::allow_pair(
+            returns.db().conn(),
+            trust::PairRow {
+                from_group: "support".into(),
+                to_group: "returns".into(),
+                kind: "returns.inspection".into(),
+                allowed_by: "usr_admin".into(),
+                allowed_at: Utc::now(),
+            },
+        )
+        .await
+        .unwrap();
+    }
+}
+
+/// The support group reaches the returns group at `url`.
+async fn reach(support: &TestApp, url: &str) {
+    peers::set(
+        support.db().conn(),
+        peers::Peer {
+            group_name: "returns".into(),
+            url: url.to_owned(),
+            updated_by: "usr_admin".into(),
+            updated_at: Utc::now(),
+        },
+    )
+    .await
+    .unwrap();
+}
+
+fn inspection(order_id: &str) -> OutboundTask {
+    OutboundTask {
+        to: name("returns"),
+        kind: TaskKind::parse("returns.inspection").unwrap(),
+        input: json!({ "order_id": order_id }),
+        budget: Budget {
+            model_calls: 2,
+            steps: 4,
+            tokens: 4_000,
+            money: None,
+            deadline: Utc::now() + Duration::minutes(2),
+        },
+        subject: Some("cnv_test".into()),
+    }
+}
+
+/// Waits (woken by the relay) for the task's final state; the bound only
+/// turns a hang into a failure.
+async fn answered(sender: &Sender, task: &OutboxTaskView) -> OutboxTaskView {
+    let task = sender
+        .wait_for(&task.id, std::time::Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert!(task.is_final(), "no final answer in 30 s: {task:?}");
+    task
+}
+
+async fn journal_kinds(app: &TestApp, stream: &str) -> Vec<String> {
+    let filter = storage::journal::JournalFilter {
+        stream: Some(stream.to_owned()),
+        ..storage::journal::JournalFilter::default()
+    };
+    storage::journal::list(app.db().conn(), &filter, 0, 100)
+        .await
+        .unwrap()
+        .0
+        .into_iter()
+        .map(|event| event.kind)
+        .collect()
+}
+
+#[tokio::test]
+async fn an_inspection_asked_of_the_returns_group_comes_back_with_what_its_desk_recorded() {
+    let support = group("support", None).await;
+    let returns = group("returns", None).await;
+    engine::demo::seed_returned_parcels(returns.db(), Utc::now())
+        .await
+        .unwrap();
+    trust_support(&returns, &support, true).await;
+    reach(&support, &returns.url("/a2a")).await;
+
+    let sender = sender(&support);
+    let sent = sender.send(inspection("4821")).await.unwrap();
+    assert_eq!(sent.state, "queued");
+    assert_eq!(sent.signer, "support/gateway/v1");
+    let task = answered(&sender, &sent).await;
+    assert_eq!(task.state, "completed", "{task:?}");
+    let result = task.result.unwrap();
+    assert_eq!(result["condition"], "sealed");
+    assert!(result["note"].as_str().unwrap().contains("seal intact"));
+
+    // The returns group holds one task, answered, with its steps journaled.
+    let remote = task.remote_task_id.unwrap();
+    let held = inbox::get(returns.db().conn(), &remote)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (held.state.as_str(), held.sender_group.as_str()),
+        ("completed", "support")
+    );
+    assert_eq!(held.task_key, task.task_key);
+    assert_eq!(
+        journal_kinds(&returns, &storage::journal::task_stream(&remote)).await,
+        [
+            "gateway.task_received",
+            "gateway.task_working",
+            "gateway.task_completed"
+        ]
+    );
+    // The support group journaled sending it and its answer.
+    let kinds = journal_kinds(&support, &storage::journal::task_stream(&task.id)).await;
+    assert_eq!(kinds.first().map(String::as_str), Some("gateway.task_sent"));
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some("gateway.task_completed")
+    );
+}
+
+#[tokio::test]
+async fn an_order_without_a_returned_parcel_is_answered_unknown_not_guessed() {
+    let support = group("support", None).await;
+    let returns = group("returns", None).await;
+    trust_support(&returns, &support, true).await;
+    reach(&support, &returns.url("/a2a")).await;
+
+    let sender = sender(&support);
+    let task = answered(&sender, &sender.send(inspection("4823")).await.unwrap()).await;
+    assert_eq!(task.state, "completed", "{task:?}");
+    let result = task.result.unwrap();
+    assert_eq!(result["condition"], "unknown");
+    assert_eq!(result["received_at"], serde_json::Value::Null);
+}
+
+#[tokio::test]
+async fn a_task_sent_while_the_returns_group_is_down_is_delivered_once_it_is_back() {
+    // A port nobody listens on yet: the returns group starts there later.
+    let address = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let support = group("support", None).await;
+    reach(&support, &format!("http://{address}/a2a")).await;
+    let mut finished = support.runner.as_ref().unwrap().finished();
+
+    let sender = sender(&support);
+    let sent = sender.send(inspection("4821")).await.unwrap();
+    // The first delivery fails (connection refused) and is queued again.
+    let attempt = loop {
+        let end = finished.recv().await.unwrap();
+        if end.kind == "gateway.relay" {
+            break end;
+        }
+    };
+    assert_eq!(attempt.state, "queued", "{attempt:?}");
+    assert!(attempt.error.unwrap().contains("unknown"));
+    assert_eq!(
+        sender.task(&sent.id).await.unwrap().unwrap().state,
+        "queued"
+    );
+
+    let returns = group("returns", Some(address)).await;
+    engine::demo::seed_returned_parcels(returns.db(), Utc::now())
+        .await
+        .unwrap();
+    trust_support(&returns, &support, true).await;
+    let task = answered(&sender, &sent).await;
+    assert_eq!(task.state, "completed", "{task:?}");
+    assert_eq!(task.result.unwrap()["condition"], "sealed");
+    let refused = journal_kinds(&returns, storage::journal::GATEWAY_STREAM).await;
+    assert!(refused.is_empty(), "nothing was refused: {refused:?}");
+    assert!(
+        inbox::find(returns.db().conn(), "support", &task.task_key)
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn a_task_the_returns_group_does_not_allow_is_recorded_as_refused_with_its_reason() {
+    let support = group("support", None).await;
+    let returns = group("returns", None).await;
+    trust_support(&returns, &support, false).await;
+    reach(&support, &returns.url("/a2a")).await;
+
+    let sender = sender(&support);
+    let task = answered(&sender, &sender.send(inspection("4821")).await.unwrap()).await;
+    assert_eq!(task.state, "refused");
+    assert!(task.error.unwrap().starts_with("pair_not_allowed"));
+    assert!(task.result.is_none());
+    let refusals = journal_kinds(&returns, storage::journal::GATEWAY_STREAM).await;
+    assert_eq!(refusals, ["gateway.task_refused"]);
+}
+
+#[tokio::test]
+async fn a_task_no_receiver_would_accept_is_refused_before_anything_is_written() {
+    let support = group("support", None).await;
+    let sender = sender(&support);
+    let mut task = inspection("");
+    assert!(matches!(
+        sender.send(task.clone()).await,
+        Err(engine::gateway::SendError::Invalid(
+            gateway::Refusal::InvalidInput { .. }
+        ))
+    ));
+    task.input = json!({ "order_id": "4821" });
+    task.to = name("support");
+    assert!(matches!(
+        sender.send(task).await,
+        Err(engine::gateway::SendError::Invalid(
+            gateway::Refusal::Cycle { .. }
+        ))
+    ));
+    let outbox = sender.tasks_for("cnv_test").await.unwrap();
+    assert!(outbox.is_empty(), "{outbox:?}");
+}
+
+/// A peer that answers every request with `task` (to `SendMessage` wrapped
+/// as A2A wraps it, its JSON-RPC id echoed), or with `body` as it is when
+/// `task` is None.
+struct LyingPeer {
+    task: Option<serde_json::Value>,
+    body: &'static str,
+}
+
+impl wiremock::Respond for LyingPeer {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let asked: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+        match &self.task {
+            Some(task) => {
+                let result = if asked["method"] == "SendMessage" {
+                    json!({ "task": task })
+                } else {
+                    task.clone()
+                };
+                wiremock::ResponseTemplate::new(200).set_body_json(json!({
+                    "jsonrpc": "2.0", "id": asked["id"], "result": result
+                }))
+            }
+            None => wiremock::ResponseTemplate::new(200).set_body_string(self.body),
+        }
+    }
+}
+
+async fn lying_peer(peer: LyingPeer) -> wiremock::MockServer {
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(peer)
+        .mount(&server)
+        .await;
+    server
+}
+
+#[tokio::test]
+async fn a_peers_answer_that_breaks_the_result_schema_is_not_taken_as_a_result() {
+    let peer = lying_peer(LyingPeer {
+        task: Some(json!({
+            "id": "gtk_lie",
+            "status": { "state": "TASK_STATE_COMPLETED" },
+            "artifacts": [{ "artifactId": "r", "parts": [{ "data": {
+                "condition": "mint", "refund": "approve it all"
+            } }] }]
+        })),
+        body: "",
+    })
+    .await;
+    let support = group("support", None).await;
+    reach(&support, &format!("{}/a2a", peer.uri())).await;
+
+    let sender = sender(&support);
+    let task = answered(&sender, &sender.send(inspection("4821")).await.unwrap()).await;
+    assert_eq!(task.state, "failed", "{task:?}");
+    assert!(task.result.is_none());
+    assert!(task.error.unwrap().contains("does not match"));
+    let kinds = journal_kinds(&support, &storage::journal::task_stream(&task.id)).await;
+    assert_eq!(kinds, ["gateway.task_sent", "gateway.task_result_refused"]);
+}
+
+#[tokio::test]
+async fn a_peers_answer_that_is_not_a2a_leaves_the_task_queued_for_another_try() {
+    let peer = lying_peer(LyingPeer {
+        task: None,
+        body: "<html>502 Bad Gateway</html>",
+    })
+    .await;
+    let support = group("support", None).await;
+    reach(&support, &format!("{}/a2a", peer.uri())).await;
+    let mut finished = support.runner.as_ref().unwrap().finished();
+
+    let sender = sender(&support);
+    let sent = sender.send(inspection("4821")).await.unwrap();
+    let attempt = loop {
+        let end = finished.recv().await.unwrap();
+        if end.kind == "gateway.relay" {
+            break end;
+        }
+    };
+    assert_eq!(attempt.state, "queued", "{attempt:?}");
+    assert!(attempt.error.unwrap().contains("not JSON"));
+    let task = sender.task(&sent.id).await.unwrap().unwrap();
+    assert_eq!((task.state.as_str(), task.result), ("queued", None));
+}
+
+#[tokio::test]
+async fn a_peer_that_works_forever_is_given_up_on_at_the_budgets_deadline() {
+    let peer = lying_peer(LyingPeer {
+        task: Some(json!({ "id": "gtk_slow", "status": { "state": "TASK_STATE_WORKING" } })),
+        body: "",
+    })
+    .await;
+    let support = group("support", None).await;
+    reach(&support, &format!("{}/a2a", peer.uri())).await;
+
+    let sender = sender(&support);
+    let mut task = inspection("4821");
+    task.budget.deadline = Utc::now() + Duration::seconds(1);
+    let task = answered(&sender, &sender.send(task).await.unwrap()).await;
+    assert_eq!(task.state, "expired", "{task:?}");
+    assert_eq!(task.remote_task_id.as_deref(), Some("gtk_slow"));
+    let kinds = journal_kinds(&support, &storage::journal::task_stream(&task.id)).await;
+    assert_eq!(
+        kinds,
+        [
+            "gateway.task_sent",
+            "gateway.task_delivered",
+            "gateway.task_expired"
+        ]
+    );
+}
