@@ -39,6 +39,9 @@ enum GatewayOutbox {
     RemoteTaskId,
     /// The peer's result (JSON), checked against the kind's result schema.
     Result,
+    /// The peer's signed answer as received (JSON), verified with its
+    /// pinned key: the evidence that the result is the peer's.
+    SignedAnswer,
     /// Why the task failed, was refused or expired, as the peer said it.
     Error,
     /// The budget's deadline: no answer is waited for after it.
@@ -58,11 +61,13 @@ enum GatewayPeers {
 }
 
 /// The inbox gains the sentence that goes with a task's state (why it
-/// failed), sent to its sender as the A2A status message.
-#[derive(DeriveIden)]
+/// failed), sent to its sender as the A2A status message, and the answer
+/// this group signed.
+#[derive(DeriveIden, Clone, Copy)]
 enum GatewayInbox {
     Table,
     StatusMessage,
+    SignedAnswer,
 }
 
 const BY_TASK_KEY: &str = "idx_gateway_outbox_task_key";
@@ -97,6 +102,7 @@ impl MigrationTrait for Migration {
                     )
                     .col(optional(GatewayOutbox::RemoteTaskId, 128))
                     .col(ColumnDef::new(GatewayOutbox::Result).text().null())
+                    .col(ColumnDef::new(GatewayOutbox::SignedAnswer).text().null())
                     .col(ColumnDef::new(GatewayOutbox::Error).text().null())
                     .col(utc(GatewayOutbox::Deadline))
                     .col(utc(GatewayOutbox::CreatedAt))
@@ -123,14 +129,17 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
-        manager
-            .alter_table(
-                Table::alter()
-                    .table(GatewayInbox::Table)
-                    .add_column(ColumnDef::new(GatewayInbox::StatusMessage).text().null())
-                    .to_owned(),
-            )
-            .await?;
+        // One column per statement: SQLite alters one at a time.
+        for column in [GatewayInbox::StatusMessage, GatewayInbox::SignedAnswer] {
+            manager
+                .alter_table(
+                    Table::alter()
+                        .table(GatewayInbox::Table)
+                        .add_column(ColumnDef::new(column).text().null())
+                        .to_owned(),
+                )
+                .await?;
+        }
         manager
             .create_table(
                 Table::create()
@@ -154,14 +163,16 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .alter_table(
-                Table::alter()
-                    .table(GatewayInbox::Table)
-                    .drop_column(GatewayInbox::StatusMessage)
-                    .to_owned(),
-            )
-            .await?;
+        for column in [GatewayInbox::SignedAnswer, GatewayInbox::StatusMessage] {
+            manager
+                .alter_table(
+                    Table::alter()
+                        .table(GatewayInbox::Table)
+                        .drop_column(column)
+                        .to_owned(),
+                )
+                .await?;
+        }
         manager
             .drop_table(Table::drop().table(GatewayPeers::Table).to_owned())
             .await?;

@@ -59,6 +59,9 @@ pub struct PeerTask {
     pub state: String,
     /// The first data part of the first artifact, if any.
     pub result: Option<Value>,
+    /// That artifact's metadata (where extensions put what goes with the
+    /// result, e.g. its signature).
+    pub result_metadata: Option<Value>,
     /// The status message's text, if the peer gave one.
     pub message: Option<String>,
 }
@@ -236,11 +239,15 @@ fn read_task(task: &Value) -> Result<PeerTask, PeerError> {
         .ok_or_else(|| malformed("no status.state"))?
         .to_ascii_lowercase()
         .replace('_', "-");
-    let result = task["artifacts"]
+    let artifact = task["artifacts"]
         .as_array()
-        .and_then(|artifacts| artifacts.first())
+        .and_then(|artifacts| artifacts.first());
+    let result = artifact
         .and_then(|artifact| artifact["parts"].as_array())
         .and_then(|parts| parts.iter().find_map(|part| part.get("data")))
+        .cloned();
+    let result_metadata = artifact
+        .and_then(|artifact| artifact.get("metadata"))
         .cloned();
     let message = task["status"]["message"]["parts"]
         .as_array()
@@ -250,6 +257,7 @@ fn read_task(task: &Value) -> Result<PeerTask, PeerError> {
         id: id.to_owned(),
         state,
         result,
+        result_metadata,
         message,
     })
 }

@@ -103,7 +103,7 @@ fn verify_one(
         task_key: envelope.task_key.clone(),
         why,
     };
-    let header = jws::header(signature).map_err(bad)?;
+    let header = jws::header(signature, jws::SIGNATURE_TYPE).map_err(bad)?;
     let signer = envelope.signer.to_string();
     if header.kid != signer || envelope.signer.group != envelope.from {
         return Err(Refusal::SignerMismatch {

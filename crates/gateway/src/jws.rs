@@ -20,6 +20,8 @@ use serde::{Deserialize, Serialize};
 
 /// The `typ` of a task envelope's signature.
 pub const SIGNATURE_TYPE: &str = "countersign-task+jws";
+/// The `typ` of a signed answer's signature (see [`crate::answer`]).
+pub const ANSWER_SIGNATURE_TYPE: &str = "countersign-answer+jws";
 
 /// The protected header.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,21 +57,26 @@ pub fn sign(envelope: TaskEnvelope, key: &SigningKey) -> Result<SignedEnvelope, 
             given: key.key_ref().to_string(),
         });
     }
+    let json = serde_json::to_value(&envelope).unwrap_or_default();
+    Ok(SignedEnvelope {
+        signature: sign_json(&json, key, SIGNATURE_TYPE),
+        envelope,
+    })
+}
+
+/// A detached JWS of type `typ` over the canonical form of `json`.
+pub(crate) fn sign_json(json: &serde_json::Value, key: &SigningKey, typ: &str) -> JwsSignature {
     let header = Header {
         alg: "EdDSA".to_owned(),
-        kid: envelope.signer.to_string(),
-        typ: SIGNATURE_TYPE.to_owned(),
+        kid: key.key_ref().to_string(),
+        typ: typ.to_owned(),
     };
     let protected = URL_SAFE_NO_PAD.encode(canonical(&header));
-    let json = serde_json::to_value(&envelope).unwrap_or_default();
-    let signature = URL_SAFE_NO_PAD.encode(key.sign(&signing_input(&protected, &json)));
-    Ok(SignedEnvelope {
-        envelope,
-        signature: JwsSignature {
-            protected,
-            signature,
-        },
-    })
+    let signature = URL_SAFE_NO_PAD.encode(key.sign(&signing_input(&protected, json)));
+    JwsSignature {
+        protected,
+        signature,
+    }
 }
 
 /// The envelope names another key than the one asked to sign it.
@@ -87,11 +94,11 @@ pub fn envelope_digest(signed_json: &serde_json::Value) -> String {
     domain::digest::sha256_hex(&canonical(signed_json))
 }
 
-/// Reads the protected header of a signature.
+/// Reads the protected header of a signature of type `typ`.
 ///
 /// # Errors
 /// A sentence saying what is wrong with it.
-pub(crate) fn header(signature: &JwsSignature) -> Result<Header, String> {
+pub(crate) fn header(signature: &JwsSignature, typ: &str) -> Result<Header, String> {
     let bytes = URL_SAFE_NO_PAD
         .decode(&signature.protected)
         .map_err(|_| "the protected header is not base64url".to_owned())?;
@@ -103,8 +110,8 @@ pub(crate) fn header(signature: &JwsSignature) -> Result<Header, String> {
             header.alg
         ));
     }
-    if header.typ != SIGNATURE_TYPE {
-        return Err(format!("typ {:?} is not {SIGNATURE_TYPE:?}", header.typ));
+    if header.typ != typ {
+        return Err(format!("typ {:?} is not {typ:?}", header.typ));
     }
     Ok(header)
 }

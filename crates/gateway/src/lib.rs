@@ -9,6 +9,7 @@
 //! inbox, nonces), the relay and the A2A binding build on it.
 
 pub mod admission;
+pub mod answer;
 pub mod budget;
 pub mod build;
 pub mod chain;
@@ -23,6 +24,7 @@ pub mod refusal;
 pub mod rules;
 
 pub use admission::{Admission, Allowlist, DEFAULT_MAX_DEPTH, TaskKinds};
+pub use answer::{SignedAnswer, TaskAnswer};
 pub use budget::{Budget, BudgetExcess};
 pub use envelope::{ENVELOPE_VERSION, EXTENSION, JwsSignature, SignedEnvelope, TaskEnvelope};
 pub use key_ring::{BrokerError, KeyRing, KeyVersion, MasterKey, SealedSeed};

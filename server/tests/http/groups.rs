@@ -33,27 +33,39 @@ fn sender(app: &TestApp) -> Sender {
     app.engine.gateway.as_ref().unwrap().sender.clone().unwrap()
 }
 
-/// The returns group trusts the support group's current key and allows it
-/// to ask for inspections, as its admin would.
-async fn trust_support(returns: &TestApp, support: &TestApp, allow: bool) {
-    let keys = support.engine.gateway.as_ref().unwrap().own_keys.clone();
+/// Pins `key` at `app`, as its admin would (from the peer's card).
+async fn pin(app: &TestApp, key: &gateway::KeyRef, pinned: &gateway::PinnedKey) {
+    trust::pin_key(
+        app.db().conn(),
+        trust::PinnedKeyRow {
+            group_name: key.group.to_string(),
+            key_id: key.key_id.to_string(),
+            version: i32::try_from(key.version).unwrap(),
+            public_key: URL_SAFE_NO_PAD.encode(pinned.public_key),
+            valid_from: pinned.valid_from,
+            usable_until: pinned.usable_until,
+            pinned_by: "usr_admin".into(),
+            pinned_at: Utc::now(),
+        },
+    )
+    .await
+    .unwrap();
+}
+
+/// `at` pins the current keys of `of` (from its published versions).
+async fn pin_keys_of(at: &TestApp, of: &TestApp) {
+    let keys = of.engine.gateway.as_ref().unwrap().own_keys.clone();
     for (key, pinned) in keys.unwrap().published().await.unwrap() {
-        trust::pin_key(
-            returns.db().conn(),
-            trust::PinnedKeyRow {
-                group_name: key.group.to_string(),
-                key_id: key.key_id.to_string(),
-                version: i32::try_from(key.version).unwrap(),
-                public_key: URL_SAFE_NO_PAD.encode(pinned.public_key),
-                valid_from: pinned.valid_from,
-                usable_until: pinned.usable_until,
-                pinned_by: "usr_admin".into(),
-                pinned_at: Utc::now(),
-            },
-        )
-        .await
-        .unwrap();
+        pin(at, &key, &pinned).await;
     }
+}
+
+/// The two groups pin each other's keys (the returns group verifies the
+/// tasks, the support group the answers); the returns group allows the
+/// support group's inspections when `allow`.
+async fn trust_each_other(returns: &TestApp, support: &TestApp, allow: bool) {
+    pin_keys_of(returns, support).await;
+    pin_keys_of(support, returns).await;
     if allow {
         trust::allow_pair(
             returns.db().conn(),
@@ -133,7 +145,7 @@ async fn an_inspection_asked_of_the_returns_group_comes_back_with_what_its_desk_
     engine::demo::seed_returned_parcels(returns.db(), Utc::now())
         .await
         .unwrap();
-    trust_support(&returns, &support, true).await;
+    trust_each_other(&returns, &support, true).await;
     reach(&support, &returns.url("/a2a")).await;
 
     let sender = sender(&support);
@@ -145,6 +157,8 @@ async fn an_inspection_asked_of_the_returns_group_comes_back_with_what_its_desk_
     let result = task.result.unwrap();
     assert_eq!(result["condition"], "sealed");
     assert!(result["note"].as_str().unwrap().contains("seal intact"));
+    // Taken from an answer the returns group signed, verified here.
+    assert_eq!(task.answer_signer.as_deref(), Some("returns/gateway/v1"));
 
     // The returns group holds one task, answered, with its steps journaled.
     let remote = task.remote_task_id.unwrap();
@@ -178,7 +192,7 @@ async fn an_inspection_asked_of_the_returns_group_comes_back_with_what_its_desk_
 async fn an_order_without_a_returned_parcel_is_answered_unknown_not_guessed() {
     let support = group("support", None).await;
     let returns = group("returns", None).await;
-    trust_support(&returns, &support, true).await;
+    trust_each_other(&returns, &support, true).await;
     reach(&support, &returns.url("/a2a")).await;
 
     let sender = sender(&support);
@@ -220,7 +234,7 @@ async fn a_task_sent_while_the_returns_group_is_down_is_delivered_once_it_is_bac
     engine::demo::seed_returned_parcels(returns.db(), Utc::now())
         .await
         .unwrap();
-    trust_support(&returns, &support, true).await;
+    trust_each_other(&returns, &support, true).await;
     let task = answered(&sender, &sent).await;
     assert_eq!(task.state, "completed", "{task:?}");
     assert_eq!(task.result.unwrap()["condition"], "sealed");
@@ -238,7 +252,7 @@ async fn a_task_sent_while_the_returns_group_is_down_is_delivered_once_it_is_bac
 async fn a_task_the_returns_group_does_not_allow_is_recorded_as_refused_with_its_reason() {
     let support = group("support", None).await;
     let returns = group("returns", None).await;
-    trust_support(&returns, &support, false).await;
+    trust_each_other(&returns, &support, false).await;
     reach(&support, &returns.url("/a2a")).await;
 
     let sender = sender(&support);
@@ -273,28 +287,24 @@ async fn a_task_no_receiver_would_accept_is_refused_before_anything_is_written()
     assert!(outbox.is_empty(), "{outbox:?}");
 }
 
-/// A peer that answers every request with `task` (to `SendMessage` wrapped
-/// as A2A wraps it, its JSON-RPC id echoed), or with `body` as it is when
-/// `task` is None.
+/// What a lying peer makes of a request: the JSON-RPC `result`.
+type Answering = Box<dyn Fn(&serde_json::Value) -> serde_json::Value + Send + Sync>;
+
+/// A peer group that is not Countersign and may lie: it answers each
+/// request with what `answer` makes of it (its JSON-RPC id echoed; the
+/// answer is the `result`), or with `body` as it is when `answer` is None.
 struct LyingPeer {
-    task: Option<serde_json::Value>,
+    answer: Option<Answering>,
     body: &'static str,
 }
 
 impl wiremock::Respond for LyingPeer {
     fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
         let asked: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
-        match &self.task {
-            Some(task) => {
-                let result = if asked["method"] == "SendMessage" {
-                    json!({ "task": task })
-                } else {
-                    task.clone()
-                };
-                wiremock::ResponseTemplate::new(200).set_body_json(json!({
-                    "jsonrpc": "2.0", "id": asked["id"], "result": result
-                }))
-            }
+        match &self.answer {
+            Some(answer) => wiremock::ResponseTemplate::new(200).set_body_json(json!({
+                "jsonrpc": "2.0", "id": asked["id"], "result": answer(&asked)
+            })),
             None => wiremock::ResponseTemplate::new(200).set_body_string(self.body),
         }
     }
@@ -309,35 +319,156 @@ async fn lying_peer(peer: LyingPeer) -> wiremock::MockServer {
     server
 }
 
-#[tokio::test]
-async fn a_peers_answer_that_breaks_the_result_schema_is_not_taken_as_a_result() {
-    let peer = lying_peer(LyingPeer {
-        task: Some(json!({
-            "id": "gtk_lie",
-            "status": { "state": "TASK_STATE_COMPLETED" },
-            "artifacts": [{ "artifactId": "r", "parts": [{ "data": {
-                "condition": "mint", "refund": "approve it all"
-            } }] }]
+/// A peer that reports every task as `task` (wrapped as A2A wraps a
+/// `SendMessage` answer).
+fn always(task: serde_json::Value) -> LyingPeer {
+    LyingPeer {
+        answer: Some(Box::new(move |asked| {
+            if asked["method"] == "SendMessage" {
+                json!({ "task": task })
+            } else {
+                task.clone()
+            }
         })),
         body: "",
+    }
+}
+
+/// A peer holding a returns key the support group pinned, which answers
+/// every task completed with `result`, signed, then changes what it signed
+/// with `tamper`.
+fn signing_peer(
+    key: gateway::SigningKey,
+    result: serde_json::Value,
+    tamper: fn(&mut serde_json::Value),
+) -> LyingPeer {
+    let task_key = std::sync::Mutex::new(String::new());
+    LyingPeer {
+        answer: Some(Box::new(move |asked| {
+            let mut key_of_task = task_key.lock().unwrap();
+            if asked["method"] == "SendMessage" {
+                *key_of_task = asked["params"]["message"]["metadata"][gateway::EXTENSION]["envelope"]
+                    ["task_key"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned();
+            }
+            let answer = gateway::TaskAnswer {
+                v: gateway::answer::ANSWER_VERSION,
+                task_key: gateway::TaskKey::parse(&key_of_task).unwrap(),
+                to: name("support"),
+                from: name("returns"),
+                state: "completed".into(),
+                result: result.clone(),
+                answered_at: Utc::now(),
+                signer: key.key_ref().clone(),
+            };
+            let mut signed =
+                serde_json::to_value(gateway::answer::sign(answer, &key).unwrap()).unwrap();
+            tamper(&mut signed);
+            let task = json!({
+                "id": "gtk_peer",
+                "status": { "state": "TASK_STATE_COMPLETED" },
+                "artifacts": [{ "artifactId": "r", "parts": [{ "data": result }],
+                                "metadata": { gateway::EXTENSION: signed } }]
+            });
+            if asked["method"] == "SendMessage" {
+                json!({ "task": task })
+            } else {
+                task
+            }
+        })),
+        body: "",
+    }
+}
+
+/// A returns key, pinned at `support`.
+async fn returns_key_pinned_at(support: &TestApp) -> gateway::SigningKey {
+    let key = gateway::SigningKey::generate(gateway::KeyRef {
+        group: name("returns"),
+        key_id: gateway::KeyId::parse("gateway").unwrap(),
+        version: 1,
     })
+    .unwrap();
+    let pinned = gateway::PinnedKey {
+        public_key: key.public_key(),
+        valid_from: Utc::now() - Duration::minutes(1),
+        usable_until: None,
+    };
+    pin(support, key.key_ref(), &pinned).await;
+    key
+}
+
+/// Sends an inspection to `peer` and waits for its end.
+async fn ask(support: &TestApp, peer: &wiremock::MockServer) -> OutboxTaskView {
+    reach(support, &format!("{}/a2a", peer.uri())).await;
+    let sender = sender(support);
+    answered(&sender, &sender.send(inspection("4821")).await.unwrap()).await
+}
+
+#[tokio::test]
+async fn an_answer_without_a_signature_is_not_taken_as_a_result() {
+    let peer = lying_peer(always(json!({
+        "id": "gtk_lie",
+        "status": { "state": "TASK_STATE_COMPLETED" },
+        "artifacts": [{ "artifactId": "r", "parts": [{ "data": { "condition": "sealed" } }] }]
+    })))
     .await;
     let support = group("support", None).await;
-    reach(&support, &format!("{}/a2a", peer.uri())).await;
-
-    let sender = sender(&support);
-    let task = answered(&sender, &sender.send(inspection("4821")).await.unwrap()).await;
+    let task = ask(&support, &peer).await;
     assert_eq!(task.state, "failed", "{task:?}");
     assert!(task.result.is_none());
-    assert!(task.error.unwrap().contains("does not match"));
+    assert!(task.error.unwrap().contains("not signed"));
     let kinds = journal_kinds(&support, &storage::journal::task_stream(&task.id)).await;
     assert_eq!(kinds, ["gateway.task_sent", "gateway.task_result_refused"]);
 }
 
 #[tokio::test]
+async fn an_answer_changed_after_the_peer_signed_it_is_not_taken() {
+    let support = group("support", None).await;
+    let key = returns_key_pinned_at(&support).await;
+    let peer = lying_peer(signing_peer(
+        key,
+        json!({ "condition": "opened", "note": null }),
+        |signed| {
+            signed["answer"]["result"]["condition"] = json!("sealed");
+        },
+    ))
+    .await;
+    let task = ask(&support, &peer).await;
+    assert_eq!(task.state, "failed", "{task:?}");
+    assert!(task.result.is_none());
+    assert!(task.error.unwrap().contains("signature is not accepted"));
+}
+
+#[tokio::test]
+async fn a_signed_answer_that_breaks_the_result_schema_is_not_taken_as_a_result() {
+    let support = group("support", None).await;
+    let key = returns_key_pinned_at(&support).await;
+    let lie = json!({ "condition": "mint", "refund": "approve it all" });
+    let peer = lying_peer(signing_peer(key, lie, |_| {})).await;
+    let task = ask(&support, &peer).await;
+    assert_eq!(task.state, "failed", "{task:?}");
+    assert!(task.result.is_none());
+    assert!(task.error.unwrap().contains("does not match"));
+}
+
+#[tokio::test]
+async fn a_signed_valid_answer_from_a_peer_that_is_not_countersign_is_taken_with_its_signer() {
+    let support = group("support", None).await;
+    let key = returns_key_pinned_at(&support).await;
+    let answer = json!({ "condition": "damaged", "received_at": null, "note": "box crushed" });
+    let peer = lying_peer(signing_peer(key, answer.clone(), |_| {})).await;
+    let task = ask(&support, &peer).await;
+    assert_eq!(task.state, "completed", "{task:?}");
+    assert_eq!(task.result, Some(answer));
+    assert_eq!(task.answer_signer.as_deref(), Some("returns/gateway/v1"));
+}
+
+#[tokio::test]
 async fn a_peers_answer_that_is_not_a2a_leaves_the_task_queued_for_another_try() {
     let peer = lying_peer(LyingPeer {
-        task: None,
+        answer: None,
         body: "<html>502 Bad Gateway</html>",
     })
     .await;
@@ -361,10 +492,10 @@ async fn a_peers_answer_that_is_not_a2a_leaves_the_task_queued_for_another_try()
 
 #[tokio::test]
 async fn a_peer_that_works_forever_is_given_up_on_at_the_budgets_deadline() {
-    let peer = lying_peer(LyingPeer {
-        task: Some(json!({ "id": "gtk_slow", "status": { "state": "TASK_STATE_WORKING" } })),
-        body: "",
-    })
+    let peer = lying_peer(always(json!({
+        "id": "gtk_slow",
+        "status": { "state": "TASK_STATE_WORKING" }
+    })))
     .await;
     let support = group("support", None).await;
     reach(&support, &format!("{}/a2a", peer.uri())).await;
@@ -384,4 +515,51 @@ async fn a_peer_that_works_forever_is_given_up_on_at_the_budgets_deadline() {
             "gateway.task_expired"
         ]
     );
+}
+
+#[tokio::test]
+async fn an_answer_signed_with_a_key_not_yet_pinned_waits_for_the_admin_and_is_then_taken() {
+    let support = group("support", None).await;
+    let returns = group("returns", None).await;
+    engine::demo::seed_returned_parcels(returns.db(), Utc::now())
+        .await
+        .unwrap();
+    // The returns group trusts the support group; not yet the other way.
+    pin_keys_of(&returns, &support).await;
+    trust::allow_pair(
+        returns.db().conn(),
+        trust::PairRow {
+            from_group: "support".into(),
+            to_group: "returns".into(),
+            kind: "returns.inspection".into(),
+            allowed_by: "usr_admin".into(),
+            allowed_at: Utc::now(),
+        },
+    )
+    .await
+    .unwrap();
+    reach(&support, &returns.url("/a2a")).await;
+    let mut finished = support.runner.as_ref().unwrap().finished();
+
+    let sender = sender(&support);
+    let sent = sender.send(inspection("4821")).await.unwrap();
+    let held = loop {
+        let end = finished.recv().await.unwrap();
+        if end
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("not pinned"))
+        {
+            break end;
+        }
+    };
+    assert_eq!(held.state, "queued", "{held:?}");
+    let waiting = sender.task(&sent.id).await.unwrap().unwrap();
+    assert!(!waiting.is_final(), "{waiting:?}");
+    assert!(waiting.result.is_none());
+
+    pin_keys_of(&support, &returns).await;
+    let task = answered(&sender, &sent).await;
+    assert_eq!(task.state, "completed", "{task:?}");
+    assert_eq!(task.answer_signer.as_deref(), Some("returns/gateway/v1"));
 }

@@ -2,16 +2,20 @@
 //! working → completed` (or `failed`), each step journaled in the task's
 //! stream, and a result is recorded only if it is valid against the kind's
 //! result schema. The answer is this group's own record, decided by rules
-//! (no model): `returns.inspection` reads the returned parcels.
+//! (no model): `returns.inspection` reads the returned parcels. A result
+//! goes out signed with this group's key ([`gateway::answer`]), so the
+//! asking group can show it as evidence that verifiably came from here.
 
+use super::OwnKeys;
 use super::kinds::RETURNS_INSPECTION;
 use super::work_items;
 use crate::clock::Clock;
-use gateway::{KindRegistry, TaskKind};
+use domain::Timestamp;
+use gateway::{GroupName, KindRegistry, TaskAnswer, TaskKey, TaskKind};
 use runner::{Handler, Job, JobError, RunnerBuilder};
 use serde_json::{Value, json};
 use std::sync::Arc;
-use storage::gateway::inbox::{self, InboxTask};
+use storage::gateway::inbox::{self, InboxTask, Outcome};
 use storage::journal::{NewEvent, append_to_stream, task_stream};
 use storage::returns::parcels;
 use storage::{Database, StorageError};
@@ -21,6 +25,10 @@ pub(super) struct Desk {
     pub db: Database,
     pub clock: Clock,
     pub kinds: Arc<KindRegistry>,
+    pub me: GroupName,
+    /// Signs answers; without a master key answers go out unsigned (and a
+    /// Countersign sender will not take them).
+    pub keys: Option<OwnKeys>,
 }
 
 pub(super) fn register(desk: &Desk, builder: RunnerBuilder) -> RunnerBuilder {
@@ -39,13 +47,12 @@ impl Desk {
         task: &InboxTask,
         from: &str,
         to: &str,
-        result: Option<&Value>,
-        message: Option<&str>,
+        outcome: Outcome<'_>,
+        now: Timestamp,
     ) -> Result<bool, StorageError> {
-        let now = self.clock.now();
-        let text = result.map(Value::to_string);
+        let message = outcome.message;
         let tx = self.db.begin_write().await?;
-        if !inbox::advance(&*tx, &task.id, from, to, text.as_deref(), message, now).await? {
+        if !inbox::advance(&*tx, &task.id, from, to, outcome, now).await? {
             tx.rollback().await?;
             return Ok(false);
         }
@@ -66,6 +73,33 @@ impl Desk {
         .await?;
         tx.commit().await?;
         Ok(true)
+    }
+
+    /// `result` signed as this group's answer to `task` (JSON text); None
+    /// without a key to sign with.
+    async fn sign(&self, task: &InboxTask, result: &Value) -> Result<Option<String>, JobError> {
+        let Some(keys) = &self.keys else {
+            return Ok(None);
+        };
+        let signer = keys.signer().await.map_err(retry)?;
+        // After the key is read: a first version made just now is valid
+        // from its making, and the answer must not predate it.
+        let now = self.clock.now();
+        let dead = |e: &dyn std::fmt::Display| JobError::Dead(e.to_string());
+        let answer = TaskAnswer {
+            v: gateway::answer::ANSWER_VERSION,
+            task_key: TaskKey::parse(&task.task_key).map_err(|e| dead(&e))?,
+            to: GroupName::parse(&task.sender_group).map_err(|e| dead(&e))?,
+            from: self.me.clone(),
+            state: inbox::COMPLETED.to_owned(),
+            result: result.clone(),
+            answered_at: now,
+            signer: signer.key_ref().clone(),
+        };
+        let signed = gateway::answer::sign(answer, &signer).map_err(|e| dead(&e))?;
+        serde_json::to_string(&signed)
+            .map(Some)
+            .map_err(|e| dead(&e))
     }
 
     /// This group's answer to `task`: Ok(result) or Err(why it cannot).
@@ -122,9 +156,16 @@ impl Handler for Answer {
             .map_err(retry)?
             .ok_or_else(|| JobError::Dead(format!("inbox task {id} does not exist")))?;
         if task.state == inbox::SUBMITTED {
-            desk.advance(&task, inbox::SUBMITTED, inbox::WORKING, None, None)
-                .await
-                .map_err(retry)?;
+            let now = desk.clock.now();
+            desk.advance(
+                &task,
+                inbox::SUBMITTED,
+                inbox::WORKING,
+                Outcome::default(),
+                now,
+            )
+            .await
+            .map_err(retry)?;
             task.state = inbox::WORKING.to_owned();
         }
         if task.state != inbox::WORKING {
@@ -141,22 +182,25 @@ impl Handler for Answer {
                 None => Err(format!("{kind} has no result schema here")),
             }
         });
-        let (to, result, message) = match checked {
-            Ok(result) => (inbox::COMPLETED, Some(result), None),
+        let now = desk.clock.now();
+        let (to, result, signed, message) = match checked {
+            Ok(result) => {
+                let signed = desk.sign(&task, &result).await?;
+                (inbox::COMPLETED, Some(result.to_string()), signed, None)
+            }
             Err(why) => {
                 tracing::warn!(task.id = %task.id, reason = %why, "a received task failed");
-                (inbox::FAILED, None, Some(why))
+                (inbox::FAILED, None, None, Some(why))
             }
         };
-        desk.advance(
-            &task,
-            inbox::WORKING,
-            to,
-            result.as_ref(),
-            message.as_deref(),
-        )
-        .await
-        .map_err(retry)?;
+        let outcome = Outcome {
+            result: result.as_deref(),
+            signed_answer: signed.as_deref(),
+            message: message.as_deref(),
+        };
+        desk.advance(&task, inbox::WORKING, to, outcome, now)
+            .await
+            .map_err(retry)?;
         Ok(Some(to.to_owned()))
     }
 }

@@ -127,14 +127,17 @@ impl Gateway {
             relay: sender.clone().map(|sender| relay::Relay {
                 sender,
                 client: parts.client.clone(),
+                me: parts.group.clone(),
             }),
-            own_keys,
             sender,
             desk: desk::Desk {
                 db: db.clone(),
                 clock: clock.clone(),
                 kinds: parts.kinds.clone(),
+                me: parts.group.clone(),
+                keys: own_keys.clone(),
             },
+            own_keys,
         }
     }
 

@@ -49,18 +49,27 @@ pub struct InboxTaskView {
     pub result: Option<Value>,
     /// Why the task failed, for its sender.
     pub message: Option<String>,
+    /// The answer this group signed, sent with the result.
+    pub signed_answer: Option<Value>,
     pub received_at: domain::Timestamp,
     pub updated_at: domain::Timestamp,
 }
 
 impl InboxTaskView {
     fn read(task: inbox::InboxTask) -> Result<Self, StorageError> {
-        let result = match &task.result {
-            Some(text) => Some(serde_json::from_str(text).map_err(|e| {
-                StorageError::Corrupt(format!("the result of task {} is not JSON: {e}", task.id))
-            })?),
-            None => None,
+        let json = |what: &str, text: &Option<String>| -> Result<Option<Value>, StorageError> {
+            text.as_deref()
+                .map(serde_json::from_str)
+                .transpose()
+                .map_err(|e| {
+                    StorageError::Corrupt(format!(
+                        "the {what} of task {} is not JSON: {e}",
+                        task.id
+                    ))
+                })
         };
+        let result = json("result", &task.result)?;
+        let signed_answer = json("signed answer", &task.signed_answer)?;
         Ok(InboxTaskView {
             task_id: task.id,
             sender_group: task.sender_group,
@@ -70,6 +79,7 @@ impl InboxTaskView {
             state: task.state,
             result,
             message: task.status_message,
+            signed_answer,
             received_at: task.received_at,
             updated_at: task.updated_at,
         })

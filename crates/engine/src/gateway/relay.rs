@@ -8,7 +8,8 @@
 use super::send::Sender;
 use super::work_items;
 use connectors::a2a::{A2aClient, PeerError, PeerTask};
-use gateway::{EXTENSION, GroupName, TaskKind};
+use gateway::answer::{self, SignedAnswer};
+use gateway::{EXTENSION, GroupName, KeyPins, TaskKey, TaskKind};
 use runner::{Handler, Job, JobError, RunnerBuilder};
 use serde_json::{Value, json};
 use storage::StorageError;
@@ -24,6 +25,8 @@ const TOKEN_SECONDS: i64 = 120;
 pub(super) struct Relay {
     pub sender: Sender,
     pub client: A2aClient,
+    /// This group: the answers it takes are addressed to it.
+    pub me: GroupName,
 }
 
 pub(super) fn register(relay: &Relay, builder: RunnerBuilder) -> RunnerBuilder {
@@ -138,7 +141,7 @@ impl Relay {
     ) -> Result<Option<String>, JobError> {
         let now = self.sender.clock.now();
         let step = match peer.state.as_str() {
-            "completed" => self.completed(task, peer),
+            "completed" => self.completed(task, peer).await?,
             "failed" | "rejected" | "canceled" => Step {
                 change: Change {
                     state: if peer.state == "canceled" {
@@ -198,30 +201,28 @@ impl Relay {
         Ok(Some(note))
     }
 
-    /// A completed task: its result if valid against the kind's result
-    /// schema, else a failure that says why (the peer's claim is kept in
-    /// the journal event, not as a result).
-    fn completed(&self, task: &OutboxTask, peer: &PeerTask) -> Step {
-        let kind = TaskKind::parse(&task.kind).ok();
-        let checked = match (&peer.result, kind) {
-            (None, _) => Err("the peer completed the task without a result".to_owned()),
-            (Some(result), Some(kind)) => match self.sender.kinds.check_result(&kind, result) {
-                Some(Ok(())) => Ok(result),
-                Some(Err(why)) => Err(format!("the result does not match {kind}'s schema: {why}")),
-                None => Err(format!("{kind} is not a kind this group knows")),
-            },
-            (Some(_), None) => Err(format!("{} is not a task kind", task.kind)),
-        };
-        match checked {
-            Ok(result) => Step {
+    /// A completed task: its result if the answer is signed by a pinned
+    /// key of the peer and the result is valid against the kind's result
+    /// schema; else a failure that says why (the peer's claim is kept in
+    /// the journal event, not as a result). An answer signed by a key not
+    /// pinned here (yet) is asked for again, so an admin can pin it.
+    async fn completed(&self, task: &OutboxTask, peer: &PeerTask) -> Result<Step, JobError> {
+        let step = match self.check_answer(task, peer).await? {
+            Ok(answer) => Step {
                 change: Change {
                     state: outbox::COMPLETED,
                     remote_task_id: Some(peer.id.clone()),
-                    result: Some(result.to_string()),
+                    result: Some(answer.answer.result.to_string()),
+                    signed_answer: Some(serde_json::to_string(&answer).map_err(retry)?),
                     error: None,
                 },
                 event: "gateway.task_completed",
-                payload: json!({ "peer_task_id": peer.id, "result": result }),
+                payload: json!({
+                    "peer_task_id": peer.id,
+                    "result": answer.answer.result,
+                    "signed_by": answer.answer.signer.to_string(),
+                    "signature_verified": true,
+                }),
                 next: None,
             },
             Err(why) => Step {
@@ -232,10 +233,75 @@ impl Relay {
                     ..Change::default()
                 },
                 event: "gateway.task_result_refused",
-                payload: json!({ "peer_task_id": peer.id, "reason": why, "claimed_result": peer.result }),
+                payload: json!({
+                    "peer_task_id": peer.id,
+                    "reason": why,
+                    "claimed_result": peer.result,
+                }),
                 next: None,
             },
+        };
+        Ok(step)
+    }
+
+    async fn check_answer(
+        &self,
+        task: &OutboxTask,
+        peer: &PeerTask,
+    ) -> Result<Result<SignedAnswer, String>, JobError> {
+        let Some(raw) = peer
+            .result_metadata
+            .as_ref()
+            .and_then(|metadata| metadata.get(EXTENSION))
+        else {
+            return Ok(Err(
+                "the peer's answer is not signed: nothing shows it came from the peer".to_owned(),
+            ));
+        };
+        let dead = |e: gateway::NameError| JobError::Dead(e.to_string());
+        let task_key = TaskKey::parse(&task.task_key).map_err(dead)?;
+        let peer_group = GroupName::parse(&task.to_group).map_err(dead)?;
+        let trust = super::trust::load(self.sender.db.conn())
+            .await
+            .map_err(retry)?;
+        let signer = raw["answer"]["signer"].clone();
+        if let Ok(signer) = serde_json::from_value::<gateway::KeyRef>(signer)
+            && signer.group == peer_group
+            && trust.pins.pinned(&signer).is_none()
+        {
+            return Err(JobError::Retry(format!(
+                "the answer is signed with {signer}, which is not pinned here: pin it \
+                 (countersign gateway pin-key) and the answer is taken"
+            )));
         }
+        let expected = answer::Expected {
+            task_key: &task_key,
+            from: &peer_group,
+            to: &self.me,
+        };
+        let now = self.sender.clock.now();
+        let signed = match answer::verify(raw, expected, &trust.pins, now) {
+            Ok(signed) => signed,
+            Err(why) => {
+                return Ok(Err(format!(
+                    "the answer's signature is not accepted: {why}"
+                )));
+            }
+        };
+        if signed.answer.state != outbox::COMPLETED {
+            return Ok(Err(format!(
+                "the peer reports the task completed but signed it {}",
+                signed.answer.state
+            )));
+        }
+        let kind = TaskKind::parse(&task.kind).map_err(dead)?;
+        Ok(
+            match self.sender.kinds.check_result(&kind, &signed.answer.result) {
+                Some(Ok(())) => Ok(signed),
+                Some(Err(why)) => Err(format!("the result does not match {kind}'s schema: {why}")),
+                None => Err(format!("{kind} is not a kind this group knows")),
+            },
+        )
     }
 }
 

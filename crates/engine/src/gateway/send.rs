@@ -9,7 +9,9 @@ use super::{OwnKeyError, OwnKeys, work_items};
 use crate::clock::Clock;
 use gateway::build::{self, NewTask};
 use gateway::jws::sign;
-use gateway::{Budget, GroupName, KeyRef, KindRegistry, Refusal, TaskKey, TaskKind, TaskKinds};
+use gateway::{
+    Budget, GroupName, KeyRef, KindRegistry, Refusal, SignedAnswer, TaskKey, TaskKind, TaskKinds,
+};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,8 +55,12 @@ pub struct OutboxTaskView {
     pub state: String,
     /// The peer's id for the task, once it acknowledged it.
     pub remote_task_id: Option<String>,
-    /// The peer's result, checked against the kind's result schema.
+    /// The peer's result, checked against the kind's result schema and
+    /// taken only from an answer signed by a key of the peer pinned here.
     pub result: Option<Value>,
+    /// The key that signed the answer (`group/key/vN`); its signature was
+    /// verified before the result was recorded.
+    pub answer_signer: Option<String>,
     pub error: Option<String>,
     /// The signing key of the envelope (`group/key/vN`).
     pub signer: String,
@@ -83,6 +89,16 @@ impl OutboxTaskView {
             Some(text) => Some(serde_json::from_str(text).map_err(|e| corrupt("result", e))?),
             None => None,
         };
+        let answer_signer = match &task.signed_answer {
+            Some(text) => Some(
+                serde_json::from_str::<SignedAnswer>(text)
+                    .map_err(|e| corrupt("signed answer", e))?
+                    .answer
+                    .signer
+                    .to_string(),
+            ),
+            None => None,
+        };
         Ok(OutboxTaskView {
             signer: serde_json::from_value::<KeyRef>(envelope["envelope"]["signer"].clone())
                 .map_err(|e| corrupt("signer", e))?
@@ -95,6 +111,7 @@ impl OutboxTaskView {
             state: task.state,
             remote_task_id: task.remote_task_id,
             result,
+            answer_signer,
             error: task.error,
             deadline: task.deadline,
             created_at: task.created_at,

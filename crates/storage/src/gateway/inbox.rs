@@ -39,6 +39,8 @@ mod entity {
         pub result: Option<String>,
         /// Why the task failed, for its sender.
         pub status_message: Option<String>,
+        /// The answer this group signed (JSON), sent with the result.
+        pub signed_answer: Option<String>,
         pub created_at: DateTimeUtc,
         pub received_at: DateTimeUtc,
         pub updated_at: DateTimeUtc,
@@ -109,6 +111,7 @@ pub async fn accept(
         state_version: Set(0),
         result: Set(None),
         status_message: Set(None),
+        signed_answer: Set(None),
         created_at: Set(task.created_at),
         received_at: Set(task.received_at),
         updated_at: Set(task.received_at),
@@ -165,8 +168,15 @@ pub async fn get(db: &impl ConnectionTrait, id: &str) -> Result<Option<InboxTask
     Ok(entity::Entity::find_by_id(id).one(db).await?)
 }
 
-/// Moves the task from `from` to `to` (with its result or status message,
-/// if any); false when
+/// What a step of an inbox task records besides its state.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Outcome<'a> {
+    pub result: Option<&'a str>,
+    pub signed_answer: Option<&'a str>,
+    pub message: Option<&'a str>,
+}
+
+/// Moves the task from `from` to `to` (with what `outcome` gives); false when
 /// it was not in `from` any more (another worker moved it first).
 ///
 /// # Errors
@@ -176,8 +186,7 @@ pub async fn advance(
     id: &str,
     from: &str,
     to: &str,
-    result: Option<&str>,
-    message: Option<&str>,
+    outcome: Outcome<'_>,
     now: DateTime<Utc>,
 ) -> Result<bool, StorageError> {
     let mut update = entity::Entity::update_many()
@@ -187,10 +196,13 @@ pub async fn advance(
             Expr::col(entity::Column::StateVersion).add(1),
         )
         .col_expr(entity::Column::UpdatedAt, Expr::value(now));
-    if let Some(result) = result {
+    if let Some(result) = outcome.result {
         update = update.col_expr(entity::Column::Result, Expr::value(result));
     }
-    if let Some(message) = message {
+    if let Some(signed) = outcome.signed_answer {
+        update = update.col_expr(entity::Column::SignedAnswer, Expr::value(signed));
+    }
+    if let Some(message) = outcome.message {
         update = update.col_expr(entity::Column::StatusMessage, Expr::value(message));
     }
     let done = update

@@ -48,6 +48,7 @@ mod entity {
         pub state_version: i32,
         pub remote_task_id: Option<String>,
         pub result: Option<String>,
+        pub signed_answer: Option<String>,
         pub error: Option<String>,
         pub deadline: DateTimeUtc,
         pub created_at: DateTimeUtc,
@@ -99,6 +100,7 @@ pub async fn insert(
         state_version: Set(0),
         remote_task_id: Set(None),
         result: Set(None),
+        signed_answer: Set(None),
         error: Set(None),
         deadline: Set(task.deadline),
         created_at: Set(task.created_at),
@@ -139,6 +141,7 @@ pub struct Change {
     pub state: &'static str,
     pub remote_task_id: Option<String>,
     pub result: Option<String>,
+    pub signed_answer: Option<String>,
     pub error: Option<String>,
 }
 
@@ -164,6 +167,9 @@ pub async fn advance(
     }
     if let Some(result) = change.result {
         update = update.col_expr(entity::Column::Result, Expr::value(result));
+    }
+    if let Some(signed) = change.signed_answer {
+        update = update.col_expr(entity::Column::SignedAnswer, Expr::value(signed));
     }
     if let Some(error) = change.error {
         update = update.col_expr(entity::Column::Error, Expr::value(error));

@@ -101,46 +101,32 @@ async fn an_inbox_task_moves_on_only_from_the_state_it_is_in() {
     )
     .await
     .unwrap();
-    assert!(
-        inbox::advance(
-            db,
-            "gtk_1",
-            inbox::SUBMITTED,
-            inbox::WORKING,
-            None,
-            None,
-            now()
-        )
-        .await
-        .unwrap()
+    let nothing = inbox::Outcome::default();
+    let taken = inbox::advance(
+        db,
+        "gtk_1",
+        inbox::SUBMITTED,
+        inbox::WORKING,
+        nothing,
+        now(),
     );
+    assert!(taken.await.unwrap());
     // A second worker that also saw it submitted does not take it again.
-    assert!(
-        !inbox::advance(
-            db,
-            "gtk_1",
-            inbox::SUBMITTED,
-            inbox::WORKING,
-            None,
-            None,
-            now()
-        )
-        .await
-        .unwrap()
+    let again = inbox::advance(
+        db,
+        "gtk_1",
+        inbox::SUBMITTED,
+        inbox::WORKING,
+        nothing,
+        now(),
     );
-    assert!(
-        inbox::advance(
-            db,
-            "gtk_1",
-            inbox::WORKING,
-            inbox::FAILED,
-            None,
-            Some("no desk"),
-            now()
-        )
-        .await
-        .unwrap()
-    );
+    assert!(!again.await.unwrap());
+    let failed = inbox::Outcome {
+        message: Some("no desk"),
+        ..nothing
+    };
+    let ended = inbox::advance(db, "gtk_1", inbox::WORKING, inbox::FAILED, failed, now());
+    assert!(ended.await.unwrap());
     let stored = inbox::get(db, "gtk_1").await.unwrap().unwrap();
     assert_eq!(
         (

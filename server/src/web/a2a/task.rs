@@ -2,6 +2,7 @@
 //! `TASK_STATE_*`).
 
 use engine::gateway::InboxTaskView;
+use gateway::EXTENSION;
 use serde_json::{Value, json};
 
 fn state(state: &str) -> &'static str {
@@ -40,11 +41,17 @@ pub(super) fn to_a2a(task: &InboxTaskView) -> Value {
         });
     }
     if let Some(result) = &task.result {
-        a2a["artifacts"] = json!([{
+        let mut artifact = json!({
             "artifactId": format!("{}-result", task.task_id),
             "name": "result",
             "parts": [{ "data": result }],
-        }]);
+        });
+        // The result signed by this group, for a Countersign sender to
+        // verify; a plain A2A client reads the data part.
+        if let Some(signed) = &task.signed_answer {
+            artifact["metadata"] = json!({ EXTENSION: signed });
+        }
+        a2a["artifacts"] = json!([artifact]);
     }
     a2a
 }
