@@ -2,7 +2,8 @@
 //! offline rules (the embedded default) or an OpenAI-compatible server.
 
 use crate::config::{ModelBackend, ModelOutputCapField, Settings};
-use engine::assistant::{Assistant, OpenAiCompatible, OpenAiConfig, OutputCapField};
+use engine::assistant::team::TeamOptions;
+use engine::assistant::{Assistant, OfflineRules, OpenAiCompatible, OpenAiConfig, OutputCapField};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,8 +12,11 @@ use std::time::Duration;
 /// # Errors
 /// An OpenAI-compatible backend whose URL or model id is unusable.
 pub fn assistant(settings: &Settings) -> anyhow::Result<Assistant> {
+    let team = TeamOptions {
+        returns_desk: settings.gateway_returns_desk.is_some(),
+    };
     match settings.model_backend {
-        ModelBackend::Offline => Ok(Assistant::offline()),
+        ModelBackend::Offline => Ok(Assistant::for_team(Arc::new(OfflineRules::new()), team)?),
         ModelBackend::Openai => {
             let base_url = settings.model_base_url.clone().unwrap_or_default();
             let model = settings.model_name.clone().unwrap_or_default();
@@ -27,7 +31,7 @@ pub fn assistant(settings: &Settings) -> anyhow::Result<Assistant> {
             };
             let model = OpenAiCompatible::new(config.clone())?;
             tracing::info!(model = ?config, "chat agents use an OpenAI-compatible model");
-            Ok(Assistant::new(Arc::new(model))?)
+            Ok(Assistant::for_team(Arc::new(model), team)?)
         }
     }
 }

@@ -106,6 +106,10 @@ pub struct Settings {
     /// one). Never stored with the keys; without it the group signs nothing.
     #[serde(skip_serializing)]
     pub gateway_master_key: Option<SecretString>,
+    /// The peer group the refund specialist asks about returned parcels
+    /// (`returns.inspection`) before asking the customer. Needs the
+    /// gateway group and master key (answers are taken only signed).
+    pub gateway_returns_desk: Option<String>,
     /// This worker's name in claims, leases and the journal. It must stay
     /// the same across restarts (a restarted worker takes back at once what
     /// it held) and differ between replicas. Default: the host name.
@@ -209,6 +213,7 @@ impl fmt::Debug for Settings {
             .field("model_output_cap_field", &self.model_output_cap_field)
             .field("gateway_group", &self.gateway_group)
             .field("gateway_master_key", &self.gateway_master_key)
+            .field("gateway_returns_desk", &self.gateway_returns_desk)
             .finish()
     }
 }
@@ -279,6 +284,7 @@ impl Default for Settings {
             work_runner: true,
             gateway_group: None,
             gateway_master_key: None,
+            gateway_returns_desk: None,
             executor_name: None,
             model_backend: ModelBackend::Offline,
             model_base_url: None,
@@ -341,6 +347,11 @@ impl Settings {
             key_overlap: chrono::Duration::hours(24),
             kinds: std::sync::Arc::new(engine::gateway::catalogue()?),
             client: connectors::a2a::A2aClient::new(connectors::HttpTimeouts::default())?,
+            returns_desk: self
+                .gateway_returns_desk
+                .as_deref()
+                .map(gateway::GroupName::parse)
+                .transpose()?,
         }))
     }
 
@@ -374,6 +385,24 @@ impl Settings {
                     "gateway_master_key (COUNTERSIGN_GATEWAY_MASTER_KEY): {e}"
                 ))
             })?;
+        }
+        if let Some(desk) = &self.gateway_returns_desk {
+            let invalid = |why: String| {
+                ConfigError::Invalid(format!(
+                    "gateway_returns_desk (COUNTERSIGN_GATEWAY_RETURNS_DESK): {why}"
+                ))
+            };
+            gateway::GroupName::parse(desk).map_err(|e| invalid(e.to_string()))?;
+            if self.gateway_group.is_none() || self.gateway_master_key.is_none() {
+                return Err(invalid(
+                    "asking another group needs COUNTERSIGN_GATEWAY_GROUP and \
+                     COUNTERSIGN_GATEWAY_MASTER_KEY (the task is signed with this group's key)"
+                        .to_owned(),
+                ));
+            }
+            if self.gateway_group.as_deref() == Some(desk.as_str()) {
+                return Err(invalid("a group does not send tasks to itself".to_owned()));
+            }
         }
         if self.session_idle_minutes < 1 || self.session_absolute_hours < 1 {
             return Err(ConfigError::Invalid(

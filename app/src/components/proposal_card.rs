@@ -66,7 +66,7 @@ pub fn ProposalSummary(card: ProposalCard, #[prop(optional)] link: bool) -> impl
             <summary>{format!("Evidence ({} citations)", p.evidence.len())}</summary>
             <ul>
                 {p.evidence.iter().map(|e| {
-                    let kind = match e.kind { EvidenceKind::Order => "order record", EvidenceKind::Policy => "policy", EvidenceKind::Other => "other" };
+                    let kind = match e.kind { EvidenceKind::Order => "order record", EvidenceKind::Policy => "policy", EvidenceKind::PeerAnswer => "signed answer", EvidenceKind::Other => "other" };
                     view! {
                         <li data-reference=e.reference.clone()>
                             <strong>{e.title.clone()}</strong>

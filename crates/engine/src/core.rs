@@ -353,7 +353,8 @@ impl Engine {
             self.proposals.clone(),
             self.policies.clone(),
         )
-        .running_on(self.tasks.clone(), self.activity.clone());
+        .running_on(self.tasks.clone(), self.activity.clone())
+        .asking(self.returns_desk());
         self.proposals = Proposals::new(
             self.db.clone(),
             self.clock.clone(),
@@ -363,6 +364,20 @@ impl Engine {
             self.payment_refs.clone(),
         );
         self
+    }
+
+    /// The returns desk the chat's specialist asks, when the gateway can
+    /// send and names one.
+    fn returns_desk(&self) -> Option<crate::assistant::ReturnsDesk> {
+        let group = self.gateway_parts.as_ref()?.returns_desk.clone()?;
+        let sender = self.gateway.as_ref()?.sender.clone()?;
+        Some(crate::assistant::ReturnsDesk {
+            sender,
+            group,
+            // Within the tool's own time limit; a desk slower than this is
+            // asked in vain and the customer is asked instead.
+            wait: std::time::Duration::from_secs(8),
+        })
     }
 
     /// The same engine, every service reading the time from `clock`

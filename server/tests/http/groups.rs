@@ -563,3 +563,172 @@ async fn an_answer_signed_with_a_key_not_yet_pinned_waits_for_the_admin_and_is_t
     assert_eq!(task.state, "completed", "{task:?}");
     assert_eq!(task.answer_signer.as_deref(), Some("returns/gateway/v1"));
 }
+
+/// The support group with its refund specialist connected to the returns
+/// desk, and the returns group with its demo parcel records, trusting each
+/// other; returns the support group, the returns group and a customer's
+/// bearer token at the support group.
+async fn flagship_groups() -> (TestApp, TestApp, String) {
+    let master = gateway::MasterKey::generate();
+    let support = TestApp::spawn_with(|s| {
+        s.gateway_group = Some("support".into());
+        s.gateway_master_key = Some(master.into());
+        s.gateway_returns_desk = Some("returns".into());
+    })
+    .await;
+    let returns = group("returns", None).await;
+    engine::demo::seed_returned_parcels(returns.db(), Utc::now())
+        .await
+        .unwrap();
+    trust_each_other(&returns, &support, true).await;
+    reach(&support, &returns.url("/a2a")).await;
+    let token = engine::accounts::Accounts::with_system_clock(support.db().clone())
+        .create_token("customer", "flagship")
+        .await
+        .unwrap()
+        .secret;
+    (support, returns, token)
+}
+
+async fn say(app: &TestApp, token: &str, conversation: &str, text: &str) -> serde_json::Value {
+    let response = app
+        .bare_client()
+        .post(app.url(&format!("/api/v1/conversations/{conversation}/messages")))
+        .bearer_auth(token)
+        .json(&json!({ "text": text }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), reqwest::StatusCode::OK);
+    response.json().await.unwrap()
+}
+
+async fn open_conversation(app: &TestApp, token: &str) -> String {
+    let response = app
+        .bare_client()
+        .post(app.url("/api/v1/conversations"))
+        .bearer_auth(token)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    let body: serde_json::Value = response.json().await.unwrap();
+    body["id"].as_str().unwrap().to_owned()
+}
+
+async fn proposal(app: &TestApp, token: &str, id: &str) -> serde_json::Value {
+    let response = app
+        .bare_client()
+        .get(app.url(&format!("/api/v1/proposals/{id}")))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    let body: serde_json::Value = response.json().await.unwrap();
+    body["proposal"].clone()
+}
+
+#[tokio::test]
+async fn the_flagship_refund_cites_the_returns_desks_signed_inspection_instead_of_asking_the_customer()
+ {
+    let (support, _returns, customer) = flagship_groups().await;
+    let conversation = open_conversation(&support, &customer).await;
+
+    let turn = say(
+        &support,
+        &customer,
+        &conversation,
+        "check order 4821 and refund it if it qualifies",
+    )
+    .await;
+    let proposal_id = turn["proposal_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{turn}"));
+    assert!(turn["questions"].as_array().unwrap().is_empty(), "{turn}");
+    assert!(
+        !turn["reply"]
+            .as_str()
+            .unwrap()
+            .contains("was the item opened")
+    );
+
+    let proposal = proposal(&support, &customer, proposal_id).await;
+    assert_eq!(proposal["status"], "awaiting_approval");
+    assert_eq!(proposal["amount_minor"], 7900);
+    assert!(proposal["open_questions"].as_array().unwrap().is_empty());
+    let answer = proposal["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "peer_answer")
+        .unwrap_or_else(|| panic!("no peer answer cited: {proposal}"))
+        .clone();
+    assert!(
+        answer["reference"]
+            .as_str()
+            .unwrap()
+            .starts_with("peer-task:gto_")
+    );
+    assert!(
+        answer["title"]
+            .as_str()
+            .unwrap()
+            .contains("agent group returns")
+    );
+    let provenance = answer["section"].as_str().unwrap();
+    assert!(
+        provenance.contains("signed by returns/gateway/v1"),
+        "{provenance}"
+    );
+    assert!(provenance.contains("signature verified"), "{provenance}");
+    assert!(
+        answer["quote"]
+            .as_str()
+            .unwrap()
+            .contains("condition: sealed")
+    );
+    let recommendation = proposal["recommendation"].as_str().unwrap();
+    assert!(recommendation.contains("returns desk"), "{recommendation}");
+    // The task went out for this conversation, and came back signed.
+    let sent = sender(&support).tasks_for(&conversation).await.unwrap();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].state, "completed");
+}
+
+#[tokio::test]
+async fn when_the_returns_desk_has_no_record_the_customer_is_asked_and_the_approver_sees_both() {
+    let (support, _returns, customer) = flagship_groups().await;
+    let conversation = open_conversation(&support, &customer).await;
+
+    let first = say(
+        &support,
+        &customer,
+        &conversation,
+        "check order 4823 and refund it if it qualifies",
+    )
+    .await;
+    assert!(first["proposal_id"].is_null(), "{first}");
+    assert_eq!(first["questions"], json!(["Was the item opened?"]));
+    let sent = sender(&support).tasks_for(&conversation).await.unwrap();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].result.as_ref().unwrap()["condition"], "unknown");
+
+    let second = say(&support, &customer, &conversation, "no, still sealed").await;
+    let proposal_id = second["proposal_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{second}"));
+    let proposal = proposal(&support, &customer, proposal_id).await;
+    assert_eq!(proposal["open_questions"][0]["answer"], "no, still sealed");
+    // The desk's signed "no parcel on record" is cited too: the approver
+    // sees the customer's word and that the parcel is not back yet.
+    let cited = proposal["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "peer_answer")
+        .unwrap_or_else(|| panic!("{proposal}"))
+        .clone();
+    assert!(cited["quote"].as_str().unwrap().contains("condition: unknown"));
+    let recommendation = proposal["recommendation"].as_str().unwrap();
+    assert!(recommendation.contains("the customer said"), "{recommendation}");
+}

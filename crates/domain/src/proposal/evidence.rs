@@ -16,6 +16,9 @@ pub enum EvidenceKind {
     Order,
     /// A passage of a policy document.
     Policy,
+    /// A signed answer from another agent group (e.g. the returns desk's
+    /// inspection of a parcel), verified with that group's pinned key.
+    PeerAnswer,
     /// Anything else (a conversation excerpt, a carrier record, …).
     Other,
 }
@@ -36,6 +39,12 @@ pub struct Evidence {
 }
 
 impl Evidence {
+    /// The reference a peer answer citation carries: `peer-task:<id>`, the
+    /// task in this group's outbox that the answer came back to.
+    pub fn peer_task_reference(outbox_id: &str) -> String {
+        format!("peer-task:{outbox_id}")
+    }
+
     /// The reference an order citation must carry: `order:<id>`.
     pub fn order_reference(order_id: &str) -> String {
         format!("order:{order_id}")

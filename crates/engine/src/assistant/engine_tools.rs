@@ -6,10 +6,13 @@ use super::Chat;
 use super::handover::Handover;
 use super::tools::ToolPort;
 use crate::core::Actor;
+use crate::gateway::{OutboundTask, OutboxTaskView, RETURNS_INSPECTION, SendError};
 use crate::policies::{PolicyError, PolicyHit};
 use crate::proposals::{Proposer, SubmitError, SubmitProposal};
 use async_trait::async_trait;
 use domain::{OrderSnapshot, Timestamp};
+use gateway::{Budget, TaskKind};
+use serde_json::json;
 use storage::StorageError;
 use storage::proposals::{ProposalFilter, StoredProposal};
 
@@ -53,6 +56,37 @@ impl ToolPort for Chat {
         input: SubmitProposal,
     ) -> Result<StoredProposal, SubmitError> {
         self.proposals.submit(proposer, input).await
+    }
+
+    async fn ask_returns_desk(
+        &self,
+        order_id: &str,
+        conversation_id: &str,
+    ) -> Result<Option<OutboxTaskView>, SendError> {
+        let Some(desk) = &self.returns_desk else {
+            return Ok(None);
+        };
+        let now = self.clock.now();
+        let task = desk
+            .sender
+            .send(OutboundTask {
+                to: desk.group.clone(),
+                kind: TaskKind::parse(RETURNS_INSPECTION)
+                    .map_err(|e| SendError::Invalid(gateway::Refusal::Malformed(e.to_string())))?,
+                input: json!({ "order_id": order_id }),
+                // A lookup of the desk's records: no model, no money, and
+                // worth nothing once the customer has been asked instead.
+                budget: Budget {
+                    model_calls: 0,
+                    steps: 4,
+                    tokens: 0,
+                    money: None,
+                    deadline: now + chrono::Duration::minutes(2),
+                },
+                subject: Some(conversation_id.to_owned()),
+            })
+            .await?;
+        Ok(Some(desk.sender.wait_for(&task.id, desk.wait).await?))
     }
 
     async fn request_person(

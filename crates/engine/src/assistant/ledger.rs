@@ -16,8 +16,8 @@
 //! the next message its answer instead.
 
 use super::tools::{
-    GET_ORDER, PREPARE_REFUND, PreparedProposal, RECORD_UNKNOWN, REQUEST_PERSON, RecordedQuestion,
-    SEARCH_POLICY,
+    CHECK_RETURNED_PARCEL, GET_ORDER, PREPARE_REFUND, ParcelInspection, PreparedProposal,
+    RECORD_UNKNOWN, REQUEST_PERSON, RecordedQuestion, SEARCH_POLICY,
 };
 use agents::{Message, OutcomeKind, Provenance, Role};
 use domain::Timestamp;
@@ -56,6 +56,9 @@ pub struct Ledger {
     /// Where the latest customer message stands in the transcript.
     last_customer_message: Option<usize>,
     evidence: Vec<Provenance>,
+    /// Signed answers of other groups about an order: (order id, what the
+    /// answer said, where it came from).
+    peer_answers: Vec<(String, String, Provenance)>,
     questions: Vec<AskedQuestion>,
     proposals: Vec<(String, String)>,
 }
@@ -124,6 +127,19 @@ impl Ledger {
                 }
             }
             REQUEST_PERSON => self.asked_for_person(),
+            CHECK_RETURNED_PARCEL => {
+                let provenance: Option<Provenance> = result
+                    .get("provenance")
+                    .and_then(|p| p.get(0))
+                    .cloned()
+                    .and_then(|p| serde_json::from_value(p).ok());
+                if let (Ok(inspection), Some(provenance)) = (
+                    serde_json::from_value::<ParcelInspection>(value),
+                    provenance,
+                ) {
+                    self.peer_answered(&inspection.order_id, &inspection.condition, provenance);
+                }
+            }
             _ => {}
         }
     }
@@ -168,6 +184,23 @@ impl Ledger {
                 question.answer = None;
             }
         }
+    }
+
+    /// Another group answered about `order_id` (`said`, e.g. the parcel's
+    /// condition), signed; the newest answer about an order counts.
+    pub fn peer_answered(&mut self, order_id: &str, said: &str, provenance: Provenance) {
+        self.peer_answers.retain(|(order, _, _)| order != order_id);
+        self.peer_answers
+            .push((order_id.to_owned(), said.to_owned(), provenance));
+    }
+
+    /// The signed answer another group gave about `order_id`, with what it
+    /// said, if one was read in this conversation.
+    pub fn peer_evidence(&self, order_id: &str) -> Option<(&str, &Provenance)> {
+        self.peer_answers
+            .iter()
+            .find(|(order, _, _)| order == order_id)
+            .map(|(_, said, provenance)| (said.as_str(), provenance))
     }
 
     /// A tool read these sources; a newer reading of a source replaces the older.

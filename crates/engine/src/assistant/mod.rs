@@ -86,6 +86,21 @@ impl Assistant {
         ))
     }
 
+    /// The standard agents driven by `model`, with what `options` connects.
+    ///
+    /// # Errors
+    /// As [`Assistant::new`].
+    pub fn for_team(
+        model: Arc<dyn ChatModel>,
+        options: team::TeamOptions,
+    ) -> Result<Self, team::DefinitionError> {
+        Ok(Self::with_workflow(
+            model,
+            team::workflow_for(options)?,
+            DEFAULT_RUNNER_CONFIG,
+        ))
+    }
+
     /// Any workflow and limits (tests use a failing order reader or a small
     /// step bound).
     pub fn with_workflow(
@@ -145,6 +160,18 @@ pub struct Chat {
     tasks: runner::Supervisor,
     /// A turn is interactive work: background lanes give way to it.
     activity: runner::Activity,
+    /// The returns desk the specialist asks about returned parcels, when
+    /// the gateway connects one.
+    returns_desk: Option<ReturnsDesk>,
+}
+
+/// Another agent group that answers `returns.inspection` tasks, and how
+/// long a turn waits for its answer before asking the customer instead.
+#[derive(Clone)]
+pub struct ReturnsDesk {
+    pub sender: crate::gateway::Sender,
+    pub group: gateway::GroupName,
+    pub wait: std::time::Duration,
 }
 
 impl Chat {
@@ -165,7 +192,16 @@ impl Chat {
             policies,
             tasks: runner::Supervisor::new(),
             activity: runner::Activity::default(),
+            returns_desk: None,
         }
+    }
+
+    /// The same service, its specialist asking `desk` about returned
+    /// parcels.
+    #[must_use]
+    pub fn asking(mut self, desk: Option<ReturnsDesk>) -> Self {
+        self.returns_desk = desk;
+        self
     }
 
     /// The same service running its turns under the process's supervisor

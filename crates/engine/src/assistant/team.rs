@@ -2,7 +2,8 @@
 //! and to whom each may hand the conversation (checked by the runtime).
 
 use super::tools::{
-    GetOrder, PrepareRefund, RecordUnknown, RefundStatus, RequestPerson, SearchPolicy,
+    CheckReturnedParcel, GetOrder, PrepareRefund, RecordUnknown, RefundStatus, RequestPerson,
+    SearchPolicy,
 };
 use agents::{Agent, AgentError, Workflow, WorkflowError};
 use std::sync::Arc;
@@ -25,7 +26,7 @@ const SPECIALIST_INSTRUCTIONS: &str = "You are the refund specialist of a shop's
 1. You need the order number; if the customer has not given one, ask for it.
 2. Read the order with get_order. not_found means it is not on this customer's account: say you cannot find it on their account and nothing more. unknown means the lookup failed: say you could not check it right now and that you do not know whether it exists; never say it does not exist.
 3. Read the relevant policy passages with search_policy before deciding anything; cite them by reference.
-4. What the records cannot tell (for example whether the parcel was opened) is an explicit unknown: record it with record_unknown, ask the customer, and wait for the answer. Never guess.
+4. What the records cannot tell (for example whether the parcel was opened) is an explicit unknown. If you have check_returned_parcel, ask the returns desk first: a condition it recorded (sealed, opened, damaged) is evidence you may rely on and cite; unknown or no answer means you still do not know. Otherwise record it with record_unknown, ask the customer, and wait for the answer. Never guess.
 5. When the evidence supports a refund, call prepare_refund with the order, the policy references you read and a one-paragraph recommendation. The amount is computed from the order. Then tell the customer the proposal id, the amount, and that it is waiting for approval by a person — not that they have been refunded.
 6. If the policy does not allow a full refund, explain the rule that applies, citing it, and do not prepare one.
 7. When the customer asks where a refund stands (\"where is my refund\", \"status of 4822\"), call refund_status and answer from its result: where it stands, what happens next and when. Never prepare a refund to answer a status question.
@@ -41,6 +42,14 @@ pub enum DefinitionError {
     Workflow(#[from] WorkflowError),
 }
 
+/// What the team can reach beyond this group's own records.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TeamOptions {
+    /// The specialist may ask the returns desk (another agent group) about
+    /// returned parcels (`check_returned_parcel`).
+    pub returns_desk: bool,
+}
+
 /// The coordinator → refund specialist workflow with the standard tools.
 ///
 /// # Errors
@@ -49,16 +58,25 @@ pub fn standard_workflow() -> Result<Workflow, DefinitionError> {
     workflow_with(GetOrder::new())
 }
 
+/// The standard workflow with what `options` connects.
+///
+/// # Errors
+/// As [`standard_workflow`].
+pub fn workflow_for(options: TeamOptions) -> Result<Workflow, DefinitionError> {
+    let (coordinator, specialist) = agents(GetOrder::new(), options)?;
+    Ok(Workflow::new(vec![coordinator, specialist], COORDINATOR)?)
+}
+
 /// The same workflow with a given order reader (tests use one that fails).
 ///
 /// # Errors
 /// As [`standard_workflow`].
 pub fn workflow_with(get_order: GetOrder) -> Result<Workflow, DefinitionError> {
-    let (coordinator, specialist) = agents(get_order)?;
+    let (coordinator, specialist) = agents(get_order, TeamOptions::default())?;
     Ok(Workflow::new(vec![coordinator, specialist], COORDINATOR)?)
 }
 
-fn agents(get_order: GetOrder) -> Result<(Agent, Agent), AgentError> {
+fn agents(get_order: GetOrder, options: TeamOptions) -> Result<(Agent, Agent), AgentError> {
     let coordinator = Agent::builder(COORDINATOR)
         .description(COORDINATOR_DESCRIPTION)
         .instructions(COORDINATOR_INSTRUCTIONS)
@@ -66,11 +84,15 @@ fn agents(get_order: GetOrder) -> Result<(Agent, Agent), AgentError> {
         .tool(Arc::new(RequestPerson))
         .can_handoff_to(REFUND_SPECIALIST)
         .build()?;
-    let specialist = Agent::builder(REFUND_SPECIALIST)
+    let mut specialist = Agent::builder(REFUND_SPECIALIST)
         .description(SPECIALIST_DESCRIPTION)
         .instructions(SPECIALIST_INSTRUCTIONS)
         .tool(Arc::new(get_order))
-        .tool(Arc::new(SearchPolicy))
+        .tool(Arc::new(SearchPolicy));
+    if options.returns_desk {
+        specialist = specialist.tool(Arc::new(CheckReturnedParcel));
+    }
+    let specialist = specialist
         .tool(Arc::new(RecordUnknown))
         .tool(Arc::new(PrepareRefund))
         .tool(Arc::new(RefundStatus))
@@ -87,7 +109,7 @@ mod tests {
 
     #[test]
     fn the_agents_are_valid_and_each_has_one_accountable_sentence() {
-        let (coordinator, specialist) = agents(GetOrder::new()).unwrap();
+        let (coordinator, specialist) = agents(GetOrder::new(), TeamOptions::default()).unwrap();
         assert!(coordinator.description().ends_with('.'));
         assert_eq!(coordinator.can_handoff_to(), [REFUND_SPECIALIST]);
         assert_eq!(specialist.can_handoff_to(), [COORDINATOR]);
@@ -105,5 +127,15 @@ mod tests {
         );
         assert!(coordinator.tool("get_order").is_none());
         assert!(standard_workflow().is_ok());
+    }
+
+    #[test]
+    fn only_a_team_connected_to_a_returns_desk_can_ask_it() {
+        let with_desk = TeamOptions { returns_desk: true };
+        let (_, specialist) = agents(GetOrder::new(), with_desk).unwrap();
+        assert!(specialist.tool("check_returned_parcel").is_some());
+        let (_, specialist) = agents(GetOrder::new(), TeamOptions::default()).unwrap();
+        assert!(specialist.tool("check_returned_parcel").is_none());
+        assert!(workflow_for(with_desk).is_ok());
     }
 }

@@ -64,6 +64,8 @@ pub struct GatewayParts {
     pub key_overlap: chrono::Duration,
     pub kinds: Arc<KindRegistry>,
     pub client: A2aClient,
+    /// The group the refund specialist asks about returned parcels, if any.
+    pub returns_desk: Option<GroupName>,
 }
 
 /// This group's gateway.

@@ -477,6 +477,11 @@ async fn resolve_evidence(
         }
         return Ok(Evidence::order(order, order_quote(order, now)));
     }
+    if source == "peer-task" {
+        return peer_answer(db, order, section_id)
+            .await?
+            .map_err(|why| problem(&why));
+    }
     let version = match &citation.version {
         Some(version) => storage::policies::version(db, source, version)
             .await?
@@ -508,6 +513,70 @@ async fn resolve_evidence(
         version.content_hash.clone(),
         quote,
     ))
+}
+
+/// The signed answer another group gave to outbox task `outbox_id`, as
+/// evidence: only a completed task about this order whose answer verified
+/// with the peer's pinned key when it came back (the relay records nothing
+/// else as completed). Its provenance is in the citation: the group, the
+/// task key, the key that signed it, and the digest of the signed answer.
+async fn peer_answer(
+    db: &impl ConnectionTrait,
+    order: &OrderSnapshot,
+    outbox_id: &str,
+) -> Result<Result<Evidence, String>, SubmitError> {
+    let Some(task) = storage::gateway::outbox::get(db, outbox_id).await? else {
+        return Ok(Err("no such task was sent to another group".to_owned()));
+    };
+    let (Some(signed), true) = (
+        task.signed_answer.as_deref(),
+        task.state == storage::gateway::outbox::COMPLETED,
+    ) else {
+        return Ok(Err(format!(
+            "the task is {}, without a signed answer to cite",
+            task.state
+        )));
+    };
+    let corrupt = |e: serde_json::Error| {
+        SubmitError::Storage(StorageError::Corrupt(format!(
+            "outbox task {outbox_id} does not read back: {e}"
+        )))
+    };
+    let envelope: serde_json::Value = serde_json::from_str(&task.envelope).map_err(corrupt)?;
+    if envelope["envelope"]["input"]["order_id"].as_str() != Some(order.id.as_str()) {
+        return Ok(Err("the task was about another order".to_owned()));
+    }
+    let answer: gateway::SignedAnswer = serde_json::from_str(signed).map_err(corrupt)?;
+    let digest = gateway::jws::envelope_digest(&serde_json::from_str(signed).map_err(corrupt)?);
+    // Each field of the result as a person reads it: "condition: sealed".
+    let quote = match &answer.answer.result {
+        serde_json::Value::Object(fields) => fields
+            .iter()
+            .map(|(name, value)| match value {
+                serde_json::Value::String(text) => format!("{name}: {text}"),
+                serde_json::Value::Null => format!("{name}: —"),
+                other => format!("{name}: {other}"),
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        other => other.to_string(),
+    };
+    Ok(Ok(Evidence {
+        kind: domain::proposal::EvidenceKind::PeerAnswer,
+        reference: Evidence::peer_task_reference(outbox_id),
+        title: format!(
+            "{} answered by agent group {}",
+            task.kind, answer.answer.from
+        ),
+        section: Some(format!(
+            "task {} · signed by {} · signature verified {}",
+            answer.answer.task_key,
+            answer.answer.signer,
+            task.updated_at.format("%Y-%m-%d %H:%M UTC")
+        )),
+        version: digest,
+        quote,
+    }))
 }
 
 fn normalized(text: &str) -> String {

@@ -39,7 +39,9 @@ mod view;
 pub use parse::{Opened, Utterance};
 
 use super::team::{COORDINATOR, REFUND_SPECIALIST};
-use super::tools::{PREPARE_REFUND, PreparedProposal, RECORD_UNKNOWN, RecordedQuestion};
+use super::tools::{
+    CHECK_RETURNED_PARCEL, PREPARE_REFUND, PreparedProposal, RECORD_UNKNOWN, RecordedQuestion,
+};
 use agents::{ChatModel, HANDOFF_TOOL, ModelError, ModelRequest, ModelResponse, ToolCall};
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -80,7 +82,15 @@ pub fn respond(request: &ModelRequest) -> ModelResponse {
     }
     let step = match request.agent.as_str() {
         COORDINATOR => coordinator::next(&view),
-        REFUND_SPECIALIST => specialist::next(&view),
+        REFUND_SPECIALIST => specialist::next(
+            &view,
+            specialist::Reach {
+                returns_desk: request
+                    .tools
+                    .iter()
+                    .any(|tool| tool.name == CHECK_RETURNED_PARCEL),
+            },
+        ),
         other => Step::Say(format!(
             "The offline rules have no behaviour for the agent {other:?}, so I cannot answer here."
         )),

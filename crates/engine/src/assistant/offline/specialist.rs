@@ -10,8 +10,9 @@ use super::view::{ToolResult, View};
 use super::{Step, pending_question};
 use crate::assistant::team::{COORDINATOR, REFUND_SPECIALIST};
 use crate::assistant::tools::{
-    GET_ORDER, OrderView, PREPARE_REFUND, PolicyPassage, PolicySearchResult, PreparedProposal,
-    RECORD_UNKNOWN, RecordedQuestion, SEARCH_POLICY, prepare_refund::ALREADY_IN_FLIGHT,
+    CHECK_RETURNED_PARCEL, GET_ORDER, OrderView, PREPARE_REFUND, ParcelInspection, PolicyPassage,
+    PolicySearchResult, PreparedProposal, RECORD_UNKNOWN, RecordedQuestion, SEARCH_POLICY,
+    prepare_refund::ALREADY_IN_FLIGHT,
 };
 use agents::OutcomeKind;
 use domain::{Currency, Money};
@@ -21,7 +22,14 @@ const UNOPENED_QUERY: &str = "return unopened items within days of delivery for 
 const OPENED_QUERY: &str = "opened items returned restocking fee";
 const DAMAGED_QUERY: &str = "damaged or faulty items refunded in full";
 
-pub(super) fn next(view: &View<'_>) -> Step {
+/// What the specialist can reach besides this group's records.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Reach {
+    /// `check_returned_parcel` is offered: the returns desk is connected.
+    pub returns_desk: bool,
+}
+
+pub(super) fn next(view: &View<'_>, reach: Reach) -> Step {
     let said = Utterance::of(view.user_text());
     if said.status_question {
         return super::status::next(view, &said);
@@ -50,7 +58,7 @@ pub(super) fn next(view: &View<'_>) -> Step {
         .filter(|number| **number != order_id)
         .cloned()
         .collect();
-    match case(view, &order_id) {
+    match case(view, &order_id, reach) {
         Step::Say(reply) => Step::Say(format!("{reply}{}", also_mentioned(&others))),
         step => step,
     }
@@ -78,7 +86,7 @@ fn without_order(view: &View<'_>, said: &Utterance) -> Step {
 }
 
 /// The next step for `order_id`.
-fn case(view: &View<'_>, order_id: &str) -> Step {
+fn case(view: &View<'_>, order_id: &str, reach: Reach) -> Step {
     let for_order = |r: &ToolResult<'_>| r.arg("order_id") == Some(order_id);
 
     // 1. The live order record.
@@ -158,7 +166,25 @@ fn case(view: &View<'_>, order_id: &str) -> Step {
         ));
     }
 
-    // 5. What the records cannot say: ask, and wait for the answer.
+    // 5. What the returns desk recorded, where one is connected: a
+    // condition it signed settles the question; anything else (no parcel
+    // on record, no answer) leaves it for the customer.
+    if reach.returns_desk {
+        let Some(checked) = view.latest(CHECK_RETURNED_PARCEL, for_order) else {
+            return Step::Call {
+                tool: CHECK_RETURNED_PARCEL,
+                args: json!({ "order_id": order_id }),
+            };
+        };
+        if let Some(inspection) = checked.value::<ParcelInspection>()
+            && let Some(opened) = recorded_condition(&inspection.condition)
+        {
+            let basis = Basis::ReturnsDesk(&inspection);
+            return decide(view, &order, &passages, unopened, days, opened, &basis);
+        }
+    }
+
+    // 6. What the records cannot say: ask, and wait for the answer.
     let asked = view.latest(RECORD_UNKNOWN, |r| {
         r.value::<RecordedQuestion>()
             .is_some_and(|q| q.order_id.as_deref() == Some(order_id))
@@ -193,27 +219,103 @@ fn case(view: &View<'_>, order_id: &str) -> Step {
             args: json!({ "question": OPENED_QUESTION, "order_id": order_id, "ask": "customer" }),
         };
     };
+    decide(
+        view,
+        &order,
+        &passages,
+        unopened,
+        days,
+        opened,
+        &Basis::Customer(words),
+    )
+}
+
+/// What says whether the item was opened.
+enum Basis<'a> {
+    /// The customer's reply to the question, verbatim.
+    Customer(&'a str),
+    /// The returns desk's signed record of the returned parcel.
+    ReturnsDesk(&'a ParcelInspection),
+}
+
+impl Basis<'_> {
+    /// The clause a recommendation gives for it.
+    fn clause(&self) -> String {
+        match self {
+            Basis::Customer(words) => format!(
+                "asked whether the item was opened the customer said: \"{}\"",
+                words.trim()
+            ),
+            Basis::ReturnsDesk(inspection) => format!(
+                "the returns desk (agent group {}) recorded the returned parcel as {}{}, in an answer signed by {} ({})",
+                inspection.answered_by,
+                inspection.condition,
+                inspection
+                    .received_at
+                    .as_deref()
+                    .map(|at| format!(" on {}", at.get(..10).unwrap_or(at)))
+                    .unwrap_or_default(),
+                inspection.signed_by,
+                inspection.evidence_reference
+            ),
+        }
+    }
+
+    /// How a reply to the customer opens.
+    fn lead(&self) -> String {
+        match self {
+            Basis::Customer(_) => "Thanks.".to_owned(),
+            Basis::ReturnsDesk(inspection) => format!(
+                "Our returns desk has your parcel for order {} on record as {}.",
+                inspection.order_id, inspection.condition
+            ),
+        }
+    }
+}
+
+/// The returns desk's condition as the answer to "was it opened?"; None
+/// for `unknown` (no parcel on record) or anything unexpected.
+fn recorded_condition(condition: &str) -> Option<Opened> {
+    match condition {
+        "sealed" => Some(Opened::No),
+        "opened" => Some(Opened::Yes),
+        "damaged" => Some(Opened::Damaged),
+        _ => None,
+    }
+}
+
+/// The step once it is known whether the item was opened.
+fn decide(
+    view: &View<'_>,
+    order: &OrderView,
+    passages: &[PolicyPassage],
+    unopened: &PolicyPassage,
+    days: i64,
+    opened: Opened,
+    basis: &Basis<'_>,
+) -> Step {
+    let order_id = order.order_id.as_str();
     match opened {
-        Opened::No => propose(&order, unopened, days, words, "unopened"),
+        Opened::No => propose(order, unopened, days, basis, "unopened"),
         Opened::Damaged => {
-            let Some(damaged) = section(&passages, "damaged") else {
+            let Some(damaged) = section(passages, "damaged") else {
                 return policy_needed(view, DAMAGED_QUERY, order_id, "damaged or faulty items");
             };
             match parse::days_limit(&damaged.passage) {
-                Some(limit) if days <= limit => propose(&order, damaged, days, words, "damaged"),
+                Some(limit) if days <= limit => propose(order, damaged, days, basis, "damaged"),
                 Some(limit) => Step::Say(format!(
                     "Order {} was delivered {days} days ago; our {} covers damage reported within {limit} days of delivery, so I can't propose a refund for it.",
                     order.order_id,
                     cite(damaged)
                 )),
-                None => Step::Say(unreadable_rule(&order, damaged)),
+                None => Step::Say(unreadable_rule(order, damaged)),
             }
         }
         Opened::Yes => {
-            let Some(rule) = section(&passages, "opened") else {
+            let Some(rule) = section(passages, "opened") else {
                 return policy_needed(view, OPENED_QUERY, order_id, "opened items");
             };
-            Step::Say(opened_rule(&order, rule, days))
+            Step::Say(opened_rule(order, rule, days, &basis.lead()))
         }
     }
 }
@@ -310,16 +412,16 @@ fn propose(
     order: &OrderView,
     rule: &PolicyPassage,
     days: i64,
-    words: &str,
+    basis: &Basis<'_>,
     condition: &str,
 ) -> Step {
     let recommendation = format!(
-        "Refund {} for order {} to the original payment method. The order was delivered {days} days ago; {} ({}) covers {condition} items in that time, and asked whether the item was opened the customer said: \"{}\".",
+        "Refund {} for order {} to the original payment method. The order was delivered {days} days ago; {} ({}) covers {condition} items in that time, and {}.",
         order.refundable,
         order.order_id,
         rule.reference,
         rule.section,
-        words.trim()
+        basis.clause()
     );
     Step::Call {
         tool: PREPARE_REFUND,
@@ -381,7 +483,7 @@ fn prepare_failed(order_id: &str, failed: &ToolResult<'_>) -> String {
     }
 }
 
-fn opened_rule(order: &OrderView, rule: &PolicyPassage, days: i64) -> String {
+fn opened_rule(order: &OrderView, rule: &PolicyPassage, days: i64, lead: &str) -> String {
     let stated = format!(
         "For opened items our {} says: \"{}\"",
         cite(rule),
@@ -393,17 +495,17 @@ fn opened_rule(order: &OrderView, rule: &PolicyPassage, days: i64) -> String {
         parse::percent(&rule.passage),
     ) {
         (Some(window), Some(fee)) if days <= window => format!(
-            "Thanks. {stated} Order {} was delivered {days} days ago, so it can still be returned as an opened item: {} less the {fee} % restocking fee would be {}. I haven't prepared a refund: I only propose full refunds of unopened items, so the return of an opened item is for our staff to handle once it's back. {faulty}",
+            "{lead} {stated} Order {} was delivered {days} days ago, so it can still be returned as an opened item: {} less the {fee} % restocking fee would be {}. I haven't prepared a refund: I only propose full refunds of unopened items, so the return of an opened item is for our staff to handle once it's back. {faulty}",
             order.order_id,
             order.refundable,
             after_fee(order, fee)
         ),
         (Some(window), _) => format!(
-            "Thanks. {stated} Order {} was delivered {days} days ago, past the {window} days for opened items, so it doesn't qualify for a return, and I haven't prepared a refund. {faulty}",
+            "{lead} {stated} Order {} was delivered {days} days ago, past the {window} days for opened items, so it doesn't qualify for a return, and I haven't prepared a refund. {faulty}",
             order.order_id
         ),
         _ => format!(
-            "Thanks. {stated} I can't tell from that text how it applies to order {}, so I haven't prepared a refund; a member of our staff can look at it.",
+            "{lead} {stated} I can't tell from that text how it applies to order {}, so I haven't prepared a refund; a member of our staff can look at it.",
             order.order_id
         ),
     }

@@ -3,6 +3,7 @@
 //! actor, the conversation's customer, the evidence ledger) — never from the
 //! model's arguments — so no prompt can widen what a tool returns or does.
 
+pub mod check_returned_parcel;
 pub mod get_order;
 mod port;
 pub mod prepare_refund;
@@ -11,6 +12,7 @@ pub mod refund_status;
 pub mod request_person;
 pub mod search_policy;
 
+pub use check_returned_parcel::{CheckReturnedParcel, ParcelInspection};
 pub use get_order::{GetOrder, OrderLineView, OrderView, PastRefundView};
 pub use port::ToolPort;
 pub use prepare_refund::{PrepareRefund, PreparedProposal};
@@ -31,6 +33,7 @@ pub const RECORD_UNKNOWN: &str = "record_unknown";
 pub const PREPARE_REFUND: &str = "prepare_refund";
 pub const REQUEST_PERSON: &str = "request_person";
 pub const REFUND_STATUS: &str = "refund_status";
+pub const CHECK_RETURNED_PARCEL: &str = "check_returned_parcel";
 
 /// Longest order id accepted from a model.
 const MAX_ORDER_ID_CHARS: usize = 64;

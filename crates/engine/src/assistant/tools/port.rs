@@ -45,6 +45,16 @@ pub trait ToolPort: Send + Sync {
         input: SubmitProposal,
     ) -> Result<StoredProposal, SubmitError>;
 
+    /// Asks the returns desk (another agent group) what it recorded about
+    /// `order_id`'s returned parcel, for conversation `conversation_id`,
+    /// and waits a short while for its answer. None when no returns desk is
+    /// connected.
+    async fn ask_returns_desk(
+        &self,
+        order_id: &str,
+        conversation_id: &str,
+    ) -> Result<Option<crate::gateway::OutboxTaskView>, crate::gateway::SendError>;
+
     /// Asks for a person to join conversation `conversation_id`, from a
     /// turn `actor` started.
     async fn request_person(

@@ -121,7 +121,7 @@ impl Tool for PrepareRefund {
 
         // Evidence comes before eligibility, and it must be evidence this
         // conversation read, not evidence the model says it read.
-        let (order_reading, policy_readings, open_questions, existing) = {
+        let (order_reading, policy_readings, open_questions, existing, peer_answer) = {
             let ledger = scope.ledger();
             if let Some(wait) = awaiting_customer(ctx, &ledger, &order_id) {
                 return wait;
@@ -154,6 +154,9 @@ impl Tool for PrepareRefund {
                 policy_readings,
                 ledger.open_questions_for(&order_id),
                 ledger.proposal_for(&order_id).map(str::to_owned),
+                ledger
+                    .peer_evidence(&order_id)
+                    .map(|(_, provenance)| provenance.source.clone()),
             )
         };
         if let Some(existing) = existing {
@@ -211,6 +214,14 @@ impl Tool for PrepareRefund {
         evidence.extend(policy_readings.iter().map(|reading| EvidenceRef {
             reference: reading.source.clone(),
             version: Some(reading.version.clone()),
+            quote: None,
+        }));
+        // Another group's signed answer about the order (the returns desk's
+        // inspection) is cited with its provenance; the submission checks
+        // it is a completed, verified answer about this order.
+        evidence.extend(peer_answer.map(|reference| EvidenceRef {
+            reference,
+            version: None,
             quote: None,
         }));
         let submitted = scope
