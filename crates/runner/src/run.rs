@@ -359,12 +359,23 @@ impl Runner {
             } else {
                 drop(first);
             }
+            // Asleep until rung, until an item this process queued for
+            // later falls due, or until the next poll.
+            let (due, passed) = door.next_due();
+            if passed {
+                look = true;
+                continue;
+            }
+            let until = due.map_or(next_poll, |due| due.min(next_poll));
             tokio::select! {
                 () = door.bell.notified() => look = true,
                 () = door.handed_bell.notified() => {}
-                () = tokio::time::sleep_until(next_poll) => {
+                () = door.due_bell.notified() => {}
+                () = tokio::time::sleep_until(until) => {
                     look = true;
-                    next_poll = tokio::time::Instant::now() + spec.poll_every;
+                    if tokio::time::Instant::now() >= next_poll {
+                        next_poll = tokio::time::Instant::now() + spec.poll_every;
+                    }
                 }
                 () = stopping.cancelled() => break,
             }
@@ -555,6 +566,13 @@ impl Runner {
                 Finish::Done { .. } => None,
             },
         };
+        let again_at = match &outcome {
+            Finish::Retry { at, .. }
+            | Finish::Done {
+                next_run: Some(at), ..
+            } => Some(*at),
+            Finish::Done { .. } | Finish::Dead { .. } => None,
+        };
         let runner = self.clone();
         let written = inner
             .finishes
@@ -572,6 +590,12 @@ impl Runner {
             });
         match written {
             Ok(true) => {
+                // A retry (or a schedule's next run) starts when it falls
+                // due, not at the lane's next poll after that.
+                if let Some(at) = again_at {
+                    let wait = (at - (inner.clock)()).to_std().unwrap_or_default();
+                    inner.wake.lane_after(&item.lane, wait);
+                }
                 let _ = inner.finished.send(finished);
             }
             Ok(false) => tracing::warn!(

@@ -7,7 +7,8 @@
 //! [`Wake::taker`] for the claim to write and, after the commit, hands the
 //! item over: the lane runs it without a claim transaction of its own.
 
-use std::collections::{HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use storage::work::WorkItem;
@@ -29,6 +30,11 @@ pub(crate) struct Door {
     handed: Mutex<VecDeque<WorkItem>>,
     /// Set while a runner of this process runs the lane.
     taker: Mutex<Option<Taker>>,
+    /// When items this process queued for later fall due: the lane looks
+    /// then, rather than at its next poll.
+    due: Mutex<BinaryHeap<Reverse<tokio::time::Instant>>>,
+    /// Rung when an earlier due time was added: the lane sleeps again.
+    pub(crate) due_bell: Notify,
 }
 
 /// Who claims an item written for a lane this process runs, and for how
@@ -49,6 +55,18 @@ impl Wake {
     /// Wakes the lane (a no-op when no runner in this process runs it).
     pub fn lane(&self, lane: &str) {
         self.door(lane).bell.notify_one();
+    }
+
+    /// Wakes the lane `after` from now, when an item queued for then falls
+    /// due (a no-op when no runner in this process runs it; other replicas
+    /// find it on their poll).
+    pub fn lane_after(&self, lane: &str, after: Duration) {
+        let door = self.door(lane);
+        // A little late rather than early: the claim compares the item's
+        // due time with the wall clock, the timer runs on the monotonic one.
+        let at = tokio::time::Instant::now() + after + Duration::from_millis(2);
+        lock(&door.due).push(Reverse(at));
+        door.due_bell.notify_one();
     }
 
     /// The claim to write for a new item of `lane` when a runner of this
@@ -98,6 +116,19 @@ impl Door {
 
     pub(crate) fn set_taker(&self, taker: Option<Taker>) {
         *lock(&self.taker) = taker;
+    }
+
+    /// The earliest time an item queued for later falls due, and whether
+    /// one fell due already (those are forgotten: the caller looks now).
+    pub(crate) fn next_due(&self) -> (Option<tokio::time::Instant>, bool) {
+        let now = tokio::time::Instant::now();
+        let mut due = lock(&self.due);
+        let mut passed = false;
+        while due.peek().is_some_and(|Reverse(at)| *at <= now) {
+            due.pop();
+            passed = true;
+        }
+        (due.peek().map(|Reverse(at)| *at), passed)
     }
 }
 

@@ -811,3 +811,42 @@ async fn claimed_work_whose_writer_died_before_handing_it_over_runs_when_its_wor
         "taken back at start, without waiting for the lease to run out"
     );
 }
+
+#[tokio::test]
+async fn work_queued_for_a_moment_later_runs_when_it_falls_due_not_at_the_next_poll() {
+    // Wall time here: the lane's timer and the claim's clock must agree.
+    let test = TestDatabase::new().await;
+    let supervisor = Supervisor::new();
+    let wake = Wake::default();
+    // A poll far away: only the due-time wake can start the item in time.
+    let lane = LaneSpec::new(LANE, "tests", 1, Priority::Background)
+        .with_poll_every(Duration::from_secs(3600));
+    let count = Arc::new(Count::default());
+    let runner = Runner::builder(
+        test.db.clone(),
+        Arc::new(Utc::now),
+        "worker",
+        wake.clone(),
+        Activity::default(),
+        supervisor.clone(),
+    )
+    .lane(lane)
+    .handle("later", Shared(count.clone()))
+    .build();
+    let mut finished = runner.finished();
+    runner.start().await.expect("start");
+
+    let queued_at = std::time::Instant::now();
+    let later = Span::milliseconds(300);
+    let due = item("later", 1, Utc::now() + later, 3);
+    enqueue(&test.db, &[due], Utc::now()).await;
+    wake.lane_after(LANE, later.to_std().unwrap());
+
+    let end = next_finished(&mut finished).await;
+    assert_eq!((end.kind.as_str(), end.state.as_str()), ("later", "done"));
+    assert!(
+        queued_at.elapsed() >= Duration::from_millis(300),
+        "it ran before it was due"
+    );
+    supervisor.shutdown(Duration::from_secs(5)).await;
+}

@@ -728,7 +728,15 @@ async fn when_the_returns_desk_has_no_record_the_customer_is_asked_and_the_appro
         .find(|e| e["kind"] == "peer_answer")
         .unwrap_or_else(|| panic!("{proposal}"))
         .clone();
-    assert!(cited["quote"].as_str().unwrap().contains("condition: unknown"));
+    assert!(
+        cited["quote"]
+            .as_str()
+            .unwrap()
+            .contains("condition: unknown")
+    );
     let recommendation = proposal["recommendation"].as_str().unwrap();
-    assert!(recommendation.contains("the customer said"), "{recommendation}");
+    assert!(
+        recommendation.contains("the customer said"),
+        "{recommendation}"
+    );
 }

@@ -44,9 +44,9 @@ pub fn lane() -> LaneSpec {
         16,
         Priority::Background,
     )
-    // Looks at a peer's answer fall due within a second; an idle lane
-    // finds them without a wake.
-    .with_poll_every(std::time::Duration::from_millis(250))
+    // Looks at a peer's answer are woken when they fall due (in this
+    // process); the poll finds what other replicas queued.
+    .with_poll_every(std::time::Duration::from_secs(1))
     .with_backoff(Backoff {
         first: chrono::Duration::seconds(1),
         longest: chrono::Duration::minutes(10),

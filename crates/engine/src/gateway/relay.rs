@@ -104,10 +104,16 @@ impl Relay {
         }
         tx.commit().await?;
         sender.changed.notify_waiters();
-        if step.next.is_some() {
-            sender.wake.lane(super::GATEWAY_LANE);
+        if let Some(next) = &step.next {
+            self.wake_at(next, now);
         }
         Ok(true)
+    }
+
+    /// Wakes this process's gateway lane when `next` falls due.
+    fn wake_at(&self, next: &NewWork, now: domain::Timestamp) {
+        let wait = (next.run_after - now).to_std().unwrap_or_default();
+        self.sender.wake.lane_after(super::GATEWAY_LANE, wait);
     }
 
     /// Records the deadline passing without a final answer.
@@ -173,11 +179,13 @@ impl Relay {
                 };
                 if task.state == state && task.remote_task_id.as_deref() == Some(peer.id.as_str()) {
                     // Nothing new: only the next look is written.
+                    let next = work_items::poll(&task.id, look, now);
                     let tx = self.sender.db.begin_write().await.map_err(retry)?;
-                    storage::work::enqueue(&*tx, &[work_items::poll(&task.id, look, now)], now)
+                    storage::work::enqueue(&*tx, std::slice::from_ref(&next), now)
                         .await
                         .map_err(retry)?;
                     tx.commit().await.map_err(retry)?;
+                    self.wake_at(&next, now);
                     return Ok(Some(format!("the peer reports {other}")));
                 }
                 Step {

@@ -32,11 +32,11 @@ pub fn relay(outbox_id: &str, now: Timestamp) -> NewWork {
 }
 
 /// The `look`-th look at the peer's answer, after the wait that look
-/// calls for: 100 ms doubling to 5 s (a quick answer is seen quickly; a
+/// calls for: 25 ms doubling to 5 s (a quick answer is seen quickly; a
 /// long task costs the peer a request every 5 s).
 pub fn poll(outbox_id: &str, look: u32, now: Timestamp) -> NewWork {
     let factor = 2i64.saturating_pow(look.saturating_sub(1).min(10));
-    let wait = Duration::milliseconds((100 * factor).min(5_000));
+    let wait = Duration::milliseconds((25 * factor).min(5_000));
     NewWork {
         kind: POLL.to_owned(),
         lane: super::GATEWAY_LANE.to_owned(),
