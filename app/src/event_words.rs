@@ -57,6 +57,8 @@ pub fn event_sentence(kind: &str) -> String {
         }
         "gateway.task_lost_by_peer" => "Peer group no longer knows the task",
         "gateway.task_expired" => "Task expired before an answer",
+        "gateway.cancel_requested" => "Cancel of a task asked for",
+        "gateway.task_canceled" => "Task canceled",
         "work_retried" => "Background work retried by staff",
         "work_cancelled" => "Background work cancelled by staff",
         "work_resolved" => "Background work resolved by staff",

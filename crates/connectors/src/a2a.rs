@@ -16,12 +16,13 @@ pub const VERSION: &str = "1.0";
 
 /// A2A's JSON-RPC error codes that mean the peer looked at the request and
 /// said no: asking again with the same request gets the same answer.
-const FINAL_CODES: [i64; 9] = [
+const FINAL_CODES: [i64; 10] = [
     -32700, // parse error
     -32600, // invalid request
     -32601, // method not found
     -32602, // invalid params (a task the peer's checks refused)
     -32001, // task not found
+    -32002, // task not cancelable (it ended already)
     -32004, // unsupported operation
     -32005, // content type not supported
     -32008, // extension support required
@@ -127,6 +128,29 @@ impl A2aClient {
             .call(
                 endpoint,
                 "GetTask",
+                json!({ "id": task_id }),
+                &[],
+                Some(bearer),
+            )
+            .await?;
+        read_task(&result)
+    }
+
+    /// Asks the peer to cancel task `task_id`, with a bearer token.
+    ///
+    /// # Errors
+    /// [`PeerError`]; `-32002` (as [`PeerError::Refused`]) when the task
+    /// ended before the cancel reached it.
+    pub async fn cancel_task(
+        &self,
+        endpoint: &str,
+        task_id: &str,
+        bearer: &str,
+    ) -> Result<PeerTask, PeerError> {
+        let result = self
+            .call(
+                endpoint,
+                "CancelTask",
                 json!({ "id": task_id }),
                 &[],
                 Some(bearer),

@@ -8,7 +8,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{Duration, TimeZone, Utc};
 use engine::ManualClock;
-use engine::gateway::{ReceiveError, Receiver};
+use engine::gateway::{CancelError, ReceiveError, Receiver};
 use gateway::jws::sign;
 use gateway::{
     Budget, GroupName, KeyId, KeyRef, KindRegistry, SignedEnvelope, SigningKey, TaskEnvelope,
@@ -480,4 +480,59 @@ async fn with_the_wrong_master_key_nothing_signs_and_no_rotation_is_written() {
         .await
         .unwrap();
     assert_eq!(rows.len(), 1);
+}
+
+#[tokio::test]
+async fn only_the_sending_group_cancels_a_task_and_only_until_it_is_answered() {
+    let setup = returns_group().await;
+    let db = setup.test.db.conn();
+    let support = name("support");
+    let first = sign(inspection("support:t1", "n1", "support"), &setup.support).unwrap();
+    let task = setup.receiver.receive(&wire(&first)).await.unwrap().task;
+
+    // Another group: the task does not exist for it.
+    let other = setup.receiver.cancel(&name("billing"), &task.task_id).await;
+    assert!(matches!(other, Err(CancelError::NotFound(_))), "{other:?}");
+
+    let canceled = setup
+        .receiver
+        .cancel(&support, &task.task_id)
+        .await
+        .unwrap();
+    assert_eq!(canceled.state, "canceled");
+    assert_eq!(
+        canceled.message.as_deref(),
+        Some("canceled by the group that sent it")
+    );
+    // Twice: the same answer, one journal event.
+    let again = setup
+        .receiver
+        .cancel(&support, &task.task_id)
+        .await
+        .unwrap();
+    assert_eq!(again.state, "canceled");
+    let kinds: Vec<String> = events(&setup.test, &task_stream(&task.task_id))
+        .await
+        .into_iter()
+        .map(|event| event.kind)
+        .collect();
+    assert_eq!(kinds, ["gateway.task_received", "gateway.task_canceled"]);
+
+    // An answered task keeps its answer.
+    let second = sign(inspection("support:t2", "n2", "support"), &setup.support).unwrap();
+    let answered = setup.receiver.receive(&wire(&second)).await.unwrap().task;
+    let done = inbox::Outcome {
+        result: Some(r#"{"condition":"sealed"}"#),
+        ..inbox::Outcome::default()
+    };
+    assert!(
+        inbox::advance(db, &answered.task_id, "submitted", "completed", done, t0())
+            .await
+            .unwrap()
+    );
+    let late = setup.receiver.cancel(&support, &answered.task_id).await;
+    assert!(
+        matches!(&late, Err(CancelError::NotCancelable { state, .. }) if state == "completed"),
+        "{late:?}"
+    );
 }

@@ -230,7 +230,7 @@ async fn malformed_requests_get_the_json_rpc_error_that_names_the_mistake() {
             -32008,
         ),
         (
-            br#"{"jsonrpc":"2.0","id":1,"method":"CancelTask","params":{"id":"gtk_none"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}"#,
             -32004,
         ),
     ];
@@ -427,4 +427,20 @@ async fn only_the_group_that_sent_a_task_reads_it_and_only_with_a_token_its_key_
     );
     let (_, unknown) = rpc_as(&app, Some(&token(&support)), &get_task(&json!("gtk_none"))).await;
     assert_eq!(unknown["error"]["code"], -32001);
+
+    // Canceling takes the same proof: none is 401, billing finds nothing,
+    // and support's own cancel either cancels it or, answered already,
+    // says it can no longer be canceled.
+    let cancel =
+        json!({ "jsonrpc": "2.0", "id": 8, "method": "CancelTask", "params": { "id": id } })
+            .to_string()
+            .into_bytes();
+    let (status, _) = rpc_as(&app, None, &cancel).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (_, answer) = rpc_as(&app, Some(&token(&billing)), &cancel).await;
+    assert_eq!(answer["error"]["code"], -32001, "{answer}");
+    let (_, answer) = rpc_as(&app, Some(&token(&support)), &cancel).await;
+    let canceled = answer["result"]["status"]["state"] == "TASK_STATE_CANCELED";
+    let too_late = answer["error"]["code"] == -32002;
+    assert!(canceled || too_late, "{answer}");
 }

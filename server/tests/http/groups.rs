@@ -11,6 +11,8 @@ use chrono::{Duration, Utc};
 use engine::gateway::{OutboundTask, OutboxTaskView, Sender};
 use gateway::{Budget, GroupName, TaskKind};
 use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use storage::gateway::{inbox, peers, trust};
 
 fn name(group: &str) -> GroupName {
@@ -739,4 +741,107 @@ async fn when_the_returns_desk_has_no_record_the_customer_is_asked_and_the_appro
         recommendation.contains("the customer said"),
         "{recommendation}"
     );
+}
+
+/// A peer that keeps working on every task and cancels it when asked;
+/// counts the cancels it was sent.
+fn working_peer(cancels: Arc<AtomicUsize>) -> LyingPeer {
+    LyingPeer {
+        answer: Some(Box::new(move |asked| {
+            let state = if asked["method"] == "CancelTask" {
+                cancels.fetch_add(1, Ordering::SeqCst);
+                "TASK_STATE_CANCELED"
+            } else {
+                "TASK_STATE_WORKING"
+            };
+            let task = json!({ "id": "gtk_busy", "status": { "state": state } });
+            if asked["method"] == "SendMessage" {
+                json!({ "task": task })
+            } else {
+                task
+            }
+        })),
+        body: "",
+    }
+}
+
+/// Waits for the first delivery attempt of the support group's relay.
+async fn delivered(finished: &mut tokio::sync::broadcast::Receiver<runner::Finished>) {
+    loop {
+        let end = finished.recv().await.unwrap();
+        if end.kind == "gateway.relay" {
+            assert_eq!(end.state, "done", "{end:?}");
+            return;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_task_canceled_while_the_peer_works_on_it_is_canceled_there_and_journaled() {
+    let cancels = Arc::new(AtomicUsize::new(0));
+    let peer = lying_peer(working_peer(cancels.clone())).await;
+    let support = group("support", None).await;
+    reach(&support, &format!("{}/a2a", peer.uri())).await;
+    let mut finished = support.runner.as_ref().unwrap().finished();
+
+    let sender = sender(&support);
+    let sent = sender.send(inspection("4821")).await.unwrap();
+    delivered(&mut finished).await;
+    assert!(sender.cancel(&sent.id, "user:admin").await.unwrap());
+    // Canceling again changes nothing.
+    assert!(!sender.cancel(&sent.id, "user:admin").await.unwrap());
+
+    let task = answered(&sender, &sent).await;
+    assert_eq!(task.state, "canceled", "{task:?}");
+    assert_eq!(task.remote_task_id.as_deref(), Some("gtk_busy"));
+    assert_eq!(cancels.load(Ordering::SeqCst), 1);
+    let kinds = journal_kinds(&support, &storage::journal::task_stream(&task.id)).await;
+    assert_eq!(
+        kinds,
+        [
+            "gateway.task_sent",
+            "gateway.task_delivered",
+            "gateway.cancel_requested",
+            "gateway.task_canceled"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn stop_on_a_conversation_cancels_the_tasks_it_sent_to_other_groups() {
+    let cancels = Arc::new(AtomicUsize::new(0));
+    let peer = lying_peer(working_peer(cancels.clone())).await;
+    let master = gateway::MasterKey::generate();
+    let support = TestApp::spawn_with(|s| {
+        s.gateway_group = Some("support".into());
+        s.gateway_master_key = Some(master.into());
+        s.gateway_returns_desk = Some("returns".into());
+    })
+    .await;
+    reach(&support, &format!("{}/a2a", peer.uri())).await;
+    let token = engine::accounts::Accounts::with_system_clock(support.db().clone())
+        .create_token("customer", "stop")
+        .await
+        .unwrap()
+        .secret;
+    let conversation = open_conversation(&support, &token).await;
+    let mut finished = support.runner.as_ref().unwrap().finished();
+    // What the specialist's check sends for this conversation.
+    let sender = sender(&support);
+    let mut task = inspection("4821");
+    task.subject = Some(conversation.clone());
+    let sent = sender.send(task).await.unwrap();
+    delivered(&mut finished).await;
+
+    let stop = support
+        .bare_client()
+        .post(support.url(&format!("/api/v1/conversations/{conversation}/stop")))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert!(stop.status().is_success(), "{}", stop.status());
+    let task = answered(&sender, &sent).await;
+    assert_eq!(task.state, "canceled", "{task:?}");
+    assert_eq!(cancels.load(Ordering::SeqCst), 1);
 }

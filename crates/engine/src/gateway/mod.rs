@@ -19,7 +19,7 @@ mod work_items;
 pub use admin::{GatewayTrust, KeyToPin, TrustError};
 pub use kinds::{RETURNS_INSPECTION, catalogue};
 pub use own_keys::{GATEWAY_KEY_ID, OwnKeyError, OwnKeys};
-pub use receive::{InboxTaskView, ReceiveError, ReceivedTask, Receiver};
+pub use receive::{CancelError, InboxTaskView, ReceiveError, ReceivedTask, Receiver};
 pub use send::{OutboundTask, OutboxTaskView, SendError, Sender};
 
 use crate::clock::Clock;

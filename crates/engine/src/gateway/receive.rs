@@ -15,6 +15,20 @@ use storage::ids::new_id;
 use storage::journal::{GATEWAY_STREAM, NewEvent, append_to_stream, task_stream};
 use storage::{Database, StorageError};
 
+/// Why a task was not canceled.
+#[derive(Debug, thiserror::Error)]
+pub enum CancelError {
+    /// No such task for this caller (another group's task does not exist
+    /// for it either).
+    #[error("no task {0}")]
+    NotFound(String),
+    /// Already answered (or failed, or canceled): nothing left to stop.
+    #[error("task {id} is {state} and can no longer be canceled")]
+    NotCancelable { id: String, state: String },
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
 /// Why a task was not received.
 #[derive(Debug, thiserror::Error)]
 pub enum ReceiveError {
@@ -152,6 +166,82 @@ impl Receiver {
             .task(task_id)
             .await?
             .filter(|task| task.sender_group == caller.as_str()))
+    }
+
+    /// Cancels task `task_id` for `caller`, the group that sent it: a task
+    /// not yet answered is canceled (journaled; the answer lane leaves it
+    /// alone, and an answer being computed is not recorded); one already
+    /// answered is not cancelable. Canceling twice answers the same.
+    ///
+    /// # Errors
+    /// [`CancelError`].
+    pub async fn cancel(
+        &self,
+        caller: &GroupName,
+        task_id: &str,
+    ) -> Result<InboxTaskView, CancelError> {
+        let not_found = || CancelError::NotFound(task_id.to_owned());
+        let task = self
+            .task_for(caller, task_id)
+            .await?
+            .ok_or_else(not_found)?;
+        if task.state == inbox::CANCELED {
+            return Ok(task);
+        }
+        if task.state != inbox::SUBMITTED && task.state != inbox::WORKING {
+            return Err(CancelError::NotCancelable {
+                id: task.task_id,
+                state: task.state,
+            });
+        }
+        let now = self.clock.now();
+        let tx = self.db.begin_write().await?;
+        let moved = inbox::advance(
+            &*tx,
+            task_id,
+            &task.state,
+            inbox::CANCELED,
+            inbox::Outcome {
+                message: Some("canceled by the group that sent it"),
+                ..inbox::Outcome::default()
+            },
+            now,
+        )
+        .await?;
+        if moved {
+            append_to_stream(
+                &*tx,
+                &task_stream(task_id),
+                vec![NewEvent {
+                    proposal_id: None,
+                    order_id: None,
+                    actor: format!("group:{caller}"),
+                    kind: "gateway.task_canceled".to_owned(),
+                    from_status: Some(task.state.clone()),
+                    to_status: Some(inbox::CANCELED.to_owned()),
+                    payload: json!({ "task_key": task.task_key }),
+                    at: now,
+                }],
+            )
+            .await?;
+            tx.commit().await?;
+        } else {
+            // It moved meanwhile (answered, or canceled by a racing call):
+            // what it is now is the answer.
+            tx.rollback().await?;
+            let now_is = self
+                .task_for(caller, task_id)
+                .await?
+                .ok_or_else(not_found)?;
+            if now_is.state != inbox::CANCELED {
+                return Err(CancelError::NotCancelable {
+                    id: now_is.task_id,
+                    state: now_is.state,
+                });
+            }
+            return Ok(now_is);
+        }
+        self.task_for(caller, task_id).await?.ok_or_else(not_found)
     }
 
     /// The inbox task `task_id`, if there is one.

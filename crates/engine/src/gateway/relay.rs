@@ -33,6 +33,7 @@ pub(super) fn register(relay: &Relay, builder: RunnerBuilder) -> RunnerBuilder {
     builder
         .handle(work_items::RELAY, Deliver(relay.clone()))
         .handle(work_items::POLL, Follow(relay.clone()))
+        .handle(work_items::CANCEL, CancelAtPeer(relay.clone()))
 }
 
 fn retry(error: impl std::fmt::Display) -> JobError {
@@ -116,6 +117,69 @@ impl Relay {
         self.sender.wake.lane_after(super::GATEWAY_LANE, wait);
     }
 
+    /// Records the task canceled (`why`).
+    async fn canceled(&self, task: &OutboxTask, why: &str) -> Result<Option<String>, JobError> {
+        let step = Step {
+            change: Change {
+                state: outbox::CANCELED,
+                error: Some(why.to_owned()),
+                ..Change::default()
+            },
+            event: "gateway.task_canceled",
+            payload: json!({ "reason": why, "peer_task_id": task.remote_task_id }),
+            next: None,
+        };
+        self.record(task, step).await.map_err(retry)?;
+        Ok(Some(why.to_owned()))
+    }
+
+    /// A cancel asked for while the task was on its way: the peer holds it
+    /// now (as `peer_task_id`), so record that and tell the peer to cancel.
+    async fn cancel_if_asked_meanwhile(
+        &self,
+        id: &str,
+        peer_task_id: &str,
+    ) -> Result<(), JobError> {
+        let sender = &self.sender;
+        let task = outbox::get(sender.db.conn(), id)
+            .await
+            .map_err(retry)?
+            .ok_or_else(|| JobError::Dead(format!("outbox task {id} vanished")))?;
+        if task.state != outbox::CANCELING || task.remote_task_id.is_some() {
+            return Ok(());
+        }
+        let now = sender.clock.now();
+        let tx = sender.db.begin_write().await.map_err(retry)?;
+        let change = Change {
+            state: outbox::CANCELING,
+            remote_task_id: Some(peer_task_id.to_owned()),
+            ..Change::default()
+        };
+        if outbox::advance(&*tx, id, task.state_version, change, now)
+            .await
+            .map_err(retry)?
+        {
+            storage::work::enqueue(&*tx, &[work_items::cancel(id, now)], now)
+                .await
+                .map_err(retry)?;
+        }
+        tx.commit().await.map_err(retry)?;
+        sender.wake.lane(super::GATEWAY_LANE);
+        Ok(())
+    }
+
+    /// A peer token for `group`, signed with this group's current key.
+    async fn token_for(&self, group: &str) -> Result<String, JobError> {
+        let signer = self.sender.keys.signer().await.map_err(retry)?;
+        let to = GroupName::parse(group).map_err(|e| JobError::Dead(e.to_string()))?;
+        Ok(gateway::peer_token::issue(
+            &signer,
+            &to,
+            self.sender.clock.now(),
+            TOKEN_SECONDS,
+        ))
+    }
+
     /// Records the deadline passing without a final answer.
     async fn expire(&self, task: &OutboxTask) -> Result<Option<String>, JobError> {
         let why = "no final answer came before the task's deadline";
@@ -167,6 +231,13 @@ impl Relay {
                 payload: json!({ "peer_state": peer.state, "message": peer.message }),
                 next: None,
             },
+            // Cancel asked for: the cancel item tells the peer; no more
+            // looks until it answers.
+            other if task.state == outbox::CANCELING => {
+                return Ok(Some(format!(
+                    "the peer reports {other}; a cancel is on its way"
+                )));
+            }
             // Submitted, working, or a state this group does not act on
             // (input-required, auth-required): look again later.
             other => {
@@ -321,6 +392,11 @@ impl Handler for Deliver {
     async fn run(&self, job: &Job) -> Result<Option<String>, JobError> {
         let relay = &self.0;
         let task = relay.load(job).await?;
+        if task.state == outbox::CANCELING && task.remote_task_id.is_none() {
+            return relay
+                .canceled(&task, "canceled before it was delivered")
+                .await;
+        }
         if task.state != outbox::QUEUED {
             return Ok(Some(format!("already {}", task.state)));
         }
@@ -340,7 +416,11 @@ impl Handler for Deliver {
             )
             .await;
         match answer {
-            Ok(peer) => relay.follow(&task, &peer, 1).await,
+            Ok(peer) => {
+                let note = relay.follow(&task, &peer, 1).await?;
+                relay.cancel_if_asked_meanwhile(&task.id, &peer.id).await?;
+                Ok(note)
+            }
             Err(PeerError::Refused {
                 code,
                 reason,
@@ -389,9 +469,7 @@ impl Handler for Follow {
         let look = job.item.payload["look"].as_u64().unwrap_or(1);
         let look = u32::try_from(look).unwrap_or(u32::MAX);
         let endpoint = relay.endpoint(&task.to_group).await?;
-        let signer = relay.sender.keys.signer().await.map_err(retry)?;
-        let to = GroupName::parse(&task.to_group).map_err(|e| JobError::Dead(e.to_string()))?;
-        let token = gateway::peer_token::issue(&signer, &to, now, TOKEN_SECONDS);
+        let token = relay.token_for(&task.to_group).await?;
         match relay.client.get_task(&endpoint, remote, &token).await {
             Ok(peer) if peer.id == remote => relay.follow(&task, &peer, look + 1).await,
             Ok(peer) => Err(retry(format!(
@@ -412,6 +490,65 @@ impl Handler for Follow {
                 };
                 relay.record(&task, step).await.map_err(retry)?;
                 Ok(Some(why.to_owned()))
+            }
+            Err(other) => Err(retry(other)),
+        }
+    }
+}
+
+/// Tells the peer to cancel a task it holds (`CancelTask`), until it
+/// acknowledges. A task that ended there first keeps its end: it is asked
+/// for and recorded as the peer reports it.
+struct CancelAtPeer(Relay);
+
+#[async_trait::async_trait]
+impl Handler for CancelAtPeer {
+    async fn run(&self, job: &Job) -> Result<Option<String>, JobError> {
+        let relay = &self.0;
+        let task = relay.load(job).await?;
+        if task.state != outbox::CANCELING {
+            return Ok(Some(format!("already {}", task.state)));
+        }
+        let Some(remote) = task.remote_task_id.clone() else {
+            return Err(JobError::Dead(
+                "the peer never acknowledged the task: nothing to cancel there".to_owned(),
+            ));
+        };
+        let endpoint = relay.endpoint(&task.to_group).await?;
+        let token = relay.token_for(&task.to_group).await?;
+        match relay.client.cancel_task(&endpoint, &remote, &token).await {
+            Ok(peer) if peer.state == "canceled" => {
+                relay
+                    .canceled(&task, "canceled; the peer acknowledged")
+                    .await
+            }
+            Ok(peer) => Err(retry(format!(
+                "the peer answered the cancel with {} (not canceled)",
+                peer.state
+            ))),
+            Err(PeerError::Refused { code: -32002, .. }) => {
+                // It ended at the peer before the cancel arrived: its end
+                // is what happened.
+                let peer = relay
+                    .client
+                    .get_task(&endpoint, &remote, &token)
+                    .await
+                    .map_err(retry)?;
+                if !matches!(
+                    peer.state.as_str(),
+                    "completed" | "failed" | "rejected" | "canceled"
+                ) {
+                    return Err(retry(format!(
+                        "the peer says the task cannot be canceled yet reports it {}",
+                        peer.state
+                    )));
+                }
+                relay.follow(&task, &peer, 1).await
+            }
+            Err(PeerError::Refused { code: -32001, .. }) => {
+                relay
+                    .canceled(&task, "the peer no longer knows the task")
+                    .await
             }
             Err(other) => Err(retry(other)),
         }

@@ -264,6 +264,71 @@ impl Sender {
             .collect()
     }
 
+    /// Cancels outbox task `id`, for `by` (a person, or `system:stop`): a
+    /// task not yet ended becomes `canceling`, journaled; one the peer
+    /// holds is canceled there by the gateway lane, told until it
+    /// acknowledges; one never delivered is not sent. Returns false when it
+    /// had ended already (nothing to cancel) or does not exist.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn cancel(&self, id: &str, by: &str) -> Result<bool, StorageError> {
+        let Some(task) = outbox::get(self.db.conn(), id).await? else {
+            return Ok(false);
+        };
+        if outbox::is_final(&task.state) || task.state == outbox::CANCELING {
+            return Ok(false);
+        }
+        let now = self.clock.now();
+        let tx = self.db.begin_write().await?;
+        let change = outbox::Change {
+            state: outbox::CANCELING,
+            ..outbox::Change::default()
+        };
+        if !outbox::advance(&*tx, id, task.state_version, change, now).await? {
+            // It moved meanwhile; ask again about what it is now.
+            tx.rollback().await?;
+            return Box::pin(self.cancel(id, by)).await;
+        }
+        append_to_stream(
+            &*tx,
+            &task_stream(id),
+            vec![NewEvent {
+                proposal_id: None,
+                order_id: None,
+                actor: by.to_owned(),
+                kind: "gateway.cancel_requested".to_owned(),
+                from_status: Some(task.state.clone()),
+                to_status: Some(outbox::CANCELING.to_owned()),
+                payload: json!({ "peer_task_id": task.remote_task_id }),
+                at: now,
+            }],
+        )
+        .await?;
+        if task.remote_task_id.is_some() {
+            storage::work::enqueue(&*tx, &[work_items::cancel(id, now)], now).await?;
+        }
+        tx.commit().await?;
+        self.wake.lane(super::GATEWAY_LANE);
+        self.changed.notify_waiters();
+        Ok(true)
+    }
+
+    /// Cancels every task sent for `subject` that has not ended (Stop on a
+    /// conversation); returns how many were asked to cancel.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn cancel_for(&self, subject: &str, by: &str) -> Result<usize, StorageError> {
+        let mut canceled = 0;
+        for task in outbox::open_for_subject(self.db.conn(), subject).await? {
+            if self.cancel(&task.id, by).await? {
+                canceled += 1;
+            }
+        }
+        Ok(canceled)
+    }
+
     /// Waits until task `id` is final or `wait` has passed, and returns it
     /// as it is then. Woken by this process's relay; another replica's
     /// answers are seen by a fresh read at least every second.

@@ -12,6 +12,8 @@ pub const RELAY: &str = "gateway.relay";
 pub const POLL: &str = "gateway.poll";
 /// Answers a task in the inbox.
 pub const ANSWER: &str = "gateway.answer";
+/// Tells the peer to cancel an outbox task.
+pub const CANCEL: &str = "gateway.cancel";
 
 /// A peer that is down is tried again with backoff this many times before
 /// the item is dead-lettered for a person (about two hours with the
@@ -61,5 +63,21 @@ pub fn answer(inbox_id: &str, now: Timestamp) -> NewWork {
         max_attempts: 8,
         every: None,
         dedupe_key: Some(format!("{ANSWER}:{inbox_id}")),
+    }
+}
+
+/// Tells the peer that a delivered task is canceled, retried with the
+/// lane's backoff until it acknowledges; dead-lettered (visible on `/ops`
+/// as unreachable) after the last try.
+pub fn cancel(outbox_id: &str, now: Timestamp) -> NewWork {
+    NewWork {
+        kind: CANCEL.to_owned(),
+        lane: super::GATEWAY_LANE.to_owned(),
+        subject: Some(outbox_id.to_owned()),
+        payload: json!({ "outbox_id": outbox_id }),
+        run_after: now,
+        max_attempts: RELAY_ATTEMPTS,
+        every: None,
+        dedupe_key: Some(format!("{CANCEL}:{outbox_id}")),
     }
 }

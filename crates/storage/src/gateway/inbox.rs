@@ -15,8 +15,10 @@ pub const SUBMITTED: &str = "submitted";
 pub const WORKING: &str = "working";
 /// Answered, with a result valid against the kind's result schema.
 pub const COMPLETED: &str = "completed";
-/// This group could not answer it (the reason is the result).
+/// This group could not answer it (the reason is the status message).
 pub const FAILED: &str = "failed";
+/// Its sender canceled it before it was answered.
+pub const CANCELED: &str = "canceled";
 
 mod entity {
     use sea_orm::entity::prelude::*;

@@ -19,6 +19,9 @@ pub const COMPLETED: &str = "completed";
 pub const FAILED: &str = "failed";
 /// The peer refused the task (its checks said no): final.
 pub const REFUSED: &str = "refused";
+/// Cancel asked for (Stop, or a person): the peer is told until it
+/// acknowledges; not final.
+pub const CANCELING: &str = "canceling";
 pub const CANCELED: &str = "canceled";
 /// The budget's deadline passed without a final answer.
 pub const EXPIRED: &str = "expired";
@@ -133,6 +136,21 @@ pub async fn for_subject(
         .order_by_asc(entity::Column::Id)
         .all(db)
         .await?)
+}
+
+/// The tasks sent for `subject` that have not ended.
+///
+/// # Errors
+/// Database failures.
+pub async fn open_for_subject(
+    db: &impl ConnectionTrait,
+    subject: &str,
+) -> Result<Vec<OutboxTask>, StorageError> {
+    Ok(for_subject(db, subject)
+        .await?
+        .into_iter()
+        .filter(|task| !is_final(&task.state))
+        .collect())
 }
 
 /// What a step of the task changes.

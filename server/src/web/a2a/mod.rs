@@ -4,8 +4,9 @@
 //! signature on the task envelope, checked by `engine::gateway`).
 //!
 //! What it speaks so far: `SendMessage` carrying a signed Countersign task
-//! envelope in the message's metadata under [`EXTENSION`], `GetTask`, and the
-//! agent card. The other A2A methods answer "unsupported operation".
+//! envelope in the message's metadata under [`EXTENSION`], `GetTask`,
+//! `CancelTask`, and the agent card. The other A2A methods answer
+//! "unsupported operation".
 
 mod card;
 mod rpc;
@@ -17,7 +18,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use engine::gateway::{Gateway, ReceiveError};
+use engine::gateway::{CancelError, Gateway, ReceiveError};
 use rpc::{Call, RpcError};
 use serde_json::{Value, json};
 
@@ -58,11 +59,10 @@ async fn rpc_call(State(state): State<A2aState>, headers: HeaderMap, body: Bytes
     let answer = match call.method.as_str() {
         "SendMessage" => send_message(&state, &call).await,
         "GetTask" => get_task(&state, &call, &headers).await,
-        "ListTasks"
-        | "CancelTask"
-        | "SubscribeToTask"
-        | "SendStreamingMessage"
-        | "GetExtendedAgentCard" => Err(RpcError::unsupported(&call.method)),
+        "CancelTask" => cancel_task(&state, &call, &headers).await,
+        "ListTasks" | "SubscribeToTask" | "SendStreamingMessage" | "GetExtendedAgentCard" => {
+            Err(RpcError::unsupported(&call.method))
+        }
         "CreateTaskPushNotificationConfig"
         | "GetTaskPushNotificationConfig"
         | "ListTaskPushNotificationConfigs"
@@ -97,10 +97,9 @@ async fn send_message(state: &A2aState, call: &Call) -> Result<Value, RpcError> 
     }
 }
 
-/// A task's state, for the group that sent it: the caller proves who it
-/// is with a bearer token signed by its pinned key
-/// (`gateway::peer_token`); to any other group the task does not exist.
-async fn get_task(state: &A2aState, call: &Call, headers: &HeaderMap) -> Result<Value, RpcError> {
+/// The peer group making the request, proven by a bearer token signed by
+/// its pinned key (`gateway::peer_token`).
+async fn caller(state: &A2aState, headers: &HeaderMap) -> Result<gateway::GroupName, RpcError> {
     let token = headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
@@ -110,19 +109,43 @@ async fn get_task(state: &A2aState, call: &Call, headers: &HeaderMap) -> Result<
                 "send Authorization: Bearer <a token signed by your group's key>",
             )
         })?;
-    let caller = match state.gateway.receiver.authenticate(token.trim()).await {
-        Ok(caller) => caller,
-        Err(ReceiveError::Unauthenticated(why)) => return Err(RpcError::unauthenticated(&why)),
-        Err(error) => return Err(RpcError::internal(&error.to_string())),
-    };
-    let Some(id) = call.params["id"].as_str() else {
-        return Err(RpcError::invalid_params(
-            "params.id (the task id, a string) is required",
-        ));
-    };
+    match state.gateway.receiver.authenticate(token.trim()).await {
+        Ok(caller) => Ok(caller),
+        Err(ReceiveError::Unauthenticated(why)) => Err(RpcError::unauthenticated(&why)),
+        Err(error) => Err(RpcError::internal(&error.to_string())),
+    }
+}
+
+fn task_id(call: &Call) -> Result<&str, RpcError> {
+    call.params["id"]
+        .as_str()
+        .ok_or_else(|| RpcError::invalid_params("params.id (the task id, a string) is required"))
+}
+
+/// A task's state, for the group that sent it; to any other group the task
+/// does not exist.
+async fn get_task(state: &A2aState, call: &Call, headers: &HeaderMap) -> Result<Value, RpcError> {
+    let caller = caller(state, headers).await?;
+    let id = task_id(call)?;
     match state.gateway.receiver.task_for(&caller, id).await {
         Ok(Some(view)) => Ok(task::to_a2a(&view)),
         Ok(None) => Err(RpcError::task_not_found(id)),
         Err(error) => Err(RpcError::internal(&error.to_string())),
+    }
+}
+
+/// Cancels a task not yet answered, for the group that sent it.
+async fn cancel_task(
+    state: &A2aState,
+    call: &Call,
+    headers: &HeaderMap,
+) -> Result<Value, RpcError> {
+    let caller = caller(state, headers).await?;
+    let id = task_id(call)?;
+    match state.gateway.receiver.cancel(&caller, id).await {
+        Ok(view) => Ok(task::to_a2a(&view)),
+        Err(CancelError::NotFound(_)) => Err(RpcError::task_not_found(id)),
+        Err(CancelError::NotCancelable { state, .. }) => Err(RpcError::not_cancelable(id, &state)),
+        Err(CancelError::Storage(error)) => Err(RpcError::internal(&error.to_string())),
     }
 }

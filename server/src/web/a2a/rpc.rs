@@ -78,6 +78,14 @@ impl RpcError {
         Self::new(-32001, "TASK_NOT_FOUND", format!("no task {id:?}"))
     }
 
+    pub fn not_cancelable(id: &str, state: &str) -> Self {
+        Self::new(
+            -32002,
+            "TASK_NOT_CANCELABLE",
+            format!("task {id:?} is {state} and can no longer be canceled"),
+        )
+    }
+
     pub fn unsupported(method: &str) -> Self {
         Self::new(
             -32004,

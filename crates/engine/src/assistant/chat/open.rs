@@ -171,11 +171,21 @@ impl Chat {
             return Err(ChatError::ReadOnly(id.to_owned()));
         }
         let here = self.assistant.running().stop(id);
+        // Tasks the turn sent other groups stop too (told until each peer
+        // acknowledges); Stop lands here whatever they answer.
+        let mut peers_told = 0;
+        if let Some(desk) = &self.returns_desk {
+            match desk.sender.cancel_for(id, &actor.journal_name()).await {
+                Ok(count) => peers_told = count,
+                Err(error) => tracing::warn!(%error, conversation.id = %id,
+                    "the conversation's tasks at other groups could not be canceled"),
+            }
+        }
         let tx = self.db.begin_write().await?;
         let flagged = storage::conversations::request_stop(&*tx, id, self.now()).await?;
         tx.commit().await?;
-        if here || flagged {
-            tracing::info!(conversation.id = %id, local = here, "stop requested");
+        if here || flagged || peers_told > 0 {
+            tracing::info!(conversation.id = %id, local = here, peers_told, "stop requested");
             Ok(())
         } else {
             Err(ChatError::NoTurnRunning(id.to_owned()))
