@@ -511,3 +511,235 @@ async fn black_hole_for_refunds(real: &str) -> (String, tokio::sync::mpsc::Recei
     tokio::spawn(async move { axum::serve(hole, router).await });
     (hole_url, accepted_rx)
 }
+
+// --- Two agent groups as separate processes -------------------------------
+
+/// Makes `group`'s first key version (sealed under `master` in `db`) and
+/// returns what peers pin of it.
+async fn own_key(
+    db: &storage::Database,
+    group: &str,
+    master: &str,
+) -> Vec<(gateway::KeyRef, gateway::PinnedKey)> {
+    engine::gateway::OwnKeys::new(
+        db.clone(),
+        engine::Clock::system(),
+        gateway::GroupName::parse(group).unwrap(),
+        gateway::MasterKey::parse(master).unwrap(),
+        chrono::Duration::hours(24),
+    )
+    .published()
+    .await
+    .unwrap()
+}
+
+async fn pin_at(db: &storage::Database, keys: &[(gateway::KeyRef, gateway::PinnedKey)]) {
+    use base64::Engine as _;
+    for (key, pinned) in keys {
+        storage::gateway::trust::pin_key(
+            db.conn(),
+            storage::gateway::trust::PinnedKeyRow {
+                group_name: key.group.to_string(),
+                key_id: key.key_id.to_string(),
+                version: i32::try_from(key.version).unwrap(),
+                public_key: base64::engine::general_purpose::URL_SAFE_NO_PAD
+                    .encode(pinned.public_key),
+                valid_from: pinned.valid_from,
+                usable_until: pinned.usable_until,
+                pinned_by: "test".into(),
+                pinned_at: chrono::Utc::now(),
+            },
+        )
+        .await
+        .unwrap();
+    }
+}
+
+/// A `countersign serve` process of agent group `group` on `db_url`.
+fn start_group(
+    db_url: &str,
+    port: u16,
+    group: &str,
+    master: &str,
+    extra: &[(&str, &str)],
+) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_countersign"))
+        .arg("serve")
+        .env("COUNTERSIGN_DATABASE_URL", db_url)
+        .env("COUNTERSIGN_LISTEN", format!("127.0.0.1:{port}"))
+        .env("COUNTERSIGN_EXECUTOR_NAME", format!("executor-{group}"))
+        .env("COUNTERSIGN_SEED_DEMO", "false")
+        .env("COUNTERSIGN_GATEWAY_GROUP", group)
+        .env("COUNTERSIGN_GATEWAY_MASTER_KEY", master)
+        .env("RUST_LOG", "warn")
+        .envs(extra.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_task_in_the_outbox_survives_a_kill_of_the_sending_group_and_reaches_the_peer_exactly_once()
+ {
+    let support = TestDatabase::new().await;
+    let returns = TestDatabase::new().await;
+    for db in [&support.db, &returns.db] {
+        engine::demo::seed_demo(
+            db,
+            PASSWORD,
+            engine::demo::ReferenceStyle::Sandbox,
+            engine::now(),
+        )
+        .await
+        .unwrap();
+    }
+    engine::demo::seed_returned_parcels(&returns.db, engine::now())
+        .await
+        .unwrap();
+    let (support_master, returns_master) = (
+        gateway::MasterKey::generate(),
+        gateway::MasterKey::generate(),
+    );
+    pin_at(
+        &returns.db,
+        &own_key(&support.db, "support", &support_master).await,
+    )
+    .await;
+    pin_at(
+        &support.db,
+        &own_key(&returns.db, "returns", &returns_master).await,
+    )
+    .await;
+    storage::gateway::trust::allow_pair(
+        returns.db.conn(),
+        storage::gateway::trust::PairRow {
+            from_group: "support".into(),
+            to_group: "returns".into(),
+            kind: "returns.inspection".into(),
+            allowed_by: "test".into(),
+            allowed_at: chrono::Utc::now(),
+        },
+    )
+    .await
+    .unwrap();
+    // The returns group is down: nothing listens on its port yet.
+    let (support_port, returns_port) = (free_port().await, free_port().await);
+    storage::gateway::peers::set(
+        support.db.conn(),
+        storage::gateway::peers::Peer {
+            group_name: "returns".into(),
+            url: format!("http://127.0.0.1:{returns_port}/a2a"),
+            updated_by: "test".into(),
+            updated_at: chrono::Utc::now(),
+        },
+    )
+    .await
+    .unwrap();
+    let desk = [("COUNTERSIGN_GATEWAY_RETURNS_DESK", "returns")];
+    let sender = start_group(
+        &support.url,
+        support_port,
+        "support",
+        &support_master,
+        &desk,
+    );
+    wait_ready_on(support_port).await;
+
+    // The customer's turn sends the inspection; the process is killed while
+    // the turn waits for an answer that cannot come.
+    let customer = engine::accounts::Accounts::with_system_clock(support.db.clone())
+        .create_token("customer", "kill test")
+        .await
+        .unwrap()
+        .secret;
+    let client = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{support_port}");
+    let conversation: Value = client
+        .post(format!("{base}/api/v1/conversations"))
+        .bearer_auth(&customer)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = conversation["id"].as_str().unwrap().to_owned();
+    let turn = tokio::spawn({
+        let (client, customer) = (client.clone(), customer.clone());
+        async move {
+            // Cut by the kill: the answer never comes.
+            let _ = client
+                .post(format!("{base}/api/v1/conversations/{id}/messages"))
+                .bearer_auth(&customer)
+                .json(&json!({ "text": "check order 4821 and refund it if it qualifies" }))
+                .send()
+                .await;
+        }
+    });
+    // Cross-process: poll the sender's database until the task is committed.
+    let mut sent = Vec::new();
+    for _ in 0..200 {
+        sent = storage::gateway::outbox::for_subject(
+            support.db.conn(),
+            conversation["id"].as_str().unwrap(),
+        )
+        .await
+        .unwrap();
+        if !sent.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(sent.len(), 1, "the task was committed to the outbox");
+    kill(sender);
+    turn.await.unwrap();
+    let task = storage::gateway::outbox::get(support.db.conn(), &sent[0].id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(task.state, "queued", "not delivered before the kill");
+
+    // The returns group comes up, then the sender again: the outbox
+    // delivers the task, once, and follows it to its signed answer.
+    let peer = start_group(&returns.url, returns_port, "returns", &returns_master, &[]);
+    wait_ready_on(returns_port).await;
+    let sender = start_group(
+        &support.url,
+        support_port,
+        "support",
+        &support_master,
+        &desk,
+    );
+    wait_ready_on(support_port).await;
+    let mut state = String::new();
+    for _ in 0..600 {
+        state = storage::gateway::outbox::get(support.db.conn(), &task.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .state;
+        if state == "completed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    kill(sender);
+    kill(peer);
+    assert_eq!(state, "completed");
+    let received = storage::gateway::inbox::find(returns.db.conn(), "support", &task.task_key)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(received.state, "completed");
+    let answered = storage::gateway::outbox::get(support.db.conn(), &task.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        answered.remote_task_id.as_deref(),
+        Some(received.id.as_str())
+    );
+    assert!(answered.result.unwrap().contains("sealed"));
+}
