@@ -18,6 +18,10 @@ export const hostSitePort = Number(process.env.E2E_HOST_SITE_PORT ?? 3211);
 // reply, so that Stop can be pressed while a reply is being written.
 export const slowChatPort = Number(process.env.E2E_SLOW_CHAT_PORT ?? 3212);
 const slowModelPort = Number(process.env.E2E_SLOW_MODEL_PORT ?? 3213);
+// Two agent groups (scripts/groups.sh): support, whose refund specialist
+// asks the returns desk (the second group) before asking the customer.
+export const supportGroupPort = Number(process.env.E2E_SUPPORT_GROUP_PORT ?? 3214);
+const returnsGroupPort = Number(process.env.E2E_RETURNS_GROUP_PORT ?? 3215);
 
 export default defineConfig({
   testDir: "./tests",
@@ -91,6 +95,18 @@ export default defineConfig({
       COUNTERSIGN_MODEL_BASE_URL: `http://127.0.0.1:${slowModelPort}/v1`,
       COUNTERSIGN_MODEL_NAME: "slow-scripted",
       COUNTERSIGN_MODEL_TIMEOUT_SECONDS: "60",
+      RUST_LOG: "warn",
+    },
+  }, {
+    command: `rm -rf ${dataDir}/e2e-groups && ../scripts/groups.sh ${bin} ${dataDir}/e2e-groups 127.0.0.1:${supportGroupPort} 127.0.0.1:${returnsGroupPort}`,
+    url: `http://127.0.0.1:${supportGroupPort}/readyz`,
+    reuseExistingServer: false,
+    timeout: 120_000,
+    stdout: "pipe",
+    env: {
+      COUNTERSIGN_SITE_ROOT: siteRoot,
+      COUNTERSIGN_DEMO_PASSWORD: demoPassword,
+      COUNTERSIGN_SANDBOX_SECRET_KEY: sandboxKey,
       RUST_LOG: "warn",
     },
   }],
