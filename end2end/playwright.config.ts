@@ -21,7 +21,7 @@ const slowModelPort = Number(process.env.E2E_SLOW_MODEL_PORT ?? 3213);
 // Two agent groups (scripts/groups.sh): support, whose refund specialist
 // asks the returns desk (the second group) before asking the customer.
 export const supportGroupPort = Number(process.env.E2E_SUPPORT_GROUP_PORT ?? 3214);
-const returnsGroupPort = Number(process.env.E2E_RETURNS_GROUP_PORT ?? 3215);
+export const returnsGroupPort = Number(process.env.E2E_RETURNS_GROUP_PORT ?? 3215);
 
 export default defineConfig({
   testDir: "./tests",

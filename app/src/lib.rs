@@ -17,6 +17,7 @@ pub mod desk;
 pub mod error;
 pub mod event_words;
 pub mod format;
+pub mod gateway_admin;
 pub mod handover;
 pub mod live;
 pub mod ops;

@@ -1,11 +1,14 @@
 import { expect, test } from "@playwright/test";
-import { supportGroupPort } from "../playwright.config";
+import { demoPassword, returnsGroupPort, supportGroupPort } from "../playwright.config";
 import { signIn, waitForHydration } from "./helpers";
 
 // Against the two agent groups of scripts/groups.sh: the support group's
 // refund specialist asks the returns desk (the other group, its own
 // database and key) over the gateway before asking the customer.
 test.use({ baseURL: `http://127.0.0.1:${supportGroupPort}` });
+
+/** The A2A extension a signed task travels in. */
+const extension = "https://countersign.dev/a2a/signed-task/v1";
 
 test("the review queue shows the returns desk's signed answer as evidence, with where it came from", async ({ browser }) => {
   const customer = await (await browser.newContext()).newPage();
@@ -35,4 +38,57 @@ test("the review queue shows the returns desk's signed answer as evidence, with 
   await expect(answer).toContainText("signed answer");
   await expect(answer.locator("blockquote")).toContainText("condition: sealed");
   await expect(card.locator(".recommendation")).toContainText("the returns desk (agent group returns) recorded the returned parcel as sealed");
+});
+
+test("the returns group's admin sees a refused task with its reason, and whom the group trusts", async ({ browser, request }) => {
+  // A task claiming to come from a group nobody allowed: refused on its
+  // claims, before any signature work, and journaled with the reason.
+  const envelope = {
+    envelope: {
+      v: 1,
+      task_key: "billing:e2e-1",
+      kind: "returns.inspection",
+      input: { order_id: "4821" },
+      from: "billing",
+      to: "returns",
+      root_key: "billing:e2e-1",
+      parent_key: null,
+      route: ["billing"],
+      depth: 0,
+      budget: { model_calls: 0, steps: 1, tokens: 0, money: null, deadline: new Date(Date.now() + 600_000).toISOString() },
+      parent_remaining: null,
+      created: new Date().toISOString(),
+      nonce: "e2e-nonce-1",
+      signer: { group: "billing", key_id: "gateway", version: 1 },
+      parent: null,
+    },
+    signature: { protected: "e30", signature: "AAAA" },
+  };
+  const response = await request.post(`http://127.0.0.1:${returnsGroupPort}/a2a`, {
+    headers: { "A2A-Version": "1.0" },
+    data: {
+      jsonrpc: "2.0", id: 1, method: "SendMessage",
+      params: { message: { messageId: "e2e", role: "ROLE_USER", parts: [{ text: "task" }], metadata: { [extension]: envelope } } },
+    },
+  });
+  const answer = await response.json();
+  expect(answer.error.code).toBe(-32602);
+  expect(answer.error.data[0].metadata.countersignReason).toBe("pair_not_allowed");
+
+  const admin = await (await browser.newContext()).newPage();
+  await admin.goto(`http://127.0.0.1:${returnsGroupPort}/login`);
+  await waitForHydration(admin);
+  await admin.getByLabel("User name").fill("admin");
+  await admin.getByLabel("Password").fill(demoPassword);
+  await admin.getByRole("button", { name: "Sign in" }).click();
+  await expect(admin.getByTestId("signed-in-as")).toBeVisible();
+  await admin.goto(`http://127.0.0.1:${returnsGroupPort}/admin`);
+  await waitForHydration(admin);
+  const gateway = admin.getByTestId("gateway-admin");
+  await expect(gateway.getByTestId("gateway-group")).toHaveText("returns");
+  await expect(gateway.getByTestId("gateway-keys")).toContainText("support/gateway/v1");
+  await expect(gateway.getByTestId("gateway-pairs")).toContainText("support → returns: returns.inspection");
+  const refused = gateway.locator('[data-testid="gateway-refusals"] li[data-code="pair_not_allowed"]').first();
+  await expect(refused).toContainText("from billing");
+  await expect(refused).toContainText("billing may not send returns.inspection tasks to returns: the pair is not on the allowlist");
 });

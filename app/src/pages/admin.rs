@@ -7,6 +7,7 @@ use crate::admin::{
 };
 use crate::admin_policy::AdminPublishPolicy;
 use crate::csrf::CsrfField;
+use crate::pages::admin_gateway::GatewayOverview;
 use crate::pages::admin_policy::{PolicyDraft, PolicyEditor};
 use crate::pages::admin_widget::WidgetSites;
 use leptos::form::ActionForm;
@@ -130,6 +131,7 @@ pub fn AdminPage() -> impl IntoView {
             })}
         </Transition>
         <WidgetSites/>
+        <GatewayOverview/>
     }
 }
 

@@ -1,4 +1,5 @@
 pub mod admin;
+pub mod admin_gateway;
 pub mod admin_policy;
 pub mod admin_widget;
 pub mod audit;

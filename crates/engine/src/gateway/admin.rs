@@ -12,6 +12,7 @@ use domain::{Role, SettingChange, SettingKind, Timestamp};
 use gateway::{GroupName, KeyId, NameError, TaskKind};
 use storage::gateway::peers;
 use storage::gateway::trust::{self, PairRow, Pinned, PinnedKeyRow};
+use storage::journal::{self, GATEWAY_STREAM, JournalFilter};
 use storage::{Database, StorageError};
 
 /// Why a trust change was not made.
@@ -36,6 +37,35 @@ pub enum TrustError {
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
+
+/// A task another group's envelope asked for and this group refused, as
+/// journaled (the claims are what the envelope said, unverified).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedTask {
+    pub at: Timestamp,
+    /// The refusal's stable code (`cycle`, `pair_not_allowed`, …).
+    pub code: String,
+    pub reason: String,
+    pub claimed_from: Option<String>,
+    pub claimed_kind: Option<String>,
+    pub claimed_task_key: Option<String>,
+}
+
+/// What an admin sees of the gateway: whom this group trusts and reaches,
+/// the tasks lately received and sent, and the latest refusals.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatewayOverview {
+    pub peers: Vec<peers::Peer>,
+    pub keys: Vec<PinnedKeyRow>,
+    pub pairs: Vec<PairRow>,
+    pub inbound: Vec<storage::gateway::inbox::InboxTask>,
+    pub outbound: Vec<storage::gateway::outbox::OutboxTask>,
+    /// Newest first.
+    pub refusals: Vec<RefusedTask>,
+}
+
+/// How many tasks and refusals the overview shows of each.
+const OVERVIEW_ROWS: u64 = 20;
 
 /// A peer key to pin.
 #[derive(Debug, Clone)]
@@ -322,6 +352,48 @@ impl GatewayTrust {
     /// Database failures.
     pub async fn peers(&self) -> Result<Vec<peers::Peer>, StorageError> {
         peers::list(self.db.conn()).await
+    }
+
+    /// The gateway as an admin sees it.
+    ///
+    /// # Errors
+    /// [`TrustError::NotAllowed`] for anyone but an admin; database failures.
+    pub async fn overview(&self, actor: &Actor) -> Result<GatewayOverview, TrustError> {
+        require_admin(actor)?;
+        let db = self.db.conn();
+        let filter = JournalFilter {
+            stream: Some(GATEWAY_STREAM.to_owned()),
+            kind: Some("gateway.task_refused".to_owned()),
+            ..JournalFilter::default()
+        };
+        let (_, total) = journal::list(db, &filter, 0, 1).await?;
+        let last_page = total.saturating_sub(1) / OVERVIEW_ROWS;
+        let (events, _) = journal::list(db, &filter, last_page, OVERVIEW_ROWS).await?;
+        let refusals = events
+            .into_iter()
+            .rev()
+            .map(|event| {
+                let payload: serde_json::Value =
+                    serde_json::from_str(&event.payload).unwrap_or_default();
+                let text = |name: &str| payload[name].as_str().map(str::to_owned);
+                RefusedTask {
+                    at: event.at,
+                    code: text("code").unwrap_or_default(),
+                    reason: text("reason").unwrap_or_default(),
+                    claimed_from: text("claimed_from"),
+                    claimed_kind: text("claimed_kind"),
+                    claimed_task_key: text("claimed_task_key"),
+                }
+            })
+            .collect();
+        Ok(GatewayOverview {
+            peers: peers::list(db).await?,
+            keys: trust::pinned_keys(db).await?,
+            pairs: trust::pairs(db).await?,
+            inbound: storage::gateway::inbox::recent(db, OVERVIEW_ROWS).await?,
+            outbound: storage::gateway::outbox::recent(db, OVERVIEW_ROWS).await?,
+            refusals,
+        })
     }
 
     /// Every pinned key and allowed pair.

@@ -7,7 +7,9 @@
 use crate::error::StorageError;
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+};
 
 /// `state` of a task just accepted, before anyone works on it.
 pub const SUBMITTED: &str = "submitted";
@@ -213,4 +215,17 @@ pub async fn advance(
         .exec(db)
         .await?;
     Ok(done.rows_affected == 1)
+}
+
+/// The newest `limit` tasks received, newest first.
+///
+/// # Errors
+/// Database failures.
+pub async fn recent(db: &impl ConnectionTrait, limit: u64) -> Result<Vec<InboxTask>, StorageError> {
+    Ok(entity::Entity::find()
+        .order_by_desc(entity::Column::ReceivedAt)
+        .order_by_desc(entity::Column::Id)
+        .limit(limit)
+        .all(db)
+        .await?)
 }

@@ -7,7 +7,9 @@
 use crate::error::StorageError;
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+};
 
 /// Written, not yet acknowledged by the peer.
 pub const QUEUED: &str = "queued";
@@ -198,4 +200,20 @@ pub async fn advance(
         .exec(db)
         .await?;
     Ok(done.rows_affected == 1)
+}
+
+/// The newest `limit` tasks sent, newest first.
+///
+/// # Errors
+/// Database failures.
+pub async fn recent(
+    db: &impl ConnectionTrait,
+    limit: u64,
+) -> Result<Vec<OutboxTask>, StorageError> {
+    Ok(entity::Entity::find()
+        .order_by_desc(entity::Column::CreatedAt)
+        .order_by_desc(entity::Column::Id)
+        .limit(limit)
+        .all(db)
+        .await?)
 }

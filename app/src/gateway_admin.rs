@@ -1,0 +1,121 @@
+//! The gateway as an admin sees it on `/admin`: this agent group, the peers
+//! it reaches, the keys and pairs it trusts, the tasks lately received and
+//! sent, and the latest refusals with their reasons. Admins only; read-only
+//! (the changes are `countersign gateway …`, journaled).
+
+use crate::error::AppError;
+use leptos::prelude::*;
+use leptos::server_fn;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GatewayTaskRow {
+    pub id: String,
+    /// The other group: the sender of a task received, the receiver of one
+    /// sent.
+    pub peer: String,
+    pub task_key: String,
+    pub kind: String,
+    pub state: String,
+    pub at: domain::Timestamp,
+    /// Why it failed, was refused or expired, when it did.
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GatewayRefusalRow {
+    pub at: domain::Timestamp,
+    pub code: String,
+    pub reason: String,
+    pub claimed_from: Option<String>,
+    pub claimed_kind: Option<String>,
+    pub claimed_task_key: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GatewayInfo {
+    /// None: the gateway is off in this instance.
+    pub group: Option<String>,
+    /// `group  url`.
+    pub peers: Vec<(String, String)>,
+    /// `group/key/vN` with when it stops verifying (None: current).
+    pub keys: Vec<(String, Option<domain::Timestamp>)>,
+    /// `from → to: kind`.
+    pub pairs: Vec<String>,
+    pub inbound: Vec<GatewayTaskRow>,
+    pub outbound: Vec<GatewayTaskRow>,
+    pub refusals: Vec<GatewayRefusalRow>,
+}
+
+#[server(prefix = "/fn", endpoint = "admin_gateway", input = server_fn::codec::GetUrl)]
+pub async fn admin_gateway() -> Result<GatewayInfo, AppError> {
+    let (ctx, me) = crate::server::require_admin()?;
+    let trust = engine::gateway::GatewayTrust::new(ctx.engine.db.clone(), ctx.engine.clock.clone());
+    let overview = trust.overview(&me.actor()).await.map_err(|e| match e {
+        engine::gateway::TrustError::NotAllowed => {
+            crate::server::fail(AppError::Forbidden(e.to_string()))
+        }
+        other => crate::server::internal(&other),
+    })?;
+    Ok(GatewayInfo {
+        group: ctx.engine.gateway.as_ref().map(|g| g.group.to_string()),
+        peers: overview
+            .peers
+            .into_iter()
+            .map(|peer| (peer.group_name, peer.url))
+            .collect(),
+        keys: overview
+            .keys
+            .into_iter()
+            .map(|key| {
+                (
+                    format!("{}/{}/v{}", key.group_name, key.key_id, key.version),
+                    key.usable_until,
+                )
+            })
+            .collect(),
+        pairs: overview
+            .pairs
+            .into_iter()
+            .map(|pair| format!("{} → {}: {}", pair.from_group, pair.to_group, pair.kind))
+            .collect(),
+        inbound: overview
+            .inbound
+            .into_iter()
+            .map(|task| GatewayTaskRow {
+                id: task.id,
+                peer: task.sender_group,
+                task_key: task.task_key,
+                kind: task.kind,
+                state: task.state,
+                at: task.received_at,
+                note: task.status_message,
+            })
+            .collect(),
+        outbound: overview
+            .outbound
+            .into_iter()
+            .map(|task| GatewayTaskRow {
+                id: task.id,
+                peer: task.to_group,
+                task_key: task.task_key,
+                kind: task.kind,
+                state: task.state,
+                at: task.created_at,
+                note: task.error,
+            })
+            .collect(),
+        refusals: overview
+            .refusals
+            .into_iter()
+            .map(|refusal| GatewayRefusalRow {
+                at: refusal.at,
+                code: refusal.code,
+                reason: refusal.reason,
+                claimed_from: refusal.claimed_from,
+                claimed_kind: refusal.claimed_kind,
+                claimed_task_key: refusal.claimed_task_key,
+            })
+            .collect(),
+    })
+}
