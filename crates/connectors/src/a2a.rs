@@ -124,16 +124,7 @@ impl A2aClient {
         task_id: &str,
         bearer: &str,
     ) -> Result<PeerTask, PeerError> {
-        let result = self
-            .call(
-                endpoint,
-                "GetTask",
-                json!({ "id": task_id }),
-                &[],
-                Some(bearer),
-            )
-            .await?;
-        read_task(&result)
+        self.task_call(endpoint, "GetTask", task_id, bearer).await
     }
 
     /// Asks the peer to cancel task `task_id`, with a bearer token.
@@ -147,14 +138,21 @@ impl A2aClient {
         task_id: &str,
         bearer: &str,
     ) -> Result<PeerTask, PeerError> {
+        self.task_call(endpoint, "CancelTask", task_id, bearer)
+            .await
+    }
+
+    /// A method on one task (`{ "id": … }`) that answers the task.
+    async fn task_call(
+        &self,
+        endpoint: &str,
+        method: &str,
+        task_id: &str,
+        bearer: &str,
+    ) -> Result<PeerTask, PeerError> {
+        let params = json!({ "id": task_id });
         let result = self
-            .call(
-                endpoint,
-                "CancelTask",
-                json!({ "id": task_id }),
-                &[],
-                Some(bearer),
-            )
+            .call(endpoint, method, params, &[], Some(bearer))
             .await?;
         read_task(&result)
     }

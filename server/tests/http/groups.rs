@@ -219,12 +219,7 @@ async fn a_task_sent_while_the_returns_group_is_down_is_delivered_once_it_is_bac
     let sender = sender(&support);
     let sent = sender.send(inspection("4821")).await.unwrap();
     // The first delivery fails (connection refused) and is queued again.
-    let attempt = loop {
-        let end = finished.recv().await.unwrap();
-        if end.kind == "gateway.relay" {
-            break end;
-        }
-    };
+    let attempt = first_delivery(&mut finished).await;
     assert_eq!(attempt.state, "queued", "{attempt:?}");
     assert!(attempt.error.unwrap().contains("unknown"));
     assert_eq!(
@@ -321,17 +316,20 @@ async fn lying_peer(peer: LyingPeer) -> wiremock::MockServer {
     server
 }
 
-/// A peer that reports every task as `task` (wrapped as A2A wraps a
-/// `SendMessage` answer).
+/// `task` as the answer to `asked`: wrapped as A2A wraps a `SendMessage`
+/// answer, bare for `GetTask` and `CancelTask`.
+fn answer_to(asked: &serde_json::Value, task: serde_json::Value) -> serde_json::Value {
+    if asked["method"] == "SendMessage" {
+        json!({ "task": task })
+    } else {
+        task
+    }
+}
+
+/// A peer that reports every task as `task`.
 fn always(task: serde_json::Value) -> LyingPeer {
     LyingPeer {
-        answer: Some(Box::new(move |asked| {
-            if asked["method"] == "SendMessage" {
-                json!({ "task": task })
-            } else {
-                task.clone()
-            }
-        })),
+        answer: Some(Box::new(move |asked| answer_to(asked, task.clone()))),
         body: "",
     }
 }
@@ -374,11 +372,7 @@ fn signing_peer(
                 "artifacts": [{ "artifactId": "r", "parts": [{ "data": result }],
                                 "metadata": { gateway::EXTENSION: signed } }]
             });
-            if asked["method"] == "SendMessage" {
-                json!({ "task": task })
-            } else {
-                task
-            }
+            answer_to(asked, task)
         })),
         body: "",
     }
@@ -480,12 +474,7 @@ async fn a_peers_answer_that_is_not_a2a_leaves_the_task_queued_for_another_try()
 
     let sender = sender(&support);
     let sent = sender.send(inspection("4821")).await.unwrap();
-    let attempt = loop {
-        let end = finished.recv().await.unwrap();
-        if end.kind == "gateway.relay" {
-            break end;
-        }
-    };
+    let attempt = first_delivery(&mut finished).await;
     assert_eq!(attempt.state, "queued", "{attempt:?}");
     assert!(attempt.error.unwrap().contains("not JSON"));
     let task = sender.task(&sent.id).await.unwrap().unwrap();
@@ -754,26 +743,31 @@ fn working_peer(cancels: Arc<AtomicUsize>) -> LyingPeer {
             } else {
                 "TASK_STATE_WORKING"
             };
-            let task = json!({ "id": "gtk_busy", "status": { "state": state } });
-            if asked["method"] == "SendMessage" {
-                json!({ "task": task })
-            } else {
-                task
-            }
+            answer_to(
+                asked,
+                json!({ "id": "gtk_busy", "status": { "state": state } }),
+            )
         })),
         body: "",
     }
 }
 
-/// Waits for the first delivery attempt of the support group's relay.
-async fn delivered(finished: &mut tokio::sync::broadcast::Receiver<runner::Finished>) {
+/// The end of the support group's first delivery attempt.
+async fn first_delivery(
+    finished: &mut tokio::sync::broadcast::Receiver<runner::Finished>,
+) -> runner::Finished {
     loop {
         let end = finished.recv().await.unwrap();
         if end.kind == "gateway.relay" {
-            assert_eq!(end.state, "done", "{end:?}");
-            return;
+            return end;
         }
     }
+}
+
+/// Waits until the support group's relay delivered its task.
+async fn delivered(finished: &mut tokio::sync::broadcast::Receiver<runner::Finished>) {
+    let end = first_delivery(finished).await;
+    assert_eq!(end.state, "done", "{end:?}");
 }
 
 #[tokio::test]
