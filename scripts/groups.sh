@@ -12,7 +12,9 @@
 set -euo pipefail
 bin="$1" data="$2" support_listen="$3" returns_listen="$4"
 shift 4
-mkdir -p "$data/gateway"
+# The returns group's database in a folder of its own: a generated demo
+# password is kept next to each database, one per group.
+mkdir -p "$data/gateway" "$data/returns"
 chmod 700 "$data/gateway"
 # Each group's master key, made once and kept (it seals the group's key).
 master_key() {
@@ -28,7 +30,7 @@ as_group() {
   shift
   case "$group" in
     support) db="sqlite://$data/countersign.db" listen="$support_listen" ;;
-    returns) db="sqlite://$data/returns.db" listen="$returns_listen" ;;
+    returns) db="sqlite://$data/returns/countersign.db" listen="$returns_listen" ;;
   esac
   COUNTERSIGN_DATABASE_URL="$db" COUNTERSIGN_LISTEN="$listen" \
     COUNTERSIGN_GATEWAY_GROUP="$group" \
@@ -59,5 +61,5 @@ as_group support "$bin" gateway peer --group returns \
 as_group returns "$bin" serve &
 returns_pid=$!
 trap 'kill "$returns_pid" 2> /dev/null || true; wait "$returns_pid" 2> /dev/null || true' EXIT INT TERM
-echo "returns desk: http://$returns_listen (same demo logins)"
+echo "returns desk: http://$returns_listen (the same demo logins; its password is printed below)"
 COUNTERSIGN_GATEWAY_RETURNS_DESK=returns as_group support "$bin" serve "$@"

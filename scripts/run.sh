@@ -6,7 +6,7 @@
 #   scripts/run.sh --groups   two agent groups on this machine: support
 #                             (http://127.0.0.1:3000, data/countersign.db)
 #                             and the returns desk (http://127.0.0.1:3001,
-#                             data/returns.db), each with its own key,
+#                             data/returns/countersign.db), each with its own key,
 #                             trusting each other for returns.inspection.
 set -euo pipefail
 cd "$(dirname "$0")/.."
