@@ -130,7 +130,10 @@ mod tests {
 
     #[test]
     fn an_unknown_kind_still_reads_as_words() {
-        assert_eq!(event_sentence("gateway.task_sent"), "Gateway task sent");
+        assert_eq!(
+            event_sentence("gateway.task_teleported"),
+            "Gateway task teleported"
+        );
         assert_eq!(event_sentence(""), "");
     }
 
