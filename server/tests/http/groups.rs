@@ -839,3 +839,29 @@ async fn stop_on_a_conversation_cancels_the_tasks_it_sent_to_other_groups() {
     assert_eq!(task.state, "canceled", "{task:?}");
     assert_eq!(cancels.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn the_operations_view_shows_the_gateway_lane_only_where_the_gateway_is_on() {
+    let lanes_of = |app: &TestApp| {
+        let (db, work) = (app.db().clone(), app.engine.work.clone());
+        async move {
+            let admin = storage::users::find_by_name(db.conn(), "admin")
+                .await
+                .unwrap()
+                .unwrap();
+            let view = work.ops_view(&engine::Actor::from(admin)).await.unwrap();
+            view.lanes
+                .into_iter()
+                .map(|lane| lane.name)
+                .collect::<Vec<_>>()
+        }
+    };
+    let with_gateway = group("support", None).await;
+    assert!(
+        lanes_of(&with_gateway)
+            .await
+            .contains(&"gateway".to_owned())
+    );
+    let without = TestApp::spawn().await;
+    assert!(!lanes_of(&without).await.contains(&"gateway".to_owned()));
+}

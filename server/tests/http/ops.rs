@@ -95,16 +95,7 @@ async fn background_work_is_shown_to_managers_and_admins_and_refused_to_everyone
             .iter()
             .map(|lane| lane["name"].as_str().unwrap())
             .collect();
-        assert_eq!(
-            lanes,
-            [
-                "payments",
-                "checks",
-                "notifications",
-                "scheduled",
-                "gateway"
-            ]
-        );
+        assert_eq!(lanes, ["payments", "checks", "notifications", "scheduled"]);
         assert!(
             view["lanes"][0]["purpose"]
                 .as_str()

@@ -127,7 +127,6 @@ pub fn lanes() -> Vec<LaneSpec> {
             Priority::Scheduled,
         )
         .with_poll_every(std::time::Duration::from_secs(2)),
-        crate::gateway::lane(),
     ]
 }
 
@@ -294,6 +293,15 @@ impl Work {
         }
     }
 
+    /// The lanes of this deployment: the gateway's only when it is on.
+    pub(crate) fn lanes(&self) -> Vec<LaneSpec> {
+        let mut all = lanes();
+        if self.gateway.is_some() {
+            all.push(crate::gateway::lane());
+        }
+        all
+    }
+
     /// The same work, with the gateway's lane and handlers run too.
     pub(crate) fn with_gateway(mut self, gateway: Option<crate::gateway::Gateway>) -> Self {
         self.gateway = gateway;
@@ -326,12 +334,7 @@ impl Work {
             self.tasks.clone(),
         );
         for lane in lanes() {
-            let runs_here = match lane.name.as_str() {
-                SCHEDULED => every.sweeps,
-                crate::gateway::GATEWAY_LANE => false,
-                _ => true,
-            };
-            if runs_here {
+            if lane.name != SCHEDULED || every.sweeps {
                 builder = builder.lane(lane);
             }
         }

@@ -106,7 +106,8 @@ impl Work {
         let conn = self.db.conn();
         let now = self.now();
         let counts = storage::work::lane_summary(conn, now).await?;
-        let lanes = super::lanes()
+        let lanes = self
+            .lanes()
             .into_iter()
             .map(|spec| LaneView {
                 counts: counts
