@@ -236,9 +236,23 @@ impl Sender {
         storage::work::enqueue(&*tx, &[work_items::relay(&id, now)], now).await?;
         tx.commit().await?;
         self.wake.lane(super::GATEWAY_LANE);
-        self.task(&id)
-            .await?
-            .ok_or_else(|| SendError::Storage(StorageError::Corrupt(format!("task {id} vanished"))))
+        // What was just written, as written: no read back.
+        Ok(OutboxTaskView {
+            to_group: envelope.to.to_string(),
+            task_key: envelope.task_key.to_string(),
+            kind: envelope.kind.to_string(),
+            subject: task.subject,
+            state: outbox::QUEUED.to_owned(),
+            remote_task_id: None,
+            result: None,
+            answer_signer: None,
+            error: None,
+            signer: envelope.signer.to_string(),
+            deadline,
+            created_at: now,
+            updated_at: now,
+            id,
+        })
     }
 
     /// The outbox task `id`.
