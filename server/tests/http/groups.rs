@@ -37,8 +37,12 @@ fn sender(app: &TestApp) -> Sender {
 
 /// Pins `key` at `app`, as its admin would (from the peer's card).
 async fn pin(app: &TestApp, key: &gateway::KeyRef, pinned: &gateway::PinnedKey) {
+    pin_db(app.db(), key, pinned).await;
+}
+
+async fn pin_db(db: &storage::Database, key: &gateway::KeyRef, pinned: &gateway::PinnedKey) {
     trust::pin_key(
-        app.db().conn(),
+        db.conn(),
         trust::PinnedKeyRow {
             group_name: key.group.to_string(),
             key_id: key.key_id.to_string(),
@@ -69,19 +73,24 @@ async fn trust_each_other(returns: &TestApp, support: &TestApp, allow: bool) {
     pin_keys_of(returns, support).await;
     pin_keys_of(support, returns).await;
     if allow {
-        trust::allow_pair(
-            returns.db().conn(),
-            trust::PairRow {
-                from_group: "support".into(),
-                to_group: "returns".into(),
-                kind: "returns.inspection".into(),
-                allowed_by: "usr_admin".into(),
-                allowed_at: Utc::now(),
-            },
-        )
-        .await
-        .unwrap();
+        allow_inspections(returns.db()).await;
     }
+}
+
+/// The returns group allows support's inspections, as its admin would.
+async fn allow_inspections(db: &storage::Database) {
+    trust::allow_pair(
+        db.conn(),
+        trust::PairRow {
+            from_group: "support".into(),
+            to_group: "returns".into(),
+            kind: "returns.inspection".into(),
+            allowed_by: "usr_admin".into(),
+            allowed_at: Utc::now(),
+        },
+    )
+    .await
+    .unwrap();
 }
 
 /// The support group reaches the returns group at `url`.
@@ -227,11 +236,28 @@ async fn a_task_sent_while_the_returns_group_is_down_is_delivered_once_it_is_bac
         "queued"
     );
 
-    let returns = group("returns", Some(address)).await;
-    engine::demo::seed_returned_parcels(returns.db(), Utc::now())
-        .await
-        .unwrap();
-    trust_each_other(&returns, &support, true).await;
+    // It comes back with what it had before it went down: its parcels,
+    // support's key pinned and support's inspections allowed.
+    let support_keys = support.engine.gateway.as_ref().unwrap().own_keys.clone();
+    let master = gateway::MasterKey::generate();
+    let returns = TestApp::spawn_prepared(
+        |s| {
+            s.gateway_group = Some("returns".into());
+            s.gateway_master_key = Some(master.into());
+            s.listen = address;
+        },
+        |db| async move {
+            engine::demo::seed_returned_parcels(&db, Utc::now())
+                .await
+                .unwrap();
+            for (key, pinned) in support_keys.unwrap().published().await.unwrap() {
+                pin_db(&db, &key, &pinned).await;
+            }
+            allow_inspections(&db).await;
+        },
+    )
+    .await;
+    pin_keys_of(&support, &returns).await;
     let task = answered(&sender, &sent).await;
     assert_eq!(task.state, "completed", "{task:?}");
     assert_eq!(task.result.unwrap()["condition"], "sealed");

@@ -39,6 +39,15 @@ impl TestApp {
 
     /// A server on default settings changed by `configure`.
     pub async fn spawn_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
+        Self::spawn_prepared(configure, |_| async {}).await
+    }
+
+    /// A server whose database `prepare` changed before it started (what
+    /// a restarted group finds already there).
+    pub async fn spawn_prepared<F: std::future::Future<Output = ()>>(
+        configure: impl FnOnce(&mut Settings),
+        prepare: impl FnOnce(Database) -> F,
+    ) -> TestApp {
         // RUST_LOG=debug shows the server's logs, tagged with the test's name.
         let _ = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
@@ -54,6 +63,7 @@ impl TestApp {
         )
         .await
         .unwrap();
+        prepare(database.db.clone()).await;
         let mut settings = Settings {
             listen: "127.0.0.1:0".parse().unwrap(),
             database_url: database.url.clone(),
