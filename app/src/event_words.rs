@@ -46,6 +46,7 @@ pub fn event_sentence(kind: &str) -> String {
         "gateway_own_key_added" => "New version of this group's signing key",
         "gateway_peer_set" => "Peer group's address set",
         "gateway.task_sent" => "Task sent to another agent group",
+        "gateway.task_delegated" => "Task passed on to another agent group",
         "gateway.task_delivered" => "Task delivered to the peer group",
         "gateway.task_working" => "Peer group working on the task",
         "gateway.task_completed" => "Task answered",

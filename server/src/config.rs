@@ -110,6 +110,15 @@ pub struct Settings {
     /// (`returns.inspection`) before asking the customer. Needs the
     /// gateway group and master key (answers are taken only signed).
     pub gateway_returns_desk: Option<String>,
+    /// Where this group passes on the tasks it has no record for: `kind=group`
+    /// pairs, comma-separated (`returns.inspection=warehouse`). The task goes
+    /// on as a signed child (route extended, one hop deeper, budget within
+    /// the parent's); its answer is this group's answer. Needs the master key.
+    pub gateway_forward: Option<String>,
+    /// The longest chain of delegated tasks this group takes or passes on
+    /// (hops from the first task; default 5; 0: only tasks sent straight
+    /// from their root, and nothing passed on).
+    pub gateway_max_depth: u32,
     /// This worker's name in claims, leases and the journal. It must stay
     /// the same across restarts (a restarted worker takes back at once what
     /// it held) and differ between replicas. Default: the host name.
@@ -214,6 +223,8 @@ impl fmt::Debug for Settings {
             .field("gateway_group", &self.gateway_group)
             .field("gateway_master_key", &self.gateway_master_key)
             .field("gateway_returns_desk", &self.gateway_returns_desk)
+            .field("gateway_forward", &self.gateway_forward)
+            .field("gateway_max_depth", &self.gateway_max_depth)
             .finish()
     }
 }
@@ -285,6 +296,8 @@ impl Default for Settings {
             gateway_group: None,
             gateway_master_key: None,
             gateway_returns_desk: None,
+            gateway_forward: None,
+            gateway_max_depth: gateway::DEFAULT_MAX_DEPTH,
             executor_name: None,
             model_backend: ModelBackend::Offline,
             model_base_url: None,
@@ -352,6 +365,8 @@ impl Settings {
                 .as_deref()
                 .map(gateway::GroupName::parse)
                 .transpose()?,
+            forwards: forwards(self.gateway_forward.as_deref().unwrap_or_default())?,
+            max_depth: self.gateway_max_depth,
         }))
     }
 
@@ -402,6 +417,29 @@ impl Settings {
             }
             if self.gateway_group.as_deref() == Some(desk.as_str()) {
                 return Err(invalid("a group does not send tasks to itself".to_owned()));
+            }
+        }
+        if let Some(forward) = &self.gateway_forward {
+            let invalid = |why: String| {
+                ConfigError::Invalid(format!(
+                    "gateway_forward (COUNTERSIGN_GATEWAY_FORWARD): {why}"
+                ))
+            };
+            let forwards = forwards(forward).map_err(|e| invalid(e.to_string()))?;
+            if self.gateway_master_key.is_none() {
+                return Err(invalid(
+                    "passing tasks on needs COUNTERSIGN_GATEWAY_MASTER_KEY (the child task is \
+                     signed with this group's key)"
+                        .to_owned(),
+                ));
+            }
+            let me = self.gateway_group.as_deref().unwrap_or_default();
+            if let Some(kind) = forwards
+                .iter()
+                .find(|(_, to)| to.as_str() == me)
+                .map(|(k, _)| k)
+            {
+                return Err(invalid(format!("{kind} is passed on to this group itself")));
             }
         }
         if self.session_idle_minutes < 1 || self.session_absolute_hours < 1 {
@@ -612,6 +650,30 @@ fn host_name() -> String {
         .map_or_else(|| "countersign".to_owned(), |name| format!("worker-{name}"))
 }
 
+/// `kind=group` pairs, comma-separated: each kind known here, named once.
+///
+/// # Errors
+/// A pair without `=`, a kind this build does not know, a malformed group,
+/// a kind named twice.
+fn forwards(text: &str) -> anyhow::Result<engine::gateway::Forwards> {
+    let known = engine::gateway::catalogue()?;
+    let mut forwards = engine::gateway::Forwards::new();
+    for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (kind, group) = pair
+            .split_once('=')
+            .ok_or_else(|| anyhow::anyhow!("`{pair}` is not `kind=group`"))?;
+        let kind = gateway::TaskKind::parse(kind.trim())?;
+        if !known.knows(&kind) {
+            anyhow::bail!("{kind} is not a task kind this build knows");
+        }
+        let group = gateway::GroupName::parse(group.trim())?;
+        if forwards.insert(kind.clone(), group).is_some() {
+            anyhow::bail!("{kind} is named twice");
+        }
+    }
+    Ok(forwards)
+}
+
 #[cfg(test)]
 #[allow(
     clippy::result_large_err,
@@ -690,6 +752,52 @@ mod tests {
         };
         good.validate().unwrap();
         assert!(!format!("{good:?}").contains(&master));
+    }
+
+    #[test]
+    fn a_forward_that_cannot_work_is_refused_at_start_with_what_is_wrong() {
+        let master = gateway::MasterKey::generate();
+        let with = |forward: &str, master: Option<String>| Settings {
+            gateway_group: Some("returns".to_owned()),
+            gateway_master_key: master.map(Into::into),
+            gateway_forward: Some(forward.to_owned()),
+            ..Settings::default()
+        };
+        let key = || Some(master.clone());
+        for (forward, master, expected) in [
+            ("returns.inspection", key(), "is not `kind=group`"),
+            (
+                "returns.teleport=warehouse",
+                key(),
+                "not a task kind this build knows",
+            ),
+            (
+                "returns.inspection=returns",
+                key(),
+                "passed on to this group itself",
+            ),
+            (
+                "returns.inspection=warehouse,returns.inspection=dock",
+                key(),
+                "named twice",
+            ),
+            (
+                "returns.inspection=warehouse",
+                None,
+                "needs COUNTERSIGN_GATEWAY_MASTER_KEY",
+            ),
+        ] {
+            let error = with(forward, master).validate().unwrap_err().to_string();
+            assert!(error.contains("COUNTERSIGN_GATEWAY_FORWARD"), "{error}");
+            assert!(error.contains(expected), "{forward}: {error}");
+        }
+        let good = with(" returns.inspection = warehouse ", key());
+        good.validate().unwrap();
+        let parts = good.gateway_parts().unwrap().unwrap();
+        assert_eq!(
+            parts.forwards[&gateway::TaskKind::parse("returns.inspection").unwrap()].as_str(),
+            "warehouse"
+        );
     }
 
     #[test]

@@ -86,6 +86,12 @@ impl KindRegistry {
         Ok(())
     }
 
+    /// Whether `kind` is registered here.
+    #[must_use]
+    pub fn knows(&self, kind: &TaskKind) -> bool {
+        self.0.contains_key(kind)
+    }
+
     /// Whether `result` is a valid result of `kind`; None for a kind not
     /// registered here.
     pub fn check_result(&self, kind: &TaskKind, result: &Value) -> Option<Result<(), String>> {

@@ -15,11 +15,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use storage::gateway::{inbox, peers, trust};
 
-fn name(group: &str) -> GroupName {
+pub(crate) fn name(group: &str) -> GroupName {
     GroupName::parse(group).unwrap()
 }
 
-async fn group(name: &str, listen: Option<std::net::SocketAddr>) -> TestApp {
+pub(crate) async fn group(name: &str, listen: Option<std::net::SocketAddr>) -> TestApp {
     let master = gateway::MasterKey::generate();
     TestApp::spawn_with(|s| {
         s.gateway_group = Some(name.into());
@@ -31,16 +31,20 @@ async fn group(name: &str, listen: Option<std::net::SocketAddr>) -> TestApp {
     .await
 }
 
-fn sender(app: &TestApp) -> Sender {
+pub(crate) fn sender(app: &TestApp) -> Sender {
     app.engine.gateway.as_ref().unwrap().sender.clone().unwrap()
 }
 
 /// Pins `key` at `app`, as its admin would (from the peer's card).
-async fn pin(app: &TestApp, key: &gateway::KeyRef, pinned: &gateway::PinnedKey) {
+pub(crate) async fn pin(app: &TestApp, key: &gateway::KeyRef, pinned: &gateway::PinnedKey) {
     pin_db(app.db(), key, pinned).await;
 }
 
-async fn pin_db(db: &storage::Database, key: &gateway::KeyRef, pinned: &gateway::PinnedKey) {
+pub(crate) async fn pin_db(
+    db: &storage::Database,
+    key: &gateway::KeyRef,
+    pinned: &gateway::PinnedKey,
+) {
     trust::pin_key(
         db.conn(),
         trust::PinnedKeyRow {
@@ -59,7 +63,7 @@ async fn pin_db(db: &storage::Database, key: &gateway::KeyRef, pinned: &gateway:
 }
 
 /// `at` pins the current keys of `of` (from its published versions).
-async fn pin_keys_of(at: &TestApp, of: &TestApp) {
+pub(crate) async fn pin_keys_of(at: &TestApp, of: &TestApp) {
     let keys = of.engine.gateway.as_ref().unwrap().own_keys.clone();
     for (key, pinned) in keys.unwrap().published().await.unwrap() {
         pin(at, &key, &pinned).await;
@@ -108,7 +112,7 @@ async fn reach(support: &TestApp, url: &str) {
     .unwrap();
 }
 
-fn inspection(order_id: &str) -> OutboundTask {
+pub(crate) fn inspection(order_id: &str) -> OutboundTask {
     OutboundTask {
         to: name("returns"),
         kind: TaskKind::parse("returns.inspection").unwrap(),
@@ -126,7 +130,7 @@ fn inspection(order_id: &str) -> OutboundTask {
 
 /// Waits (woken by the relay) for the task's final state; the bound only
 /// turns a hang into a failure.
-async fn answered(sender: &Sender, task: &OutboxTaskView) -> OutboxTaskView {
+pub(crate) async fn answered(sender: &Sender, task: &OutboxTaskView) -> OutboxTaskView {
     let task = sender
         .wait_for(&task.id, std::time::Duration::from_secs(30))
         .await
@@ -135,7 +139,7 @@ async fn answered(sender: &Sender, task: &OutboxTaskView) -> OutboxTaskView {
     task
 }
 
-async fn journal_kinds(app: &TestApp, stream: &str) -> Vec<String> {
+pub(crate) async fn journal_kinds(app: &TestApp, stream: &str) -> Vec<String> {
     let filter = storage::journal::JournalFilter {
         stream: Some(stream.to_owned()),
         ..storage::journal::JournalFilter::default()

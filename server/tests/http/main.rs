@@ -8,6 +8,7 @@ mod access;
 mod answers;
 mod api;
 mod audit;
+mod chains;
 mod cli;
 mod csrf;
 mod groups;

@@ -5,15 +5,22 @@
 //! (no model): `returns.inspection` reads the returned parcels. A result
 //! goes out signed with this group's key ([`gateway::answer`]), so the
 //! asking group can show it as evidence that verifiably came from here.
+//!
+//! Where this group has no record of its own and an admin named a group to
+//! ask for the kind (`gateway_forward`), the desk passes the task on as a
+//! signed child (route extended, one hop deeper, the parent embedded, the
+//! budget within the parent's) and answers with the child's result when
+//! it ends; canceling the task here cancels the child there.
 
-use super::OwnKeys;
 use super::kinds::RETURNS_INSPECTION;
-use super::work_items;
+use super::send::{OutboxTaskView, SendError, child_subject};
+use super::{OwnKeys, Sender, work_items};
 use crate::clock::Clock;
 use domain::Timestamp;
-use gateway::{GroupName, KindRegistry, TaskAnswer, TaskKey, TaskKind};
+use gateway::{GroupName, KindRegistry, SignedEnvelope, TaskAnswer, TaskKey, TaskKind};
 use runner::{Handler, Job, JobError, RunnerBuilder};
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::sync::Arc;
 use storage::gateway::inbox::{self, InboxTask, Outcome};
 use storage::journal::{NewEvent, append_to_stream, task_stream};
@@ -29,10 +36,42 @@ pub(super) struct Desk {
     /// Signs answers; without a master key answers go out unsigned (and a
     /// Countersign sender will not take them).
     pub keys: Option<OwnKeys>,
+    /// Passes tasks on; None without a master key.
+    pub sender: Option<Sender>,
+    /// The group asked, per kind, when this group has no record of its own.
+    pub forwards: Arc<Forwards>,
+    /// The depth past which a task is not passed on.
+    pub max_depth: u32,
+}
+
+/// The group to ask, per task kind, when this group has no record of its
+/// own (`returns.inspection` → `warehouse`).
+pub type Forwards = HashMap<TaskKind, GroupName>;
+
+/// What this group's own records say.
+enum Local {
+    /// A recorded answer.
+    Recorded(Value),
+    /// No record: the answer that says so (`condition: unknown`), given
+    /// unless another group is asked.
+    NoRecord(Value),
+    /// Why this group cannot answer at all.
+    Cannot(String),
+}
+
+/// Where the answer stands.
+enum Answer {
+    Ready(Result<Value, String>),
+    /// A child task (key `task_key`) was passed on to group `to` and has
+    /// not ended.
+    Waiting {
+        to: String,
+        task_key: String,
+    },
 }
 
 pub(super) fn register(desk: &Desk, builder: RunnerBuilder) -> RunnerBuilder {
-    builder.handle(work_items::ANSWER, Answer(desk.clone()))
+    builder.handle(work_items::ANSWER, AnswerTask(desk.clone()))
 }
 
 fn retry(error: impl std::fmt::Display) -> JobError {
@@ -102,25 +141,117 @@ impl Desk {
             .map_err(|e| dead(&e))
     }
 
-    /// This group's answer to `task`: Ok(result) or Err(why it cannot).
-    async fn answer(&self, task: &InboxTask) -> Result<Result<Value, String>, StorageError> {
-        let envelope: Value = serde_json::from_str(&task.envelope).map_err(|e| {
-            StorageError::Corrupt(format!("the envelope of task {} is not JSON: {e}", task.id))
-        })?;
-        let input = &envelope["envelope"]["input"];
+    /// What this group's own records say about `task`.
+    async fn local(
+        &self,
+        task: &InboxTask,
+        envelope: &SignedEnvelope,
+    ) -> Result<Local, StorageError> {
+        let input = &envelope.envelope.input;
         match task.kind.as_str() {
             RETURNS_INSPECTION => {
                 let Some(order_id) = input["order_id"].as_str() else {
-                    return Ok(Err("the input names no order".to_owned()));
+                    return Ok(Local::Cannot("the input names no order".to_owned()));
                 };
-                Ok(Ok(inspection(
-                    parcels::find(self.db.conn(), order_id).await?,
-                    order_id,
-                )))
+                Ok(match parcels::find(self.db.conn(), order_id).await? {
+                    Some(parcel) => Local::Recorded(inspection(Some(parcel), order_id)),
+                    None => Local::NoRecord(inspection(None, order_id)),
+                })
             }
-            other => Ok(Err(format!("this group has no desk for {other} tasks"))),
+            other => Ok(Local::Cannot(format!(
+                "this group has no desk for {other} tasks"
+            ))),
         }
     }
+
+    /// This group's answer to `task`: from its own records; or, where it
+    /// has none and a group is named for the kind, from the child task
+    /// passed on to that group (sent now if it was not yet).
+    async fn answer(&self, task: &InboxTask) -> Result<Answer, JobError> {
+        let envelope: SignedEnvelope = serde_json::from_str(&task.envelope).map_err(|e| {
+            JobError::Dead(format!(
+                "the envelope of task {} does not read: {e}",
+                task.id
+            ))
+        })?;
+        let forward = TaskKind::parse(&task.kind)
+            .ok()
+            .and_then(|kind| self.forwards.get(&kind).cloned());
+        let (Some(to), Some(sender)) = (forward, &self.sender) else {
+            return Ok(Answer::Ready(self.own(task, &envelope).await?));
+        };
+        let children = sender
+            .tasks_for(&child_subject(&task.id))
+            .await
+            .map_err(retry)?;
+        if let Some(child) = children.into_iter().last() {
+            return Ok(child_answer(child));
+        }
+        if let Local::Recorded(result) = self.local(task, &envelope).await.map_err(retry)? {
+            return Ok(Answer::Ready(Ok(result)));
+        }
+        match sender
+            .delegate(&envelope, &task.id, to.clone(), self.max_depth)
+            .await
+        {
+            Ok(child) => Ok(Answer::waiting(child)),
+            Err(SendError::Invalid(refusal)) => Ok(Answer::Ready(Err(format!(
+                "this group has no record and could not ask {to}: {refusal}"
+            )))),
+            Err(other) => Err(retry(other)),
+        }
+    }
+
+    /// The answer from this group's own records alone.
+    async fn own(
+        &self,
+        task: &InboxTask,
+        envelope: &SignedEnvelope,
+    ) -> Result<Result<Value, String>, JobError> {
+        Ok(match self.local(task, envelope).await.map_err(retry)? {
+            Local::Recorded(result) | Local::NoRecord(result) => Ok(result),
+            Local::Cannot(why) => Err(why),
+        })
+    }
+
+    /// Cancels what `task` passed on, now that it is canceled here.
+    async fn cancel_children(&self, task: &InboxTask) -> Result<usize, JobError> {
+        match &self.sender {
+            Some(sender) => sender
+                .cancel_for(
+                    &child_subject(&task.id),
+                    &format!("group:{}", task.sender_group),
+                )
+                .await
+                .map_err(retry),
+            None => Ok(0),
+        }
+    }
+}
+
+impl Answer {
+    fn waiting(child: OutboxTaskView) -> Self {
+        Answer::Waiting {
+            to: child.to_group,
+            task_key: child.task_key,
+        }
+    }
+}
+
+/// The parent's answer from its child: the child's result once it
+/// completed; its reason once it ended otherwise.
+fn child_answer(child: OutboxTaskView) -> Answer {
+    if !child.is_final() {
+        return Answer::waiting(child);
+    }
+    Answer::Ready(match (child.state.as_str(), child.result) {
+        (storage::gateway::outbox::COMPLETED, Some(result)) => Ok(result),
+        (state, _) => Err(format!(
+            "this group has no record, and {} did not answer ({state}{})",
+            child.to_group,
+            child.error.map(|e| format!(": {e}")).unwrap_or_default()
+        )),
+    })
 }
 
 /// What the returns desk recorded, or `unknown` when no parcel came back.
@@ -141,11 +272,12 @@ fn inspection(parcel: Option<parcels::Parcel>, order_id: &str) -> Value {
 
 /// Answers one inbox task. Idempotent: a task already answered is left
 /// alone; one left `working` by a worker that died is answered again (the
-/// answer is a read of this group's records).
-struct Answer(Desk);
+/// answer is a read of this group's records, or of the child task already
+/// passed on); a canceled one has its children canceled.
+struct AnswerTask(Desk);
 
 #[async_trait::async_trait]
-impl Handler for Answer {
+impl Handler for AnswerTask {
     async fn run(&self, job: &Job) -> Result<Option<String>, JobError> {
         let desk = &self.0;
         let id = job.item.payload["inbox_id"]
@@ -155,6 +287,12 @@ impl Handler for Answer {
             .await
             .map_err(retry)?
             .ok_or_else(|| JobError::Dead(format!("inbox task {id} does not exist")))?;
+        if task.state == inbox::CANCELED {
+            let asked = desk.cancel_children(&task).await?;
+            return Ok(Some(format!(
+                "canceled; {asked} task(s) it passed on asked to cancel"
+            )));
+        }
         if task.state == inbox::SUBMITTED {
             let now = desk.clock.now();
             desk.advance(
@@ -171,7 +309,13 @@ impl Handler for Answer {
         if task.state != inbox::WORKING {
             return Ok(Some(format!("already {}", task.state)));
         }
-        let answer = desk.answer(&task).await.map_err(retry)?;
+        let answer = match desk.answer(&task).await? {
+            Answer::Ready(answer) => answer,
+            // The child's end queues this answer again.
+            Answer::Waiting { to, task_key } => {
+                return Ok(Some(format!("waiting for {to} (task {task_key})")));
+            }
+        };
         let checked = answer.and_then(|result| {
             let kind = TaskKind::parse(&task.kind).map_err(|e| e.to_string())?;
             match desk.kinds.check_result(&kind, &result) {
@@ -198,9 +342,14 @@ impl Handler for Answer {
             signed_answer: signed.as_deref(),
             message: message.as_deref(),
         };
-        desk.advance(&task, inbox::WORKING, to, outcome, now)
+        let moved = desk
+            .advance(&task, inbox::WORKING, to, outcome, now)
             .await
             .map_err(retry)?;
+        if !moved {
+            // Canceled meanwhile: what it passed on is canceled too.
+            desk.cancel_children(&task).await?;
+        }
         Ok(Some(to.to_owned()))
     }
 }

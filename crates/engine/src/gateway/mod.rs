@@ -17,6 +17,7 @@ mod trust;
 mod work_items;
 
 pub use admin::{GatewayOverview, GatewayTrust, KeyToPin, RefusedTask, TrustError};
+pub use desk::Forwards;
 pub use kinds::{RETURNS_INSPECTION, catalogue};
 pub use own_keys::{GATEWAY_KEY_ID, OwnKeyError, OwnKeys};
 pub use receive::{CancelError, InboxTaskView, ReceiveError, ReceivedTask, Receiver};
@@ -66,6 +67,10 @@ pub struct GatewayParts {
     pub client: A2aClient,
     /// The group the refund specialist asks about returned parcels, if any.
     pub returns_desk: Option<GroupName>,
+    /// The group asked, per kind, when this group has no record of its own.
+    pub forwards: Forwards,
+    /// The chain depth past which tasks are refused and not passed on.
+    pub max_depth: u32,
 }
 
 /// This group's gateway.
@@ -116,6 +121,16 @@ impl Gateway {
                 wake.clone(),
             )
         });
+        let desk = desk::Desk {
+            db: db.clone(),
+            clock: clock.clone(),
+            kinds: parts.kinds.clone(),
+            me: parts.group.clone(),
+            keys: own_keys.clone(),
+            sender: sender.clone(),
+            forwards: Arc::new(parts.forwards.clone()),
+            max_depth: parts.max_depth,
+        };
         Gateway {
             group: parts.group.clone(),
             kinds: parts.kinds.clone(),
@@ -125,20 +140,15 @@ impl Gateway {
                 parts.group.clone(),
                 parts.kinds.clone(),
                 wake.clone(),
-            ),
+            )
+            .with_max_depth(parts.max_depth),
             relay: sender.clone().map(|sender| relay::Relay {
                 sender,
                 client: parts.client.clone(),
                 me: parts.group.clone(),
             }),
             sender,
-            desk: desk::Desk {
-                db: db.clone(),
-                clock: clock.clone(),
-                kinds: parts.kinds.clone(),
-                me: parts.group.clone(),
-                keys: own_keys.clone(),
-            },
+            desk,
             own_keys,
         }
     }

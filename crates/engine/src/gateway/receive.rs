@@ -4,7 +4,7 @@
 //! it created; every refusal is journaled (in the gateway stream) with its
 //! code and reason before it is answered.
 
-use super::trust;
+use super::{trust, work_items};
 use crate::clock::Clock;
 use gateway::jws::envelope_digest;
 use gateway::{Admission, GroupName, KindRegistry, Refusal, ReplayWindow, SignedEnvelope};
@@ -224,7 +224,15 @@ impl Receiver {
                 }],
             )
             .await?;
+            // The desk passes the cancel on to whatever this task delegated.
+            storage::work::enqueue(
+                &*tx,
+                &[work_items::answer_again(task_id, "canceled", now)],
+                now,
+            )
+            .await?;
             tx.commit().await?;
+            self.wake.lane(super::GATEWAY_LANE);
         } else {
             // It moved meanwhile (answered, or canceled by a racing call):
             // what it is now is the answer.
@@ -354,7 +362,7 @@ impl Receiver {
             }],
         )
         .await?;
-        storage::work::enqueue(&*tx, &[super::work_items::answer(&task.id, now)], now).await?;
+        storage::work::enqueue(&*tx, &[work_items::answer(&task.id, now)], now).await?;
         tx.commit().await?;
         self.wake.lane(super::GATEWAY_LANE);
         Ok(ReceivedTask {

@@ -100,11 +100,24 @@ impl Relay {
             }],
         )
         .await?;
-        if let Some(next) = &step.next {
-            storage::work::enqueue(&*tx, std::slice::from_ref(next), now).await?;
+        let mut next: Vec<NewWork> = step.next.iter().cloned().collect();
+        // A child's end is what its parent's answer waits for.
+        let parent = task.subject.as_deref().and_then(super::send::parent_of);
+        if let (true, Some(parent)) = (outbox::is_final(state), parent) {
+            next.push(work_items::answer_again(
+                parent,
+                &format!("child:{}", task.id),
+                now,
+            ));
+        }
+        if !next.is_empty() {
+            storage::work::enqueue(&*tx, &next, now).await?;
         }
         tx.commit().await?;
         sender.changed.notify_waiters();
+        if parent.is_some() {
+            sender.wake.lane(super::GATEWAY_LANE);
+        }
         if let Some(next) = &step.next {
             self.wake_at(next, now);
         }

@@ -10,7 +10,8 @@ use crate::clock::Clock;
 use gateway::build::{self, NewTask};
 use gateway::jws::sign;
 use gateway::{
-    Budget, GroupName, KeyRef, KindRegistry, Refusal, SignedAnswer, TaskKey, TaskKind, TaskKinds,
+    Budget, GroupName, KeyRef, KindRegistry, Refusal, SignedAnswer, SignedEnvelope, TaskKey,
+    TaskKind, TaskKinds,
 };
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -20,6 +21,24 @@ use storage::ids::new_id;
 use storage::journal::{NewEvent, append_to_stream, task_stream};
 use storage::{Database, StorageError};
 use tokio::sync::Notify;
+
+/// The subject of the tasks this group passed on for inbox task
+/// `inbox_id`: what its answer waits for, and what canceling it cancels.
+#[must_use]
+pub fn child_subject(inbox_id: &str) -> String {
+    format!("inbox:{inbox_id}")
+}
+
+/// The inbox task a child task was passed on for, from its subject.
+#[must_use]
+pub fn parent_of(subject: &str) -> Option<&str> {
+    subject.strip_prefix("inbox:")
+}
+
+fn fresh_task_key() -> Result<TaskKey, SendError> {
+    TaskKey::parse(&new_id("task"))
+        .map_err(|e| SendError::Invalid(Refusal::Malformed(e.to_string())))
+}
 
 /// A task to send.
 #[derive(Debug, Clone)]
@@ -158,35 +177,99 @@ impl Sender {
     /// unknown kind, an input its schema rejects, a task to this group);
     /// key or storage failures (nothing was written).
     pub async fn send(&self, task: OutboundTask) -> Result<OutboxTaskView, SendError> {
-        match self.kinds.check_input(&task.kind, &task.input) {
-            None => return Err(SendError::Invalid(Refusal::UnknownKind(task.kind))),
-            Some(Err(why)) => {
-                return Err(SendError::Invalid(Refusal::InvalidInput {
-                    kind: task.kind,
-                    why,
-                }));
-            }
-            Some(Ok(())) => {}
-        }
+        self.check_input(&task)?;
         let signer = self.keys.signer().await?;
         // After the key is read: a first version made just now is valid
         // from its making, and the envelope must not predate it.
         let now = self.clock.now();
-        let id = new_id("gto");
-        let task_key = TaskKey::parse(&new_id("task"))
-            .map_err(|e| SendError::Invalid(Refusal::Malformed(e.to_string())))?;
-        let deadline = task.budget.deadline;
         let envelope = build::root(NewTask {
-            task_key,
-            kind: task.kind,
-            input: task.input,
-            to: task.to,
-            budget: task.budget,
+            task_key: fresh_task_key()?,
+            kind: task.kind.clone(),
+            input: task.input.clone(),
+            to: task.to.clone(),
+            budget: task.budget.clone(),
             signer: signer.key_ref().clone(),
             created: now,
         })
         .map_err(SendError::Invalid)?;
-        let signed = sign(envelope, &signer)
+        self.write(envelope, &signer, task.subject, None, now).await
+    }
+
+    /// Passes on the task this group received as `parent` (its signed
+    /// envelope as it arrived, inbox task `parent_inbox_id`): a child with
+    /// the route extended, one hop deeper, the parent embedded whole, and a
+    /// budget within what remains of the parent's (`remaining`: this desk
+    /// spends none of it itself). The child is sent for subject
+    /// `inbox:<parent_inbox_id>`, and the parent's stream journals the
+    /// delegation in the same transaction.
+    ///
+    /// # Errors
+    /// [`SendError::Invalid`] for what every receiver would refuse: a
+    /// group already on the route (a cycle), a chain past `max_depth`, a
+    /// budget beyond the parent's; key or storage failures (nothing was
+    /// written).
+    pub async fn delegate(
+        &self,
+        parent: &SignedEnvelope,
+        parent_inbox_id: &str,
+        to: GroupName,
+        max_depth: u32,
+    ) -> Result<OutboxTaskView, SendError> {
+        let remaining = parent.envelope.budget.clone();
+        let task = OutboundTask {
+            to,
+            kind: parent.envelope.kind.clone(),
+            input: parent.envelope.input.clone(),
+            budget: remaining.clone(),
+            subject: Some(child_subject(parent_inbox_id)),
+        };
+        self.check_input(&task)?;
+        let signer = self.keys.signer().await?;
+        let now = self.clock.now();
+        let envelope = build::delegate(
+            parent,
+            remaining,
+            NewTask {
+                task_key: fresh_task_key()?,
+                kind: task.kind,
+                input: task.input,
+                to: task.to,
+                budget: task.budget,
+                signer: signer.key_ref().clone(),
+                created: now,
+            },
+            max_depth,
+        )
+        .map_err(SendError::Invalid)?;
+        self.write(envelope, &signer, task.subject, Some(parent_inbox_id), now)
+            .await
+    }
+
+    fn check_input(&self, task: &OutboundTask) -> Result<(), SendError> {
+        match self.kinds.check_input(&task.kind, &task.input) {
+            None => Err(SendError::Invalid(Refusal::UnknownKind(task.kind.clone()))),
+            Some(Err(why)) => Err(SendError::Invalid(Refusal::InvalidInput {
+                kind: task.kind.clone(),
+                why,
+            })),
+            Some(Ok(())) => Ok(()),
+        }
+    }
+
+    /// Signs `envelope` and writes it to the outbox with its journal event
+    /// (and, for a child, the event in its parent's stream) and the item
+    /// that relays it, in one transaction.
+    async fn write(
+        &self,
+        envelope: gateway::TaskEnvelope,
+        signer: &gateway::SigningKey,
+        subject: Option<String>,
+        parent_inbox_id: Option<&str>,
+        now: domain::Timestamp,
+    ) -> Result<OutboxTaskView, SendError> {
+        let id = new_id("gto");
+        let deadline = envelope.budget.deadline;
+        let signed = sign(envelope, signer)
             .map_err(|e| SendError::Invalid(Refusal::Malformed(e.to_string())))?;
         let text = serde_json::to_string(&signed)
             .map_err(|e| StorageError::Corrupt(format!("an envelope did not serialise: {e}")))?;
@@ -201,7 +284,7 @@ impl Sender {
                 root_key: envelope.root_key.as_str(),
                 parent_key: envelope.parent_key.as_ref().map(TaskKey::as_str),
                 kind: envelope.kind.as_str(),
-                subject: task.subject.as_deref(),
+                subject: subject.as_deref(),
                 envelope: &text,
                 deadline,
                 created_at: now,
@@ -223,16 +306,41 @@ impl Sender {
                     "kind": envelope.kind,
                     "to": envelope.to,
                     "root_key": envelope.root_key,
+                    "parent_key": envelope.parent_key,
                     "route": envelope.route,
                     "depth": envelope.depth,
                     "budget": envelope.budget,
                     "signer": envelope.signer.to_string(),
-                    "subject": task.subject,
+                    "subject": subject,
                 }),
                 at: now,
             }],
         )
         .await?;
+        if let Some(parent) = parent_inbox_id {
+            append_to_stream(
+                &*tx,
+                &task_stream(parent),
+                vec![NewEvent {
+                    proposal_id: None,
+                    order_id: None,
+                    actor: "system:gateway".to_owned(),
+                    kind: "gateway.task_delegated".to_owned(),
+                    from_status: None,
+                    to_status: None,
+                    payload: json!({
+                        "child_outbox_id": id,
+                        "child_task_key": envelope.task_key,
+                        "to": envelope.to,
+                        "route": envelope.route,
+                        "depth": envelope.depth,
+                        "budget": envelope.budget,
+                    }),
+                    at: now,
+                }],
+            )
+            .await?;
+        }
         storage::work::enqueue(&*tx, &[work_items::relay(&id, now)], now).await?;
         tx.commit().await?;
         self.wake.lane(super::GATEWAY_LANE);
@@ -241,7 +349,7 @@ impl Sender {
             to_group: envelope.to.to_string(),
             task_key: envelope.task_key.to_string(),
             kind: envelope.kind.to_string(),
-            subject: task.subject,
+            subject,
             state: outbox::QUEUED.to_owned(),
             remote_task_id: None,
             result: None,

@@ -54,6 +54,21 @@ pub fn poll(outbox_id: &str, look: u32, now: Timestamp) -> NewWork {
 }
 
 pub fn answer(inbox_id: &str, now: Timestamp) -> NewWork {
+    answer_because(inbox_id, None, now)
+}
+
+/// Answers the inbox task again because of `why` (a child task it waits
+/// for ended, or it was canceled): a key of its own per reason, so the
+/// look is queued even while the first answer item is still running.
+pub fn answer_again(inbox_id: &str, why: &str, now: Timestamp) -> NewWork {
+    answer_because(inbox_id, Some(why), now)
+}
+
+fn answer_because(inbox_id: &str, why: Option<&str>, now: Timestamp) -> NewWork {
+    let dedupe_key = match why {
+        None => format!("{ANSWER}:{inbox_id}"),
+        Some(why) => format!("{ANSWER}:{inbox_id}:{why}"),
+    };
     NewWork {
         kind: ANSWER.to_owned(),
         lane: super::GATEWAY_LANE.to_owned(),
@@ -62,7 +77,7 @@ pub fn answer(inbox_id: &str, now: Timestamp) -> NewWork {
         run_after: now,
         max_attempts: 8,
         every: None,
-        dedupe_key: Some(format!("{ANSWER}:{inbox_id}")),
+        dedupe_key: Some(dedupe_key),
     }
 }
 
