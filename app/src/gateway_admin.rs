@@ -18,6 +18,11 @@ pub struct GatewayTaskRow {
     pub kind: String,
     pub state: String,
     pub at: domain::Timestamp,
+    /// The groups the chain passed (`support → returns`) and its depth.
+    pub route: String,
+    pub depth: u32,
+    /// What the answer says the task spent (`2 steps`); None before one.
+    pub spent: Option<String>,
     /// Why it failed, was refused or expired, when it did.
     pub note: Option<String>,
 }
@@ -82,27 +87,41 @@ pub async fn admin_gateway() -> Result<GatewayInfo, AppError> {
         inbound: overview
             .inbound
             .into_iter()
-            .map(|task| GatewayTaskRow {
-                id: task.id,
-                peer: task.sender_group,
-                task_key: task.task_key,
-                kind: task.kind,
-                state: task.state,
-                at: task.received_at,
-                note: task.status_message,
+            .map(|task| {
+                let chain =
+                    engine::gateway::TaskChain::of(&task.envelope, task.signed_answer.as_deref());
+                GatewayTaskRow {
+                    id: task.id,
+                    peer: task.sender_group,
+                    task_key: task.task_key,
+                    kind: task.kind,
+                    state: task.state,
+                    at: task.received_at,
+                    route: chain.route.join(" → "),
+                    depth: chain.depth,
+                    spent: chain.spent_in_words(),
+                    note: task.status_message,
+                }
             })
             .collect(),
         outbound: overview
             .outbound
             .into_iter()
-            .map(|task| GatewayTaskRow {
-                id: task.id,
-                peer: task.to_group,
-                task_key: task.task_key,
-                kind: task.kind,
-                state: task.state,
-                at: task.created_at,
-                note: task.error,
+            .map(|task| {
+                let chain =
+                    engine::gateway::TaskChain::of(&task.envelope, task.signed_answer.as_deref());
+                GatewayTaskRow {
+                    id: task.id,
+                    peer: task.to_group,
+                    task_key: task.task_key,
+                    kind: task.kind,
+                    state: task.state,
+                    at: task.created_at,
+                    route: chain.route.join(" → "),
+                    depth: chain.depth,
+                    spent: chain.spent_in_words(),
+                    note: task.error,
+                }
             })
             .collect(),
         refusals: overview

@@ -17,7 +17,7 @@ fn tasks_table(
     view! {
         <table data-testid=testid>
             <caption>{caption}</caption>
-            <thead><tr><th>"When"</th><th>{peer}</th><th>"Kind"</th><th>"State"</th><th>"Task key"</th><th>"Note"</th></tr></thead>
+            <thead><tr><th>"When"</th><th>{peer}</th><th>"Kind"</th><th>"State"</th><th>"Route"</th><th>"Depth"</th><th>"Spent"</th><th>"Task key"</th><th>"Note"</th></tr></thead>
             <tbody>
                 {rows.into_iter().map(|row| {
                     let state = row.state.clone();
@@ -27,6 +27,9 @@ fn tasks_table(
                         <td>{row.peer}</td>
                         <td><code>{row.kind}</code></td>
                         <td>{row.state}</td>
+                        <td>{row.route}</td>
+                        <td>{row.depth}</td>
+                        <td>{row.spent.unwrap_or_else(|| "—".to_owned())}</td>
                         <td><code class="small">{row.task_key}</code></td>
                         <td>{row.note.unwrap_or_default()}</td>
                     </tr>

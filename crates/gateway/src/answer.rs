@@ -5,6 +5,7 @@
 //! ([`crate::jws`]), with its own `typ`, so an answer's signature can never
 //! pass for a task's or the other way round.
 
+use crate::budget::Spent;
 use crate::envelope::JwsSignature;
 use crate::jws::{self, ANSWER_SIGNATURE_TYPE};
 use crate::keys::{KeyPins, SigningKey};
@@ -29,6 +30,9 @@ pub struct TaskAnswer {
     /// `completed` (a result) or `failed`.
     pub state: String,
     pub result: Value,
+    /// What the task spent here and in the tasks passed on for it; the
+    /// asking group charges it to the task's budget.
+    pub spent: Spent,
     pub answered_at: DateTime<Utc>,
     pub signer: KeyRef,
 }
@@ -141,6 +145,7 @@ mod tests {
             from: group("returns"),
             state: "completed".to_owned(),
             result: json!({ "condition": "sealed" }),
+            spent: Spent::one_step(),
             answered_at: Utc::now(),
             signer: key.key_ref().clone(),
         }
@@ -177,6 +182,10 @@ mod tests {
         let mut changed = raw.clone();
         changed["answer"]["result"]["condition"] = json!("opened");
         assert!(verify(&changed, expected, &pins, Utc::now()).is_err());
+        // Spending reported lower than signed is a change like any other.
+        let mut cheaper = raw.clone();
+        cheaper["answer"]["spent"]["steps"] = json!(0);
+        assert!(verify(&cheaper, expected, &pins, Utc::now()).is_err());
 
         let other_task = TaskKey::parse("task_2").unwrap();
         let elsewhere = Expected {

@@ -18,6 +18,58 @@ pub struct Budget {
     pub deadline: DateTime<Utc>,
 }
 
+/// What a task spent, as the group that answered it reports (its own
+/// spending and, for a task it passed on, its children's): every
+/// dimension of a budget but the deadline.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spent {
+    pub model_calls: u32,
+    pub steps: u32,
+    pub tokens: u64,
+    pub money: Option<Money>,
+}
+
+impl Spent {
+    /// One agent step and nothing else: what a desk that answers by rules
+    /// spends on a task.
+    #[must_use]
+    pub fn one_step() -> Self {
+        Spent {
+            steps: 1,
+            ..Spent::default()
+        }
+    }
+
+    /// This spending and `more` together.
+    ///
+    /// # Errors
+    /// [`BudgetExcess`] (dimension `money`) for money in two currencies,
+    /// which no budget covers.
+    pub fn plus(&self, more: &Spent) -> Result<Spent, BudgetExcess> {
+        let money = match (self.money, more.money) {
+            (None, other) | (other, None) => other,
+            (Some(a), Some(b)) if a.currency == b.currency => Some(Money::new(
+                a.amount_minor.saturating_add(b.amount_minor),
+                a.currency,
+            )),
+            (Some(a), Some(b)) => {
+                return Err(BudgetExcess {
+                    dimension: "money",
+                    asked: format!("{} and {}", a.display(), b.display()),
+                    allowed: "one currency".to_owned(),
+                });
+            }
+        };
+        Ok(Spent {
+            model_calls: self.model_calls.saturating_add(more.model_calls),
+            steps: self.steps.saturating_add(more.steps),
+            tokens: self.tokens.saturating_add(more.tokens),
+            money,
+        })
+    }
+}
+
 /// One dimension of a budget asked beyond what its limit allows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BudgetExcess {
@@ -57,6 +109,35 @@ fn money_text(money: Option<Money>) -> String {
 }
 
 impl Budget {
+    /// What remains of this budget once `spent` is charged to it (the
+    /// deadline stays).
+    ///
+    /// # Errors
+    /// [`BudgetExcess`] for the first dimension `spent` goes beyond.
+    pub fn after(&self, spent: &Spent) -> Result<Budget, BudgetExcess> {
+        let as_budget = Budget {
+            model_calls: spent.model_calls,
+            steps: spent.steps,
+            tokens: spent.tokens,
+            money: spent.money,
+            deadline: self.deadline,
+        };
+        as_budget.fits_within(self)?;
+        Ok(Budget {
+            model_calls: self.model_calls - spent.model_calls,
+            steps: self.steps - spent.steps,
+            tokens: self.tokens - spent.tokens,
+            money: match (self.money, spent.money) {
+                (Some(limit), Some(used)) => Some(Money::new(
+                    limit.amount_minor - used.amount_minor,
+                    limit.currency,
+                )),
+                (limit, _) => limit,
+            },
+            deadline: self.deadline,
+        })
+    }
+
     /// Whether this budget fits inside `limit` in every dimension; the first
     /// dimension that does not is the answer.
     ///
@@ -143,6 +224,57 @@ mod tests {
             .fits_within(&budget(1, Some(100), 10))
             .unwrap_err();
         assert_eq!(excess.dimension, "money");
+    }
+
+    #[test]
+    fn what_remains_after_spending_is_the_budget_less_what_was_spent_in_every_dimension() {
+        let spent = Spent {
+            model_calls: 2,
+            steps: 3,
+            tokens: 500,
+            money: Some(Money::new(40, Currency::EUR)),
+        };
+        let left = budget(5, Some(100), 10).after(&spent).unwrap();
+        assert_eq!((left.model_calls, left.steps, left.tokens), (3, 7, 9_500));
+        assert_eq!(left.money, Some(Money::new(60, Currency::EUR)));
+        assert_eq!(left.deadline, budget(5, Some(100), 10).deadline);
+    }
+
+    #[test]
+    fn spending_more_than_the_budget_in_any_dimension_is_an_overspend_named_by_its_dimension() {
+        let steps = Spent {
+            steps: 11,
+            ..Spent::default()
+        };
+        let excess = budget(5, None, 10).after(&steps).unwrap_err();
+        assert_eq!(excess.to_string(), "steps asked 11 but only 10 remains");
+        let money = Spent {
+            money: Some(Money::new(1, Currency::EUR)),
+            ..Spent::default()
+        };
+        assert_eq!(
+            budget(5, None, 10).after(&money).unwrap_err().dimension,
+            "money"
+        );
+    }
+
+    #[test]
+    fn spending_adds_up_across_a_chain_but_never_across_two_currencies() {
+        let total = Spent::one_step().plus(&Spent::one_step()).unwrap();
+        assert_eq!(total.steps, 2);
+        let eur = Spent {
+            money: Some(Money::new(5, Currency::EUR)),
+            ..Spent::default()
+        };
+        let usd = Spent {
+            money: Some(Money::new(5, Currency::USD)),
+            ..Spent::default()
+        };
+        assert_eq!(
+            eur.plus(&eur).unwrap().money,
+            Some(Money::new(10, Currency::EUR))
+        );
+        assert_eq!(eur.plus(&usd).unwrap_err().dimension, "money");
     }
 
     #[test]

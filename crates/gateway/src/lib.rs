@@ -25,7 +25,7 @@ pub mod rules;
 
 pub use admission::{Admission, Allowlist, DEFAULT_MAX_DEPTH, TaskKinds};
 pub use answer::{SignedAnswer, TaskAnswer};
-pub use budget::{Budget, BudgetExcess};
+pub use budget::{Budget, BudgetExcess, Spent};
 pub use envelope::{ENVELOPE_VERSION, EXTENSION, JwsSignature, SignedEnvelope, TaskEnvelope};
 pub use key_ring::{BrokerError, KeyRing, KeyVersion, MasterKey, SealedSeed};
 pub use keys::{KeyPins, PinnedKey, PinnedKeys, SigningKey};

@@ -6,7 +6,10 @@
 //! refuses a chain past its depth limit, and canceling at the root cancels
 //! every hop.
 
-use crate::groups::{answered, group, inspection, journal_kinds, pin_keys_of, sender};
+use crate::groups::{
+    answered, group, inspection, journal_kinds, key_pinned_at, lying_peer, pin_keys_of, sender,
+    signing_peer_as,
+};
 use crate::support::TestApp;
 use chrono::Utc;
 use storage::gateway::{inbox, outbox, peers, trust};
@@ -141,10 +144,22 @@ async fn a_parcel_the_returns_desk_never_saw_is_answered_from_the_warehouse_thro
         serde_json::json!(["support", "returns"])
     );
     assert_eq!(envelope["envelope"]["depth"], 1);
-    // The child's budget is what remained of the parent's, deadline included.
+    // The child's budget is what remained of the parent's once returns
+    // charged its own step, deadline included.
     let parent = &envelope["envelope"]["parent"]["envelope"];
-    assert_eq!(envelope["envelope"]["budget"], parent["budget"]);
+    let (budget, parents) = (&envelope["envelope"]["budget"], &parent["budget"]);
+    assert_eq!(budget["steps"], parents["steps"].as_u64().unwrap() - 1);
+    assert_eq!(budget["model_calls"], parents["model_calls"]);
+    assert_eq!(budget["deadline"], parents["deadline"]);
     assert_eq!(parent["task_key"], task.task_key.as_str());
+    // What the chain spent, signed by returns: its step and the warehouse's.
+    assert_eq!(
+        task.spent,
+        Some(gateway::Spent {
+            steps: 2,
+            ..gateway::Spent::default()
+        })
+    );
 
     // The returns group journaled passing it on in the parent's stream.
     let held = task.remote_task_id.unwrap();
@@ -298,5 +313,86 @@ async fn canceling_at_the_root_cancels_the_task_at_every_group_down_the_chain() 
             "gateway.cancel_requested",
             "gateway.task_canceled"
         ]
+    );
+}
+
+#[tokio::test]
+async fn a_grandchild_that_spends_beyond_its_budget_stops_every_task_above_it() {
+    let support = group("support", None).await;
+    let returns = forwarding_group("returns", "warehouse", 5, true).await;
+    link(&[("support", &support), ("returns", &returns)]).await;
+    // The warehouse is not Countersign: it signs with a key returns pinned,
+    // and claims 99 steps for a task given 3.
+    let key = key_pinned_at(&returns, "warehouse").await;
+    let overspent = gateway::Spent {
+        steps: 99,
+        ..gateway::Spent::default()
+    };
+    let result = serde_json::json!({
+        "received_at": null, "condition": "sealed", "note": "trust me"
+    });
+    let warehouse = lying_peer(signing_peer_as(key, "returns", overspent, result, |_| {})).await;
+    peers::set(
+        returns.db().conn(),
+        peers::Peer {
+            group_name: "warehouse".into(),
+            url: format!("{}/a2a", warehouse.uri()),
+            updated_by: "usr_admin".into(),
+            updated_at: Utc::now(),
+        },
+    )
+    .await
+    .unwrap();
+
+    let sender = sender(&support);
+    let task = answered(&sender, &sender.send(inspection("4831")).await.unwrap()).await;
+    assert_eq!(task.state, "failed", "{task:?}");
+    assert_eq!(task.result, None);
+    let error = task.error.unwrap();
+    assert!(
+        error.contains(
+            "warehouse spent more than the task's budget: steps asked 99 but only 3 remains"
+        ),
+        "{error}"
+    );
+    // Returns journaled the overspend on its child and failed its own task.
+    let child = crate::groups::sender(&returns)
+        .tasks_for(&format!("inbox:{}", task.remote_task_id.clone().unwrap()))
+        .await
+        .unwrap()
+        .pop()
+        .unwrap();
+    assert_eq!(child.state, "failed");
+    assert_eq!(child.result, None);
+    let kinds = journal_kinds(&returns, &storage::journal::task_stream(&child.id)).await;
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some("gateway.task_overspent")
+    );
+    let held = inbox::get(returns.db().conn(), &task.remote_task_id.unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(held.state, "failed");
+}
+
+#[tokio::test]
+async fn a_task_whose_budget_cannot_cover_the_desks_own_step_is_declined_not_overspent() {
+    let support = group("support", None).await;
+    let returns = forwarding_group("returns", "", 5, true).await;
+    link(&[("support", &support), ("returns", &returns)]).await;
+    engine::demo::seed_returned_parcels(returns.db(), Utc::now())
+        .await
+        .unwrap();
+
+    let sender = sender(&support);
+    let mut ask = inspection("4821");
+    ask.budget.steps = 0;
+    let task = answered(&sender, &sender.send(ask).await.unwrap()).await;
+    assert_eq!(task.state, "failed", "{task:?}");
+    let error = task.error.unwrap();
+    assert!(
+        error.contains("does not cover this group's work on it: steps asked 1 but only 0 remains"),
+        "{error}"
     );
 }

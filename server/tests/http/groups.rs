@@ -320,7 +320,7 @@ type Answering = Box<dyn Fn(&serde_json::Value) -> serde_json::Value + Send + Sy
 /// A peer group that is not Countersign and may lie: it answers each
 /// request with what `answer` makes of it (its JSON-RPC id echoed; the
 /// answer is the `result`), or with `body` as it is when `answer` is None.
-struct LyingPeer {
+pub(crate) struct LyingPeer {
     answer: Option<Answering>,
     body: &'static str,
 }
@@ -337,7 +337,7 @@ impl wiremock::Respond for LyingPeer {
     }
 }
 
-async fn lying_peer(peer: LyingPeer) -> wiremock::MockServer {
+pub(crate) async fn lying_peer(peer: LyingPeer) -> wiremock::MockServer {
     let server = wiremock::MockServer::start().await;
     wiremock::Mock::given(wiremock::matchers::method("POST"))
         .respond_with(peer)
@@ -372,7 +372,20 @@ fn signing_peer(
     result: serde_json::Value,
     tamper: fn(&mut serde_json::Value),
 ) -> LyingPeer {
+    signing_peer_as(key, "support", gateway::Spent::one_step(), result, tamper)
+}
+
+/// A peer of `key`'s group answering the tasks of group `to`: completed
+/// with `result`, signed as having spent `spent`, then changed by `tamper`.
+pub(crate) fn signing_peer_as(
+    key: gateway::SigningKey,
+    to: &str,
+    spent: gateway::Spent,
+    result: serde_json::Value,
+    tamper: fn(&mut serde_json::Value),
+) -> LyingPeer {
     let task_key = std::sync::Mutex::new(String::new());
+    let to = name(to);
     LyingPeer {
         answer: Some(Box::new(move |asked| {
             let mut key_of_task = task_key.lock().unwrap();
@@ -386,10 +399,11 @@ fn signing_peer(
             let answer = gateway::TaskAnswer {
                 v: gateway::answer::ANSWER_VERSION,
                 task_key: gateway::TaskKey::parse(&key_of_task).unwrap(),
-                to: name("support"),
-                from: name("returns"),
+                to: to.clone(),
+                from: key.key_ref().group.clone(),
                 state: "completed".into(),
                 result: result.clone(),
+                spent: spent.clone(),
                 answered_at: Utc::now(),
                 signer: key.key_ref().clone(),
             };
@@ -408,10 +422,10 @@ fn signing_peer(
     }
 }
 
-/// A returns key, pinned at `support`.
-async fn returns_key_pinned_at(support: &TestApp) -> gateway::SigningKey {
+/// A key of `group`, pinned at `app`.
+pub(crate) async fn key_pinned_at(app: &TestApp, group: &str) -> gateway::SigningKey {
     let key = gateway::SigningKey::generate(gateway::KeyRef {
-        group: name("returns"),
+        group: name(group),
         key_id: gateway::KeyId::parse("gateway").unwrap(),
         version: 1,
     })
@@ -421,8 +435,13 @@ async fn returns_key_pinned_at(support: &TestApp) -> gateway::SigningKey {
         valid_from: Utc::now() - Duration::minutes(1),
         usable_until: None,
     };
-    pin(support, key.key_ref(), &pinned).await;
+    pin(app, key.key_ref(), &pinned).await;
     key
+}
+
+/// A returns key, pinned at `support`.
+async fn returns_key_pinned_at(support: &TestApp) -> gateway::SigningKey {
+    key_pinned_at(support, "returns").await
 }
 
 /// Sends an inspection to `peer` and waits for its end.

@@ -64,6 +64,64 @@ pub struct GatewayOverview {
     pub refusals: Vec<RefusedTask>,
 }
 
+/// Where a task stands in its chain and what it cost, read from its signed
+/// envelope and signed answer as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TaskChain {
+    /// The groups the chain passed, ending with the task's sender.
+    pub route: Vec<String>,
+    pub depth: u32,
+    /// What the answering group signed it spent; None before an answer.
+    pub spent: Option<gateway::Spent>,
+}
+
+impl TaskChain {
+    /// Read from a stored envelope and signed answer (JSON text); what does
+    /// not read is left empty (the rows were checked when written).
+    #[must_use]
+    pub fn of(envelope: &str, signed_answer: Option<&str>) -> Self {
+        let envelope = serde_json::from_str::<gateway::SignedEnvelope>(envelope).ok();
+        let spent = signed_answer
+            .and_then(|text| serde_json::from_str::<gateway::SignedAnswer>(text).ok())
+            .map(|signed| signed.answer.spent);
+        TaskChain {
+            route: envelope
+                .as_ref()
+                .map(|e| e.envelope.route.iter().map(ToString::to_string).collect())
+                .unwrap_or_default(),
+            depth: envelope.map_or(0, |e| e.envelope.depth),
+            spent,
+        }
+    }
+
+    /// The spending in words, naming only what was spent: `2 steps`,
+    /// `1 model call, 300 tokens`, `nothing`; None before an answer.
+    #[must_use]
+    pub fn spent_in_words(&self) -> Option<String> {
+        let spent = self.spent.as_ref()?;
+        let count =
+            |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let mut parts = Vec::new();
+        if spent.steps > 0 {
+            parts.push(count(spent.steps.into(), "step", "steps"));
+        }
+        if spent.model_calls > 0 {
+            parts.push(count(spent.model_calls.into(), "model call", "model calls"));
+        }
+        if spent.tokens > 0 {
+            parts.push(count(spent.tokens, "token", "tokens"));
+        }
+        if let Some(money) = spent.money {
+            parts.push(money.display());
+        }
+        Some(if parts.is_empty() {
+            "nothing".to_owned()
+        } else {
+            parts.join(", ")
+        })
+    }
+}
+
 /// How many tasks and refusals the overview shows of each.
 const OVERVIEW_ROWS: u64 = 20;
 
@@ -403,5 +461,41 @@ impl GatewayTrust {
     pub async fn list(&self) -> Result<(Vec<PinnedKeyRow>, Vec<PairRow>), StorageError> {
         let db = self.db.conn();
         Ok((trust::pinned_keys(db).await?, trust::pairs(db).await?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TaskChain;
+
+    #[test]
+    fn what_a_task_spent_reads_as_words_naming_only_what_was_spent() {
+        let with = |spent: Option<gateway::Spent>| TaskChain {
+            spent,
+            ..TaskChain::default()
+        };
+        assert_eq!(with(None).spent_in_words(), None);
+        assert_eq!(
+            with(Some(gateway::Spent::default()))
+                .spent_in_words()
+                .as_deref(),
+            Some("nothing")
+        );
+        assert_eq!(
+            with(Some(gateway::Spent::one_step()))
+                .spent_in_words()
+                .as_deref(),
+            Some("1 step")
+        );
+        let more = gateway::Spent {
+            steps: 2,
+            model_calls: 1,
+            tokens: 300,
+            money: None,
+        };
+        assert_eq!(
+            with(Some(more)).spent_in_words().as_deref(),
+            Some("2 steps, 1 model call, 300 tokens")
+        );
     }
 }

@@ -17,7 +17,7 @@ use super::send::{OutboxTaskView, SendError, child_subject};
 use super::{OwnKeys, Sender, work_items};
 use crate::clock::Clock;
 use domain::Timestamp;
-use gateway::{GroupName, KindRegistry, SignedEnvelope, TaskAnswer, TaskKey, TaskKind};
+use gateway::{GroupName, KindRegistry, SignedEnvelope, Spent, TaskAnswer, TaskKey, TaskKind};
 use runner::{Handler, Job, JobError, RunnerBuilder};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -59,9 +59,17 @@ enum Local {
     Cannot(String),
 }
 
+/// What this desk spends on a task itself: one step of rules, no model.
+fn own_spending() -> Spent {
+    Spent::one_step()
+}
+
+/// An answer with what it cost, this group's spending and its children's.
+type Costed = Result<(Value, Spent), String>;
+
 /// Where the answer stands.
 enum Answer {
-    Ready(Result<Value, String>),
+    Ready(Costed),
     /// A child task (key `task_key`) was passed on to group `to` and has
     /// not ended.
     Waiting {
@@ -116,7 +124,12 @@ impl Desk {
 
     /// `result` signed as this group's answer to `task` (JSON text); None
     /// without a key to sign with.
-    async fn sign(&self, task: &InboxTask, result: &Value) -> Result<Option<String>, JobError> {
+    async fn sign(
+        &self,
+        task: &InboxTask,
+        result: &Value,
+        spent: Spent,
+    ) -> Result<Option<String>, JobError> {
         let Some(keys) = &self.keys else {
             return Ok(None);
         };
@@ -132,6 +145,7 @@ impl Desk {
             from: self.me.clone(),
             state: inbox::COMPLETED.to_owned(),
             result: result.clone(),
+            spent,
             answered_at: now,
             signer: signer.key_ref().clone(),
         };
@@ -174,6 +188,12 @@ impl Desk {
                 task.id
             ))
         })?;
+        // A desk never spends beyond what the asking group gave the task.
+        if let Err(excess) = envelope.envelope.budget.after(&own_spending()) {
+            return Ok(Answer::Ready(Err(format!(
+                "the task's budget does not cover this group's work on it: {excess}"
+            ))));
+        }
         let forward = TaskKind::parse(&task.kind)
             .ok()
             .and_then(|kind| self.forwards.get(&kind).cloned());
@@ -188,10 +208,20 @@ impl Desk {
             return Ok(child_answer(child));
         }
         if let Local::Recorded(result) = self.local(task, &envelope).await.map_err(retry)? {
-            return Ok(Answer::Ready(Ok(result)));
+            return Ok(Answer::Ready(Ok((result, own_spending()))));
         }
+        // The child gets what is left of this task's budget once this
+        // desk's own spending is charged.
+        let remaining = match envelope.envelope.budget.after(&own_spending()) {
+            Ok(remaining) => remaining,
+            Err(excess) => {
+                return Ok(Answer::Ready(Err(format!(
+                    "this group has no record and no budget left to ask {to}: {excess}"
+                ))));
+            }
+        };
         match sender
-            .delegate(&envelope, &task.id, to.clone(), self.max_depth)
+            .delegate(&envelope, &task.id, to.clone(), remaining, self.max_depth)
             .await
         {
             Ok(child) => Ok(Answer::waiting(child)),
@@ -203,13 +233,9 @@ impl Desk {
     }
 
     /// The answer from this group's own records alone.
-    async fn own(
-        &self,
-        task: &InboxTask,
-        envelope: &SignedEnvelope,
-    ) -> Result<Result<Value, String>, JobError> {
+    async fn own(&self, task: &InboxTask, envelope: &SignedEnvelope) -> Result<Costed, JobError> {
         Ok(match self.local(task, envelope).await.map_err(retry)? {
-            Local::Recorded(result) | Local::NoRecord(result) => Ok(result),
+            Local::Recorded(result) | Local::NoRecord(result) => Ok((result, own_spending())),
             Local::Cannot(why) => Err(why),
         })
     }
@@ -239,14 +265,23 @@ impl Answer {
 }
 
 /// The parent's answer from its child: the child's result once it
-/// completed; its reason once it ended otherwise.
+/// completed, costing this desk's spending and the child's; its reason
+/// once it ended otherwise.
 fn child_answer(child: OutboxTaskView) -> Answer {
     if !child.is_final() {
         return Answer::waiting(child);
     }
-    Answer::Ready(match (child.state.as_str(), child.result) {
-        (storage::gateway::outbox::COMPLETED, Some(result)) => Ok(result),
-        (state, _) => Err(format!(
+    Answer::Ready(match (child.state.as_str(), child.result, child.spent) {
+        (storage::gateway::outbox::COMPLETED, Some(result), Some(spent)) => own_spending()
+            .plus(&spent)
+            .map(|total| (result, total))
+            .map_err(|excess| {
+                format!(
+                    "{} reported spending that adds to no budget: {excess}",
+                    child.to_group
+                )
+            }),
+        (state, _, _) => Err(format!(
             "this group has no record, and {} did not answer ({state}{})",
             child.to_group,
             child.error.map(|e| format!(": {e}")).unwrap_or_default()
@@ -316,10 +351,10 @@ impl Handler for AnswerTask {
                 return Ok(Some(format!("waiting for {to} (task {task_key})")));
             }
         };
-        let checked = answer.and_then(|result| {
+        let checked = answer.and_then(|(result, spent)| {
             let kind = TaskKind::parse(&task.kind).map_err(|e| e.to_string())?;
             match desk.kinds.check_result(&kind, &result) {
-                Some(Ok(())) => Ok(result),
+                Some(Ok(())) => Ok((result, spent)),
                 Some(Err(why)) => Err(format!(
                     "this group's answer broke the result schema: {why}"
                 )),
@@ -328,8 +363,8 @@ impl Handler for AnswerTask {
         });
         let now = desk.clock.now();
         let (to, result, signed, message) = match checked {
-            Ok(result) => {
-                let signed = desk.sign(&task, &result).await?;
+            Ok((result, spent)) => {
+                let signed = desk.sign(&task, &result, spent).await?;
                 (inbox::COMPLETED, Some(result.to_string()), signed, None)
             }
             Err(why) => {

@@ -16,7 +16,7 @@ mod send;
 mod trust;
 mod work_items;
 
-pub use admin::{GatewayOverview, GatewayTrust, KeyToPin, RefusedTask, TrustError};
+pub use admin::{GatewayOverview, GatewayTrust, KeyToPin, RefusedTask, TaskChain, TrustError};
 pub use desk::Forwards;
 pub use kinds::{RETURNS_INSPECTION, catalogue};
 pub use own_keys::{GATEWAY_KEY_ID, OwnKeyError, OwnKeys};

@@ -312,19 +312,20 @@ impl Relay {
                 payload: json!({
                     "peer_task_id": peer.id,
                     "result": answer.answer.result,
+                    "spent": answer.answer.spent,
                     "signed_by": answer.answer.signer.to_string(),
                     "signature_verified": true,
                 }),
                 next: None,
             },
-            Err(why) => Step {
+            Err(NotTaken { event, why }) => Step {
                 change: Change {
                     state: outbox::FAILED,
                     remote_task_id: Some(peer.id.clone()),
                     error: Some(why.clone()),
                     ..Change::default()
                 },
-                event: "gateway.task_result_refused",
+                event,
                 payload: json!({
                     "peer_task_id": peer.id,
                     "reason": why,
@@ -340,15 +341,15 @@ impl Relay {
         &self,
         task: &OutboxTask,
         peer: &PeerTask,
-    ) -> Result<Result<SignedAnswer, String>, JobError> {
+    ) -> Result<Result<SignedAnswer, NotTaken>, JobError> {
         let Some(raw) = peer
             .result_metadata
             .as_ref()
             .and_then(|metadata| metadata.get(EXTENSION))
         else {
-            return Ok(Err(
+            return Ok(Err(NotTaken::result(
                 "the peer's answer is not signed: nothing shows it came from the peer".to_owned(),
-            ));
+            )));
         };
         let dead = |e: gateway::NameError| JobError::Dead(e.to_string());
         let task_key = TaskKey::parse(&task.task_key).map_err(dead)?;
@@ -375,25 +376,61 @@ impl Relay {
         let signed = match answer::verify(raw, expected, &trust.pins, now) {
             Ok(signed) => signed,
             Err(why) => {
-                return Ok(Err(format!(
+                return Ok(Err(NotTaken::result(format!(
                     "the answer's signature is not accepted: {why}"
-                )));
+                ))));
             }
         };
         if signed.answer.state != outbox::COMPLETED {
-            return Ok(Err(format!(
+            return Ok(Err(NotTaken::result(format!(
                 "the peer reports the task completed but signed it {}",
                 signed.answer.state
-            )));
+            ))));
+        }
+        // The peer's own signed account of what it spent, charged to the
+        // budget this group gave the task.
+        let envelope: gateway::SignedEnvelope =
+            serde_json::from_str(&task.envelope).map_err(|e| {
+                JobError::Dead(format!("the envelope of {} does not read: {e}", task.id))
+            })?;
+        if let Err(excess) = envelope.envelope.budget.after(&signed.answer.spent) {
+            return Ok(Err(NotTaken {
+                event: "gateway.task_overspent",
+                why: format!(
+                    "{} spent more than the task's budget: {excess}",
+                    task.to_group
+                ),
+            }));
         }
         let kind = TaskKind::parse(&task.kind).map_err(dead)?;
         Ok(
             match self.sender.kinds.check_result(&kind, &signed.answer.result) {
                 Some(Ok(())) => Ok(signed),
-                Some(Err(why)) => Err(format!("the result does not match {kind}'s schema: {why}")),
-                None => Err(format!("{kind} is not a kind this group knows")),
+                Some(Err(why)) => Err(NotTaken::result(format!(
+                    "the result does not match {kind}'s schema: {why}"
+                ))),
+                None => Err(NotTaken::result(format!(
+                    "{kind} is not a kind this group knows"
+                ))),
             },
         )
+    }
+}
+
+/// Why a peer's "completed" is not taken as a result, and the journal
+/// event that records it.
+struct NotTaken {
+    event: &'static str,
+    why: String,
+}
+
+impl NotTaken {
+    /// The answer itself is not acceptable (unsigned, changed, off-schema).
+    fn result(why: String) -> Self {
+        NotTaken {
+            event: "gateway.task_result_refused",
+            why,
+        }
     }
 }
 

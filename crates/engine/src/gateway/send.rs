@@ -10,7 +10,7 @@ use crate::clock::Clock;
 use gateway::build::{self, NewTask};
 use gateway::jws::sign;
 use gateway::{
-    Budget, GroupName, KeyRef, KindRegistry, Refusal, SignedAnswer, SignedEnvelope, TaskKey,
+    Budget, GroupName, KeyRef, KindRegistry, Refusal, SignedAnswer, SignedEnvelope, Spent, TaskKey,
     TaskKind, TaskKinds,
 };
 use serde_json::{Value, json};
@@ -80,6 +80,9 @@ pub struct OutboxTaskView {
     /// The key that signed the answer (`group/key/vN`); its signature was
     /// verified before the result was recorded.
     pub answer_signer: Option<String>,
+    /// What the peer signed it spent (there and in what it passed on),
+    /// charged to the task's budget; None until a signed answer came.
+    pub spent: Option<Spent>,
     pub error: Option<String>,
     /// The signing key of the envelope (`group/key/vN`).
     pub signer: String,
@@ -108,15 +111,14 @@ impl OutboxTaskView {
             Some(text) => Some(serde_json::from_str(text).map_err(|e| corrupt("result", e))?),
             None => None,
         };
-        let answer_signer = match &task.signed_answer {
-            Some(text) => Some(
-                serde_json::from_str::<SignedAnswer>(text)
+        let (answer_signer, spent) = match &task.signed_answer {
+            Some(text) => {
+                let answer = serde_json::from_str::<SignedAnswer>(text)
                     .map_err(|e| corrupt("signed answer", e))?
-                    .answer
-                    .signer
-                    .to_string(),
-            ),
-            None => None,
+                    .answer;
+                (Some(answer.signer.to_string()), Some(answer.spent))
+            }
+            None => (None, None),
         };
         Ok(OutboxTaskView {
             signer: serde_json::from_value::<KeyRef>(envelope["envelope"]["signer"].clone())
@@ -131,6 +133,7 @@ impl OutboxTaskView {
             remote_task_id: task.remote_task_id,
             result,
             answer_signer,
+            spent,
             error: task.error,
             deadline: task.deadline,
             created_at: task.created_at,
@@ -197,9 +200,9 @@ impl Sender {
 
     /// Passes on the task this group received as `parent` (its signed
     /// envelope as it arrived, inbox task `parent_inbox_id`): a child with
-    /// the route extended, one hop deeper, the parent embedded whole, and a
-    /// budget within what remains of the parent's (`remaining`: this desk
-    /// spends none of it itself). The child is sent for subject
+    /// the route extended, one hop deeper, the parent embedded whole, and
+    /// `remaining` (what is left of the parent's budget after this group's
+    /// own spending) as its budget. The child is sent for subject
     /// `inbox:<parent_inbox_id>`, and the parent's stream journals the
     /// delegation in the same transaction.
     ///
@@ -213,9 +216,9 @@ impl Sender {
         parent: &SignedEnvelope,
         parent_inbox_id: &str,
         to: GroupName,
+        remaining: Budget,
         max_depth: u32,
     ) -> Result<OutboxTaskView, SendError> {
-        let remaining = parent.envelope.budget.clone();
         let task = OutboundTask {
             to,
             kind: parent.envelope.kind.clone(),
@@ -354,6 +357,7 @@ impl Sender {
             remote_task_id: None,
             result: None,
             answer_signer: None,
+            spent: None,
             error: None,
             signer: envelope.signer.to_string(),
             deadline,
