@@ -56,6 +56,9 @@ pub fn event_sentence(kind: &str) -> String {
         "gateway.task_result_refused" => {
             "Peer group's answer refused (does not fit the task's schema)"
         }
+        "gateway.task_overspent" => {
+            "Peer group's answer refused (it spent beyond the task's budget)"
+        }
         "gateway.task_lost_by_peer" => "Peer group no longer knows the task",
         "gateway.task_expired" => "Task expired before an answer",
         "gateway.cancel_requested" => "Cancel of a task asked for",
