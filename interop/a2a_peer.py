@@ -21,7 +21,7 @@ import rfc8785
 from a2a.client import ClientConfig, create_client
 from a2a.client.errors import A2AClientError
 from a2a.utils.errors import A2AError
-from a2a.types import GetTaskRequest, SendMessageRequest
+from a2a.types import GetTaskRequest, ListTasksRequest, SendMessageRequest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from google.protobuf import json_format
 
@@ -88,7 +88,9 @@ def bearer_token(seed: bytes) -> str:
     return f"{signing_input}.{b64url(key.sign(signing_input.encode()))}"
 
 
-async def send(base_url: str, seed_hex: str, task_key: str, order_id: str, tamper: bool) -> dict:
+async def send(
+    base_url: str, seed_hex: str, task_key: str, order_id: str, tamper: bool, stream: bool
+) -> dict:
     seed = bytes.fromhex(seed_hex)
     signed = sign(envelope(task_key, order_id), seed)
     if tamper:
@@ -108,16 +110,23 @@ async def send(base_url: str, seed_hex: str, task_key: str, order_id: str, tampe
     headers = {"A2A-Version": "1.0", "Authorization": f"Bearer {bearer_token(seed)}"}
     async with httpx.AsyncClient(headers=headers) as http:
         client = await create_client(
-            base_url, client_config=ClientConfig(streaming=False, httpx_client=http)
+            base_url, client_config=ClientConfig(streaming=stream, httpx_client=http)
         )
         try:
             answers = [
                 json_format.MessageToDict(answer)
                 async for answer in client.send_message(request)
             ]
-            task_id = answers[-1]["task"]["id"]
+            # The task comes first, streaming (SendStreamingMessage, then
+            # each step) or not (SendMessage).
+            task_id = answers[0]["task"]["id"]
             got = await client.get_task(GetTaskRequest(id=task_id))
-            return {"sent": answers, "got": json_format.MessageToDict(got)}
+            listed = await client.list_tasks(ListTasksRequest(context_id=task_key))
+            return {
+                "sent": answers,
+                "got": json_format.MessageToDict(got),
+                "listed": json_format.MessageToDict(listed),
+            }
         except (A2AClientError, A2AError) as error:
             return {"error": {"type": type(error).__name__, "message": str(error),
                               "data": getattr(error, "data", None)}}
@@ -126,7 +135,9 @@ async def send(base_url: str, seed_hex: str, task_key: str, order_id: str, tampe
 def main() -> None:
     _, command, base_url, seed_hex, task_key, order_id, *flags = sys.argv
     assert command == "send", command
-    result = asyncio.run(send(base_url, seed_hex, task_key, order_id, "--tamper" in flags))
+    result = asyncio.run(
+        send(base_url, seed_hex, task_key, order_id, "--tamper" in flags, "--stream" in flags)
+    )
     print(json.dumps(result))
 
 

@@ -85,7 +85,8 @@ pub fn verify(
     pins: &impl KeyPins,
     now: DateTime<Utc>,
 ) -> Result<SignedAnswer, String> {
-    let signed: SignedAnswer = serde_json::from_value(raw.clone())
+    // As for envelopes: an integral 4.0 from a protobuf-based SDK is 4.
+    let signed: SignedAnswer = serde_json::from_value(crate::chain::integral_numbers(raw.clone()))
         .map_err(|e| format!("the signed answer is malformed: {e}"))?;
     let answer = &signed.answer;
     if answer.v != ANSWER_VERSION {

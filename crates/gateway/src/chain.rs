@@ -54,7 +54,7 @@ const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_991.0;
 /// Both have the same canonical form, so the signature holds; for reading
 /// the envelope into our types, an integral number within a double's exact
 /// range is the integer it stands for.
-fn integral_numbers(value: Value) -> Value {
+pub(crate) fn integral_numbers(value: Value) -> Value {
     match value {
         Value::Number(number) => match number.as_f64() {
             Some(f) if number.is_f64() && f.fract() == 0.0 && f.abs() <= MAX_EXACT_INTEGER => {

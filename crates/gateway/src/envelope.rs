@@ -76,6 +76,18 @@ pub struct SignedEnvelope {
 }
 
 impl SignedEnvelope {
+    /// An envelope as it was received and stored (JSON text), read into
+    /// its types the way the receiver read it: a peer whose SDK wrote
+    /// integers as `4.0` (protobuf's `Struct`) signed the same canonical
+    /// form as one that wrote `4`.
+    ///
+    /// # Errors
+    /// Text that is not a signed envelope.
+    pub fn from_stored(text: &str) -> Result<Self, serde_json::Error> {
+        let raw: serde_json::Value = serde_json::from_str(text)?;
+        serde_json::from_value(crate::chain::integral_numbers(raw))
+    }
+
     /// The chain from the root down to this envelope.
     pub fn chain(&self) -> Vec<&TaskEnvelope> {
         let mut chain = vec![&self.envelope];

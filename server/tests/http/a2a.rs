@@ -52,12 +52,17 @@ async fn returns_group() -> (TestApp, SigningKey) {
 
 async fn returns_group_trusting(support: SigningKey) -> (TestApp, SigningKey) {
     let app = TestApp::spawn_with(|s| s.gateway_group = Some("returns".into())).await;
-    let db = app.db().conn();
-    pin(&app, &support).await;
+    trust(&app, &support).await;
+    (app, support)
+}
+
+/// The app pins `peer`'s key and takes its group's inspections.
+async fn trust(app: &TestApp, peer: &SigningKey) {
+    pin(app, peer).await;
     trust::allow_pair(
-        db,
+        app.db().conn(),
         PairRow {
-            from_group: "support".into(),
+            from_group: peer.key_ref().group.to_string(),
             to_group: "returns".into(),
             kind: "returns.inspection".into(),
             allowed_by: "usr_admin".into(),
@@ -66,21 +71,21 @@ async fn returns_group_trusting(support: SigningKey) -> (TestApp, SigningKey) {
     )
     .await
     .unwrap();
-    (app, support)
 }
 
 fn inspection(support: &SigningKey, key: &str, order_id: &str) -> Value {
+    let from = support.key_ref().group.clone();
     let task_key = TaskKey::parse(key).unwrap();
     let envelope = TaskEnvelope {
         v: 1,
         task_key: task_key.clone(),
         kind: TaskKind::parse("returns.inspection").unwrap(),
         input: json!({ "order_id": order_id }),
-        from: name("support"),
+        from: from.clone(),
         to: name("returns"),
         root_key: task_key,
         parent_key: None,
-        route: vec![name("support")],
+        route: vec![from],
         depth: 0,
         budget: Budget {
             model_calls: 4,
@@ -230,7 +235,7 @@ async fn malformed_requests_get_the_json_rpc_error_that_names_the_mistake() {
             -32008,
         ),
         (
-            br#"{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard","params":{}}"#,
             -32004,
         ),
     ];
@@ -293,7 +298,7 @@ async fn with_the_gateway_off_no_peer_can_reach_it() {
 /// The official A2A Python SDK (installed by `scripts/setup.sh --tests` in
 /// `.venv/a2a`) as the support group: `interop/a2a_peer.py` signs with its
 /// own JCS and Ed25519 libraries and sends through the SDK's client.
-async fn a2a_sdk_peer(app: &TestApp, seed: &[u8; 32], task_key: &str, tamper: bool) -> Value {
+async fn a2a_sdk_peer(app: &TestApp, seed: &[u8; 32], task_key: &str, flags: &[&str]) -> Value {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let python = root.join(".venv/a2a/bin/python");
     assert!(
@@ -309,9 +314,7 @@ async fn a2a_sdk_peer(app: &TestApp, seed: &[u8; 32], task_key: &str, tamper: bo
         task_key,
         "4821",
     ]);
-    if tamper {
-        command.arg("--tamper");
-    }
+    command.args(flags);
     let output = command.output().await.unwrap();
     assert!(
         output.status.success(),
@@ -326,7 +329,7 @@ async fn a_peer_built_on_the_official_a2a_sdk_signs_its_own_envelope_and_its_tas
     let seed = [7u8; 32];
     let (app, _) =
         returns_group_trusting(SigningKey::from_seed(support_key_ref(), &seed).unwrap()).await;
-    let answer = a2a_sdk_peer(&app, &seed, "support:py-1", false).await;
+    let answer = a2a_sdk_peer(&app, &seed, "support:py-1", &[]).await;
     let sent = &answer["sent"][0]["task"];
     assert_eq!(sent["status"]["state"], "TASK_STATE_SUBMITTED", "{answer}");
     assert_eq!(answer["got"]["id"], sent["id"], "{answer}");
@@ -336,6 +339,30 @@ async fn a_peer_built_on_the_official_a2a_sdk_signs_its_own_envelope_and_its_tas
         .unwrap()
         .unwrap();
     assert_eq!(stored.id, sent["id"].as_str().unwrap());
+    // The SDK's ListTasks finds it in its chain.
+    assert_eq!(answer["listed"]["totalSize"], 1, "{answer}");
+    assert_eq!(answer["listed"]["tasks"][0]["id"], sent["id"], "{answer}");
+}
+
+#[tokio::test]
+async fn the_official_a2a_sdk_streams_its_task_to_the_answer_when_the_card_offers_streaming() {
+    let seed = [9u8; 32];
+    let (app, _) =
+        returns_group_trusting(SigningKey::from_seed(support_key_ref(), &seed).unwrap()).await;
+    let answer = a2a_sdk_peer(&app, &seed, "support:py-3", &["--stream"]).await;
+    let events = answer["sent"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{answer}"));
+    assert_eq!(events[0]["task"]["contextId"], "support:py-3", "{answer}");
+    let last = &events.last().unwrap()["statusUpdate"];
+    assert_eq!(last["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
+    assert!(
+        events.iter().any(
+            |event| event["artifactUpdate"]["artifact"]["parts"][0]["data"]["condition"]
+                == "unknown"
+        ),
+        "{answer}"
+    );
 }
 
 #[tokio::test]
@@ -343,7 +370,7 @@ async fn a_tampered_envelope_from_the_official_a2a_sdk_is_refused_with_a_reason_
     let seed = [7u8; 32];
     let (app, _) =
         returns_group_trusting(SigningKey::from_seed(support_key_ref(), &seed).unwrap()).await;
-    let answer = a2a_sdk_peer(&app, &seed, "support:py-2", true).await;
+    let answer = a2a_sdk_peer(&app, &seed, "support:py-2", &["--tamper"]).await;
     let error = &answer["error"];
     assert_eq!(error["type"], "InvalidParamsError", "{answer}");
     assert_eq!(
@@ -443,4 +470,274 @@ async fn only_the_group_that_sent_a_task_reads_it_and_only_with_a_token_its_key_
     let canceled = answer["result"]["status"]["state"] == "TASK_STATE_CANCELED";
     let too_late = answer["error"]["code"] == -32002;
     assert!(canceled || too_late, "{answer}");
+}
+
+fn list_tasks(params: Value) -> Vec<u8> {
+    json!({ "jsonrpc": "2.0", "id": 9, "method": "ListTasks", "params": params })
+        .to_string()
+        .into_bytes()
+}
+
+#[tokio::test]
+async fn a_peer_lists_only_its_own_tasks_a_page_at_a_time_and_filtered_as_it_asks() {
+    // No lanes run: every task stays submitted while it is listed.
+    let app = TestApp::spawn_with(|s| {
+        s.gateway_group = Some("returns".into());
+        s.work_runner = false;
+    })
+    .await;
+    let support = SigningKey::generate(support_key_ref()).unwrap();
+    let billing = SigningKey::generate(KeyRef {
+        group: name("billing"),
+        key_id: KeyId::parse("gateway").unwrap(),
+        version: 1,
+    })
+    .unwrap();
+    trust(&app, &support).await;
+    trust(&app, &billing).await;
+    let mut sent = Vec::new();
+    for (key, order) in [
+        ("support:l1", "4821"),
+        ("support:l2", "4822"),
+        ("support:l3", "4823"),
+    ] {
+        let answer = call(&app, &send_message(inspection(&support, key, order))).await;
+        sent.push(answer["result"]["task"]["id"].as_str().unwrap().to_owned());
+    }
+    call(
+        &app,
+        &send_message(inspection(&billing, "billing:l1", "4821")),
+    )
+    .await;
+
+    let as_support = |params: Value| {
+        let app = &app;
+        let token = token(&support);
+        async move { rpc_as(app, Some(&token), &list_tasks(params)).await.1 }
+    };
+    let first = as_support(json!({ "pageSize": 2 })).await;
+    let first = &first["result"];
+    assert_eq!(first["tasks"].as_array().unwrap().len(), 2, "{first}");
+    assert_eq!(
+        (&first["pageSize"], &first["totalSize"]),
+        (&json!(2), &json!(3))
+    );
+    let next = first["nextPageToken"].as_str().unwrap();
+    assert!(!next.is_empty());
+    let second = as_support(json!({ "pageSize": 2, "pageToken": next })).await;
+    let second = &second["result"];
+    assert_eq!(second["tasks"].as_array().unwrap().len(), 1, "{second}");
+    assert_eq!(second["nextPageToken"], "");
+    let mut listed: Vec<String> = first["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(second["tasks"].as_array().unwrap())
+        .map(|task| task["id"].as_str().unwrap().to_owned())
+        .collect();
+    listed.sort();
+    sent.sort();
+    assert_eq!(
+        listed, sent,
+        "every task of support's once, none of billing's"
+    );
+
+    // Billing sees its one task only.
+    let (_, billings) = rpc_as(&app, Some(&token(&billing)), &list_tasks(json!({}))).await;
+    assert_eq!(billings["result"]["totalSize"], 1, "{billings}");
+    assert_eq!(
+        billings["result"]["tasks"][0]["metadata"]["countersign/taskKey"],
+        "billing:l1"
+    );
+
+    // Filters: one chain, a state, a time.
+    let chain = as_support(json!({ "contextId": "support:l2" })).await;
+    assert_eq!(chain["result"]["totalSize"], 1, "{chain}");
+    assert_eq!(chain["result"]["tasks"][0]["contextId"], "support:l2");
+    let done = as_support(json!({ "status": "TASK_STATE_COMPLETED" })).await;
+    assert_eq!(done["result"]["totalSize"], 0, "{done}");
+    let open = as_support(json!({ "status": "TASK_STATE_SUBMITTED" })).await;
+    assert_eq!(open["result"]["totalSize"], 3, "{open}");
+    let later = (Utc::now() + Duration::minutes(1)).to_rfc3339();
+    let none = as_support(json!({ "statusTimestampAfter": later })).await;
+    assert_eq!(none["result"]["totalSize"], 0, "{none}");
+
+    // Mistakes get the error that names them; no proof is 401.
+    for (params, says) in [
+        (
+            json!({ "pageSize": 0 }),
+            "pageSize must be between 1 and 100",
+        ),
+        (
+            json!({ "pageSize": 101 }),
+            "pageSize must be between 1 and 100",
+        ),
+        (
+            json!({ "pageToken": "forged" }),
+            "pageToken was not made by this group",
+        ),
+        (
+            json!({ "status": "DONE" }),
+            "status DONE is not a task state",
+        ),
+        (
+            json!({ "statusTimestampAfter": "yesterday" }),
+            "statusTimestampAfter must be an RFC 3339 time",
+        ),
+        (
+            json!({ "includeArtifacts": "yes" }),
+            "includeArtifacts must be a boolean",
+        ),
+    ] {
+        let answer = as_support(params.clone()).await;
+        assert_eq!(answer["error"]["code"], -32602, "{params}: {answer}");
+        assert!(
+            answer["error"]["message"].as_str().unwrap().contains(says),
+            "{params}: {answer}"
+        );
+    }
+    let (status, _) = rpc_as(&app, None, &list_tasks(json!({}))).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+}
+
+fn streaming(method: &str, params: Value) -> Vec<u8> {
+    json!({ "jsonrpc": "2.0", "id": "s-1", "method": method, "params": params })
+        .to_string()
+        .into_bytes()
+}
+
+/// The JSON-RPC responses of a server-sent event stream, in order.
+fn events(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(|data| serde_json::from_str(data.trim()).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_peer_that_subscribes_to_its_task_is_told_each_step_until_it_ends() {
+    // No lanes run: the task waits, submitted, until support cancels it.
+    let app = TestApp::spawn_with(|s| {
+        s.gateway_group = Some("returns".into());
+        s.work_runner = false;
+    })
+    .await;
+    let support = SigningKey::generate(support_key_ref()).unwrap();
+    trust(&app, &support).await;
+    let sent = call(
+        &app,
+        &send_message(inspection(&support, "support:s1", "4821")),
+    )
+    .await;
+    let id = sent["result"]["task"]["id"].clone();
+
+    let mut stream = app
+        .bare_client()
+        .post(app.url("/a2a"))
+        .header("A2A-Version", "1.0")
+        .bearer_auth(token(&support))
+        .body(streaming("SubscribeToTask", json!({ "id": id })))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), StatusCode::OK);
+    assert!(
+        stream.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    // The task as it is comes first.
+    let mut text = String::new();
+    while !text.contains("\n\n") {
+        let chunk = stream
+            .chunk()
+            .await
+            .unwrap()
+            .expect("the stream ended early");
+        text.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    let first = &events(&text)[0];
+    assert_eq!(first["id"], "s-1");
+    assert_eq!(first["result"]["task"]["id"], id);
+    assert_eq!(
+        first["result"]["task"]["status"]["state"],
+        "TASK_STATE_SUBMITTED"
+    );
+
+    let cancel =
+        json!({ "jsonrpc": "2.0", "id": 8, "method": "CancelTask", "params": { "id": id } });
+    let (_, canceled) = rpc_as(&app, Some(&token(&support)), cancel.to_string().as_bytes()).await;
+    assert_eq!(canceled["result"]["status"]["state"], "TASK_STATE_CANCELED");
+
+    // Then the cancel, and the stream ends with the task.
+    while let Some(chunk) = stream.chunk().await.unwrap() {
+        text.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    let all = events(&text);
+    let last = all.last().unwrap();
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(last["result"]["statusUpdate"]["taskId"], id);
+    assert_eq!(
+        last["result"]["statusUpdate"]["status"]["state"],
+        "TASK_STATE_CANCELED"
+    );
+
+    // An ended task has nothing more to say: an error at once, not a stream.
+    let (status, ended) = rpc_as(
+        &app,
+        Some(&token(&support)),
+        &streaming("SubscribeToTask", json!({ "id": id })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(ended["error"]["code"], -32004, "{ended}");
+    assert!(
+        ended["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("is canceled: it will not change again"),
+        "{ended}"
+    );
+    // Without the sender's proof there is nothing to subscribe to.
+    let (status, _) = rpc_as(
+        &app,
+        None,
+        &streaming("SubscribeToTask", json!({ "id": id })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn a_task_sent_streaming_is_followed_to_its_answer_in_one_response() {
+    let (app, support) = returns_group().await;
+    engine::demo::seed_returned_parcels(app.db(), Utc::now())
+        .await
+        .unwrap();
+    let body = send_message(inspection(&support, "support:s2", "4821"));
+    let mut request = body.clone();
+    request["method"] = json!("SendStreamingMessage");
+    let response = app
+        .bare_client()
+        .post(app.url("/a2a"))
+        .header("A2A-Version", "1.0")
+        .body(request.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let all = events(&response.text().await.unwrap());
+    let first = &all[0]["result"]["task"];
+    assert_eq!(first["contextId"], "support:s2", "{all:?}");
+    let result = all
+        .iter()
+        .find_map(|event| event["result"].get("artifactUpdate"))
+        .unwrap_or_else(|| panic!("no result in {all:?}"));
+    assert_eq!(
+        result["artifact"]["parts"][0]["data"]["condition"],
+        "sealed"
+    );
+    let last = &all.last().unwrap()["result"]["statusUpdate"];
+    assert_eq!(last["status"]["state"], "TASK_STATE_COMPLETED", "{all:?}");
 }

@@ -80,7 +80,7 @@ impl TaskChain {
     /// not read is left empty (the rows were checked when written).
     #[must_use]
     pub fn of(envelope: &str, signed_answer: Option<&str>) -> Self {
-        let envelope = serde_json::from_str::<gateway::SignedEnvelope>(envelope).ok();
+        let envelope = gateway::SignedEnvelope::from_stored(envelope).ok();
         let spent = signed_answer
             .and_then(|text| serde_json::from_str::<gateway::SignedAnswer>(text).ok())
             .map(|signed| signed.answer.spent);

@@ -42,6 +42,8 @@ pub(super) struct Desk {
     pub forwards: Arc<Forwards>,
     /// The depth past which a task is not passed on.
     pub max_depth: u32,
+    /// Signalled after each step recorded, for those watching a task.
+    pub changed: Arc<tokio::sync::Notify>,
 }
 
 /// The group to ask, per task kind, when this group has no record of its
@@ -119,6 +121,7 @@ impl Desk {
         )
         .await?;
         tx.commit().await?;
+        self.changed.notify_waiters();
         Ok(true)
     }
 
@@ -182,7 +185,7 @@ impl Desk {
     /// has none and a group is named for the kind, from the child task
     /// passed on to that group (sent now if it was not yet).
     async fn answer(&self, task: &InboxTask) -> Result<Answer, JobError> {
-        let envelope: SignedEnvelope = serde_json::from_str(&task.envelope).map_err(|e| {
+        let envelope = SignedEnvelope::from_stored(&task.envelope).map_err(|e| {
             JobError::Dead(format!(
                 "the envelope of task {} does not read: {e}",
                 task.id

@@ -9,19 +9,23 @@
 mod admin;
 mod desk;
 mod kinds;
+mod listing;
 mod own_keys;
 mod receive;
 mod relay;
 mod send;
 mod trust;
+mod watch;
 mod work_items;
 
 pub use admin::{GatewayOverview, GatewayTrust, KeyToPin, RefusedTask, TaskChain, TrustError};
 pub use desk::Forwards;
 pub use kinds::{RETURNS_INSPECTION, catalogue};
+pub use listing::{ListError, TaskPage, TaskQuery};
 pub use own_keys::{GATEWAY_KEY_ID, OwnKeyError, OwnKeys};
 pub use receive::{CancelError, InboxTaskView, ReceiveError, ReceivedTask, Receiver};
 pub use send::{OutboundTask, OutboxTaskView, SendError, Sender};
+pub use watch::is_final as inbox_task_is_final;
 
 use crate::clock::Clock;
 use connectors::a2a::A2aClient;
@@ -121,6 +125,14 @@ impl Gateway {
                 wake.clone(),
             )
         });
+        let receiver = Receiver::new(
+            db.clone(),
+            clock.clone(),
+            parts.group.clone(),
+            parts.kinds.clone(),
+            wake.clone(),
+        )
+        .with_max_depth(parts.max_depth);
         let desk = desk::Desk {
             db: db.clone(),
             clock: clock.clone(),
@@ -130,18 +142,12 @@ impl Gateway {
             sender: sender.clone(),
             forwards: Arc::new(parts.forwards.clone()),
             max_depth: parts.max_depth,
+            changed: receiver.changed.clone(),
         };
         Gateway {
             group: parts.group.clone(),
             kinds: parts.kinds.clone(),
-            receiver: Receiver::new(
-                db.clone(),
-                clock.clone(),
-                parts.group.clone(),
-                parts.kinds.clone(),
-                wake.clone(),
-            )
-            .with_max_depth(parts.max_depth),
+            receiver,
             relay: sender.clone().map(|sender| relay::Relay {
                 sender,
                 client: parts.client.clone(),

@@ -14,6 +14,7 @@ use storage::gateway::inbox::{self, Accepted, NewInboxTask};
 use storage::ids::new_id;
 use storage::journal::{GATEWAY_STREAM, NewEvent, append_to_stream, task_stream};
 use storage::{Database, StorageError};
+use tokio::sync::Notify;
 
 /// Why a task was not canceled.
 #[derive(Debug, thiserror::Error)]
@@ -70,7 +71,7 @@ pub struct InboxTaskView {
 }
 
 impl InboxTaskView {
-    fn read(task: inbox::InboxTask) -> Result<Self, StorageError> {
+    pub(super) fn read(task: inbox::InboxTask) -> Result<Self, StorageError> {
         let json = |what: &str, text: &Option<String>| -> Result<Option<Value>, StorageError> {
             text.as_deref()
                 .map(serde_json::from_str)
@@ -103,7 +104,7 @@ impl InboxTaskView {
 /// This group's receiving end.
 #[derive(Clone)]
 pub struct Receiver {
-    db: Database,
+    pub(super) db: Database,
     clock: Clock,
     me: GroupName,
     kinds: Arc<KindRegistry>,
@@ -111,6 +112,9 @@ pub struct Receiver {
     max_depth: u32,
     /// Wakes the gateway lane, which answers what was received.
     wake: runner::Wake,
+    /// Signalled whenever this process records a step of an inbox task
+    /// (the desk's answer, a cancel), for those watching one.
+    pub(super) changed: Arc<Notify>,
 }
 
 impl Receiver {
@@ -131,6 +135,7 @@ impl Receiver {
             replay: ReplayWindow::default(),
             max_depth: gateway::DEFAULT_MAX_DEPTH,
             wake,
+            changed: Arc::new(Notify::new()),
         }
     }
 
@@ -233,6 +238,7 @@ impl Receiver {
             .await?;
             tx.commit().await?;
             self.wake.lane(super::GATEWAY_LANE);
+            self.changed.notify_waiters();
         } else {
             // It moved meanwhile (answered, or canceled by a racing call):
             // what it is now is the answer.

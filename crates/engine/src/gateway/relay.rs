@@ -389,10 +389,9 @@ impl Relay {
         }
         // The peer's own signed account of what it spent, charged to the
         // budget this group gave the task.
-        let envelope: gateway::SignedEnvelope =
-            serde_json::from_str(&task.envelope).map_err(|e| {
-                JobError::Dead(format!("the envelope of {} does not read: {e}", task.id))
-            })?;
+        let envelope = gateway::SignedEnvelope::from_stored(&task.envelope).map_err(|e| {
+            JobError::Dead(format!("the envelope of {} does not read: {e}", task.id))
+        })?;
         if let Err(excess) = envelope.envelope.budget.after(&signed.answer.spent) {
             return Ok(Err(NotTaken {
                 event: "gateway.task_overspent",

@@ -229,3 +229,72 @@ pub async fn recent(db: &impl ConnectionTrait, limit: u64) -> Result<Vec<InboxTa
         .all(db)
         .await?)
 }
+
+/// Which of a sender's tasks to list.
+#[derive(Debug, Clone, Default)]
+pub struct SenderFilter<'a> {
+    /// Only the tasks of this chain (its root key).
+    pub root_key: Option<&'a str>,
+    pub state: Option<&'a str>,
+    /// Only tasks whose state changed at or after this.
+    pub updated_since: Option<DateTime<Utc>>,
+}
+
+fn of_sender(sender: &str, filter: &SenderFilter<'_>) -> sea_orm::Select<entity::Entity> {
+    let mut query = entity::Entity::find().filter(entity::Column::SenderGroup.eq(sender));
+    if let Some(root) = filter.root_key {
+        query = query.filter(entity::Column::RootKey.eq(root));
+    }
+    if let Some(state) = filter.state {
+        query = query.filter(entity::Column::State.eq(state));
+    }
+    if let Some(since) = filter.updated_since {
+        query = query.filter(entity::Column::UpdatedAt.gte(since));
+    }
+    query
+}
+
+/// A page of the tasks `sender` sent here, newest received first: at most
+/// `limit`, after the task `after` (received at, id) of the previous page.
+///
+/// # Errors
+/// Database failures.
+pub async fn page_of_sender(
+    db: &impl ConnectionTrait,
+    sender: &str,
+    filter: &SenderFilter<'_>,
+    after: Option<(DateTime<Utc>, &str)>,
+    limit: u64,
+) -> Result<Vec<InboxTask>, StorageError> {
+    let mut query = of_sender(sender, filter);
+    if let Some((received_at, id)) = after {
+        query = query.filter(
+            sea_orm::Condition::any()
+                .add(entity::Column::ReceivedAt.lt(received_at))
+                .add(
+                    sea_orm::Condition::all()
+                        .add(entity::Column::ReceivedAt.eq(received_at))
+                        .add(entity::Column::Id.lt(id)),
+                ),
+        );
+    }
+    Ok(query
+        .order_by_desc(entity::Column::ReceivedAt)
+        .order_by_desc(entity::Column::Id)
+        .limit(limit)
+        .all(db)
+        .await?)
+}
+
+/// How many tasks `sender` sent here that `filter` lets through.
+///
+/// # Errors
+/// Database failures.
+pub async fn count_of_sender(
+    db: &impl ConnectionTrait,
+    sender: &str,
+    filter: &SenderFilter<'_>,
+) -> Result<u64, StorageError> {
+    use sea_orm::PaginatorTrait;
+    Ok(of_sender(sender, filter).count(db).await?)
+}

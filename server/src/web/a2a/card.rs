@@ -75,7 +75,7 @@ pub(super) async fn agent_card(State(state): State<A2aState>) -> Response {
             "protocolVersion": VERSION,
         }],
         "capabilities": {
-            "streaming": false,
+            "streaming": true,
             "pushNotifications": false,
             "extensions": [{
                 "uri": EXTENSION,

@@ -3,13 +3,15 @@
 //! and CSRF layers (a peer has no session; it proves itself by the
 //! signature on the task envelope, checked by `engine::gateway`).
 //!
-//! What it speaks so far: `SendMessage` carrying a signed Countersign task
-//! envelope in the message's metadata under [`EXTENSION`], `GetTask`,
-//! `CancelTask`, and the agent card. The other A2A methods answer
-//! "unsupported operation".
+//! What it speaks: `SendMessage` and `SendStreamingMessage` carrying a
+//! signed Countersign task envelope in the message's metadata under
+//! [`EXTENSION`], `GetTask`, `ListTasks`, `CancelTask`, `SubscribeToTask`
+//! (server-sent events), and the agent card. `GetExtendedAgentCard`
+//! answers "unsupported operation"; push notifications are not supported.
 
 mod card;
 mod rpc;
+mod stream;
 mod task;
 
 use axum::Router;
@@ -18,7 +20,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use engine::gateway::{CancelError, Gateway, ReceiveError};
+use engine::gateway::{CancelError, Gateway, ListError, ReceiveError, TaskQuery};
 use rpc::{Call, RpcError};
 use serde_json::{Value, json};
 
@@ -56,13 +58,17 @@ async fn rpc_call(State(state): State<A2aState>, headers: HeaderMap, body: Bytes
         Ok(call) => call,
         Err((id, error)) => return rpc::error(id, error),
     };
+    match call.method.as_str() {
+        "SubscribeToTask" => return stream::subscribe(&state, call, &headers).await,
+        "SendStreamingMessage" => return stream::send(&state, call).await,
+        _ => {}
+    }
     let answer = match call.method.as_str() {
         "SendMessage" => send_message(&state, &call).await,
         "GetTask" => get_task(&state, &call, &headers).await,
         "CancelTask" => cancel_task(&state, &call, &headers).await,
-        "ListTasks" | "SubscribeToTask" | "SendStreamingMessage" | "GetExtendedAgentCard" => {
-            Err(RpcError::unsupported(&call.method))
-        }
+        "ListTasks" => list_tasks(&state, &call, &headers).await,
+        "GetExtendedAgentCard" => Err(RpcError::unsupported(&call.method)),
         "CreateTaskPushNotificationConfig"
         | "GetTaskPushNotificationConfig"
         | "ListTaskPushNotificationConfigs"
@@ -77,6 +83,15 @@ async fn rpc_call(State(state): State<A2aState>, headers: HeaderMap, body: Bytes
 }
 
 async fn send_message(state: &A2aState, call: &Call) -> Result<Value, RpcError> {
+    let view = receive(state, call).await?;
+    Ok(json!({ "task": task::to_a2a(&view) }))
+}
+
+/// The task a message carries, received (checked, written once).
+async fn receive(
+    state: &A2aState,
+    call: &Call,
+) -> Result<engine::gateway::InboxTaskView, RpcError> {
     let message = &call.params["message"];
     if !message.is_object() {
         return Err(RpcError::invalid_params(
@@ -91,7 +106,7 @@ async fn send_message(state: &A2aState, call: &Call) -> Result<Value, RpcError> 
         )));
     }
     match state.gateway.receiver.receive(envelope).await {
-        Ok(received) => Ok(json!({ "task": task::to_a2a(&received.task) })),
+        Ok(received) => Ok(received.task),
         Err(ReceiveError::Refused(refusal)) => Err(RpcError::refused(&refusal)),
         Err(error) => Err(RpcError::internal(&error.to_string())),
     }
@@ -148,4 +163,93 @@ async fn cancel_task(
         Err(CancelError::NotCancelable { state, .. }) => Err(RpcError::not_cancelable(id, &state)),
         Err(CancelError::Storage(error)) => Err(RpcError::internal(&error.to_string())),
     }
+}
+
+/// The caller's own tasks, a page at a time (`contextId`, `status`,
+/// `statusTimestampAfter`, `pageSize`, `pageToken`; artifacts only with
+/// `includeArtifacts`).
+async fn list_tasks(state: &A2aState, call: &Call, headers: &HeaderMap) -> Result<Value, RpcError> {
+    let caller = caller(state, headers).await?;
+    let query = task_query(&call.params)?;
+    let with_artifacts = match &call.params["includeArtifacts"] {
+        Value::Null => false,
+        Value::Bool(include) => *include,
+        _ => {
+            return Err(RpcError::invalid_params(
+                "includeArtifacts must be a boolean",
+            ));
+        }
+    };
+    let page = match state.gateway.receiver.list_for(&caller, &query).await {
+        Ok(page) => page,
+        Err(ListError::Storage(error)) => return Err(RpcError::internal(&error.to_string())),
+        Err(invalid) => return Err(RpcError::invalid_params(&invalid.to_string())),
+    };
+    let tasks: Vec<Value> = page
+        .tasks
+        .iter()
+        .map(|view| {
+            let mut task = task::to_a2a(view);
+            if !with_artifacts && let Some(fields) = task.as_object_mut() {
+                fields.remove("artifacts");
+            }
+            task
+        })
+        .collect();
+    Ok(json!({
+        "tasks": tasks,
+        "nextPageToken": page.next_page_token.unwrap_or_default(),
+        "pageSize": page.page_size,
+        "totalSize": page.total,
+    }))
+}
+
+fn task_query(params: &Value) -> Result<TaskQuery, RpcError> {
+    let text = |name: &str| -> Result<Option<String>, RpcError> {
+        match &params[name] {
+            Value::Null => Ok(None),
+            Value::String(text) if text.is_empty() => Ok(None),
+            Value::String(text) => Ok(Some(text.clone())),
+            _ => Err(RpcError::invalid_params(&format!(
+                "{name} must be a string"
+            ))),
+        }
+    };
+    let state = match text("status")? {
+        Some(name) => Some(
+            task::from_a2a_state(&name)
+                .ok_or_else(|| {
+                    RpcError::invalid_params(&format!(
+                        "status {name} is not a task state (TASK_STATE_WORKING, …)"
+                    ))
+                })?
+                .to_owned(),
+        ),
+        None => None,
+    };
+    let updated_since = match text("statusTimestampAfter")? {
+        Some(at) => Some(
+            chrono::DateTime::parse_from_rfc3339(&at)
+                .map_err(|e| {
+                    RpcError::invalid_params(&format!(
+                        "statusTimestampAfter must be an RFC 3339 time: {e}"
+                    ))
+                })?
+                .to_utc(),
+        ),
+        None => None,
+    };
+    let page_size = match &params["pageSize"] {
+        Value::Null => None,
+        size => Some(size.as_u64().ok_or_else(|| {
+            RpcError::invalid_params("pageSize must be a whole number from 1 to 100")
+        })?),
+    };
+    Ok(TaskQuery {
+        context_id: text("contextId")?,
+        state,
+        updated_since,
+        page_size,
+        page_token: text("pageToken")?,
+    })
 }

@@ -94,6 +94,16 @@ impl RpcError {
         )
     }
 
+    /// A subscription to a task that has ended: nothing more will happen
+    /// to it (the spec's answer for a terminal task).
+    pub fn task_ended(id: &str, state: &str) -> Self {
+        Self::new(
+            -32004,
+            "UNSUPPORTED_OPERATION",
+            format!("task {id:?} is {state}: it will not change again (GetTask reads it)"),
+        )
+    }
+
     pub fn push_not_supported() -> Self {
         Self::new(
             -32003,
@@ -187,9 +197,8 @@ pub(super) fn result(id: Value, result: Value) -> Response {
     Json(json!({ "jsonrpc": "2.0", "id": id, "result": result })).into_response()
 }
 
-/// An error answer; `data` holds A2A's `ErrorInfo` detail, as `a2a-sdk`
-/// clients read it.
-pub(super) fn error(id: Value, error: RpcError) -> Response {
+/// The JSON-RPC error object for `error` (its `code`, `message` and `data`).
+pub(super) fn error_body(error: &RpcError) -> Value {
     let mut metadata = json!({});
     if let Some(reason) = error.countersign_reason {
         metadata["countersignReason"] = json!(reason);
@@ -200,7 +209,13 @@ pub(super) fn error(id: Value, error: RpcError) -> Response {
         "domain": "a2a-protocol.org",
         "metadata": metadata,
     });
-    let body = json!({ "code": error.code, "message": error.message, "data": [detail] });
+    json!({ "code": error.code, "message": error.message, "data": [detail] })
+}
+
+/// An error answer; `data` holds A2A's `ErrorInfo` detail, as `a2a-sdk`
+/// clients read it.
+pub(super) fn error(id: Value, error: RpcError) -> Response {
+    let body = error_body(&error);
     let answer = Json(json!({ "jsonrpc": "2.0", "id": id, "error": body }));
     if error.unauthenticated {
         return (

@@ -18,6 +18,22 @@ fn state(state: &str) -> &'static str {
     }
 }
 
+/// This group's state for an A2A state name; None for a name that is not
+/// one.
+pub(super) fn from_a2a_state(name: &str) -> Option<&'static str> {
+    [
+        "submitted",
+        "working",
+        "input-required",
+        "completed",
+        "failed",
+        "canceled",
+        "rejected",
+    ]
+    .into_iter()
+    .find(|ours| state(ours) == name)
+}
+
 pub(super) fn to_a2a(task: &InboxTaskView) -> Value {
     let mut a2a = json!({
         "id": task.task_id,
