@@ -114,6 +114,35 @@ impl A2aClient {
         }
     }
 
+    /// The agent card a group serves at `base_url`'s well-known path, as
+    /// served (for an admin to pin its keys from; nothing in it is trusted
+    /// by being fetched).
+    ///
+    /// # Errors
+    /// [`PeerError::Unknown`]: unreachable, not 2xx, not JSON.
+    pub async fn agent_card(&self, base_url: &str) -> Result<Value, PeerError> {
+        let address = format!(
+            "{}/.well-known/agent-card.json",
+            base_url.trim_end_matches('/')
+        );
+        let response = self
+            .http
+            .get(&address)
+            .send()
+            .await
+            .map_err(|e| PeerError::Unknown(format!("{address} could not be reached: {e}")))?;
+        if !response.status().is_success() {
+            return Err(PeerError::Unknown(format!(
+                "{address} answered {}",
+                response.status()
+            )));
+        }
+        response
+            .json()
+            .await
+            .map_err(|e| PeerError::Unknown(format!("{address} did not serve JSON: {e}")))
+    }
+
     /// The task `task_id`, asked with a bearer token.
     ///
     /// # Errors

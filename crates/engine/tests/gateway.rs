@@ -291,6 +291,7 @@ async fn only_an_admin_changes_what_the_gateway_trusts_and_every_change_is_journ
         version: 1,
         public_key: &public_key,
         valid_from: None,
+        usable_until: None,
     };
 
     assert!(matches!(

@@ -189,6 +189,27 @@ impl KeyRing {
         Ok(SigningKey::from_seed(current.key.clone(), &seed)?)
     }
 
+    /// The versions a peer may pin at `now`, opened to sign (the agent
+    /// card is signed by each, so a peer that pinned one learns the rest).
+    ///
+    /// # Errors
+    /// [`BrokerError::WrongMasterKey`] when a seal does not open.
+    pub fn published_signers(
+        &self,
+        master: &MasterKey,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<SigningKey>, BrokerError> {
+        let published = self.published(now);
+        self.versions
+            .iter()
+            .filter(|version| published.iter().any(|(key, _)| key == &version.key))
+            .map(|version| {
+                let seed = master.open(&version.key, &version.sealed)?;
+                Ok(SigningKey::from_seed(version.key.clone(), &seed)?)
+            })
+            .collect()
+    }
+
     /// The versions a peer may pin at `now`, with the time each may be
     /// used in: the current one, and retired ones until their overlap ends.
     pub fn published(&self, now: DateTime<Utc>) -> Vec<(KeyRef, PinnedKey)> {

@@ -134,6 +134,24 @@ pub struct KeyRef {
     pub version: u32,
 }
 
+impl KeyRef {
+    /// The key a JWS `kid` (`group/key_id/vN`) names; None for any other
+    /// text.
+    #[must_use]
+    pub fn from_kid(kid: &str) -> Option<KeyRef> {
+        let mut parts = kid.split('/');
+        let (group, key_id, version) = (parts.next()?, parts.next()?, parts.next()?);
+        if parts.next().is_some() {
+            return None;
+        }
+        Some(KeyRef {
+            group: GroupName::parse(group).ok()?,
+            key_id: KeyId::parse(key_id).ok()?,
+            version: version.strip_prefix('v')?.parse().ok()?,
+        })
+    }
+}
+
 impl fmt::Display for KeyRef {
     /// The JWS `kid` of a signature made with this key.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -173,5 +191,14 @@ mod tests {
             version: 3,
         };
         assert_eq!(key.to_string(), "support/gateway/v3");
+        assert_eq!(KeyRef::from_kid("support/gateway/v3"), Some(key));
+        for bad in [
+            "support/gateway",
+            "support/gateway/3",
+            "support/gateway/v3/x",
+            "Sup/gateway/v1",
+        ] {
+            assert_eq!(KeyRef::from_kid(bad), None, "{bad}");
+        }
     }
 }

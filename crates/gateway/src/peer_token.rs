@@ -67,19 +67,6 @@ pub fn issue(
     format!("{input}.{signature}")
 }
 
-fn parse_kid(kid: &str) -> Option<KeyRef> {
-    let mut parts = kid.split('/');
-    let (group, key_id, version) = (parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some() {
-        return None;
-    }
-    Some(KeyRef {
-        group: GroupName::parse(group).ok()?,
-        key_id: crate::names::KeyId::parse(key_id).ok()?,
-        version: version.strip_prefix('v')?.parse().ok()?,
-    })
-}
-
 /// The group that signed `token` for `me`, if the token verifies with a
 /// pinned, usable key and is within its lifetime at `now`.
 ///
@@ -110,8 +97,8 @@ pub fn verify(
             header.alg
         ));
     }
-    let key_ref =
-        parse_kid(&header.kid).ok_or_else(|| format!("kid {:?} names no key", header.kid))?;
+    let key_ref = KeyRef::from_kid(&header.kid)
+        .ok_or_else(|| format!("kid {:?} names no key", header.kid))?;
     let key = pins
         .pinned(&key_ref)
         .ok_or_else(|| format!("key {key_ref} is not pinned here"))?;

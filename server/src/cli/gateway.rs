@@ -1,4 +1,4 @@
-//! `countersign gateway trust | pin-key | retire-key | peer | allow | disallow`:
+//! `countersign gateway trust | pin-card | pin-key | retire-key | peer | allow | disallow`:
 //! what this agent group trusts, changed by an admin (journaled with their
 //! name, like the same change in the web app would be).
 
@@ -21,6 +21,20 @@ pub enum GatewayCommand {
     },
     /// List the pinned peer keys and the allowed pairs.
     Trust,
+    /// Pin a peer group's keys from its signed agent card, fetched from
+    /// URL (the group's base address). The first time, give the current
+    /// key's fingerprint as its admin read it to you; afterwards a key
+    /// pinned before vouches for the card (rotations are learned so).
+    PinCard {
+        #[arg(long)]
+        group: String,
+        #[arg(long)]
+        url: String,
+        #[arg(long)]
+        fingerprint: Option<String>,
+        #[arg(long)]
+        admin: String,
+    },
     /// Pin a peer group's public key (one version of it).
     PinKey {
         #[arg(long)]
@@ -115,11 +129,12 @@ pub async fn run(command: GatewayCommand, settings: &Settings) -> anyhow::Result
                     |u| format!("verifies until {}", u.to_rfc3339()),
                 );
                 println!(
-                    "{key}  {}  {until}",
+                    "{key}  {}  fingerprint {}  {until}",
                     base64::Engine::encode(
                         &base64::engine::general_purpose::URL_SAFE_NO_PAD,
                         pinned.public_key
-                    )
+                    ),
+                    gateway::fingerprint(&pinned.public_key),
                 );
             }
         }
@@ -180,11 +195,41 @@ pub async fn run(command: GatewayCommand, settings: &Settings) -> anyhow::Result
                 version,
                 public_key: &public_key,
                 valid_from: None,
+                usable_until: None,
             };
             if trust.pin_key(&actor, key).await? {
                 println!("pinned {group}/{key_id}/v{version}");
             } else {
                 println!("{group}/{key_id}/v{version} was already pinned with this key");
+            }
+        }
+        GatewayCommand::PinCard {
+            group,
+            url,
+            fingerprint,
+            admin: name,
+        } => {
+            let actor = admin(name).await?;
+            let card = connectors::a2a::A2aClient::new(connectors::HttpTimeouts::default())?
+                .agent_card(&url)
+                .await?;
+            let done = trust
+                .pin_from_card(&actor, &group, &card, fingerprint.as_deref())
+                .await?;
+            let how = if done.vouched {
+                "vouched for by a key pinned before"
+            } else {
+                "the fingerprint you confirmed"
+            };
+            println!("{group}'s card verified ({how})");
+            for key in &done.pinned {
+                println!("pinned {key}");
+            }
+            for key in &done.retired {
+                println!("retired {key} (the card says so)");
+            }
+            if done.pinned.is_empty() && done.retired.is_empty() {
+                println!("nothing new: every key the card lists is pinned already");
             }
         }
         GatewayCommand::RetireKey {

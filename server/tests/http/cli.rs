@@ -471,3 +471,91 @@ async fn an_admin_rotates_the_groups_key_and_the_old_version_stays_published_for
     assert!(!without.status.success());
     assert!(String::from_utf8_lossy(&without.stderr).contains("COUNTERSIGN_GATEWAY_MASTER_KEY"));
 }
+
+#[tokio::test]
+async fn an_admin_pins_a_peers_keys_from_its_signed_card_first_by_fingerprint_then_by_its_vouching()
+{
+    let returns = crate::groups::group("returns", None).await;
+    let own_keys = returns
+        .engine
+        .gateway
+        .as_ref()
+        .unwrap()
+        .own_keys
+        .clone()
+        .unwrap();
+    let (v1, first) = own_keys.published().await.unwrap().remove(0);
+    let print = gateway::fingerprint(&first.public_key);
+    let test = TestDatabase::new().await;
+    engine::demo::seed_demo(
+        &test.db,
+        "cli-demo-password",
+        engine::demo::ReferenceStyle::Sandbox,
+        engine::now(),
+    )
+    .await
+    .unwrap();
+    let workdir = tempfile::tempdir().unwrap();
+    let dir = workdir.path();
+    let pin_card = |fingerprint: Option<&str>| {
+        let mut args = vec![
+            "gateway".to_owned(),
+            "pin-card".into(),
+            "--group".into(),
+            "returns".into(),
+            "--url".into(),
+            returns.address.clone(),
+            "--admin".into(),
+            "admin".into(),
+        ];
+        if let Some(fingerprint) = fingerprint {
+            args.extend(["--fingerprint".to_owned(), fingerprint.to_owned()]);
+        }
+        args
+    };
+    let run = |args: Vec<String>| {
+        let url = test.url.clone();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            countersign_output(&url, dir, &args).await
+        }
+    };
+
+    // First contact: the card verifies, but only the fingerprint its admin
+    // reads out makes it trusted.
+    let asked = run(pin_card(None)).await;
+    assert!(!asked.status.success());
+    let said = String::from_utf8_lossy(&asked.stderr);
+    assert!(
+        said.contains(&format!("{v1} has the fingerprint {print}")),
+        "{said}"
+    );
+    let pinned = run(pin_card(Some(&print))).await;
+    let out = String::from_utf8_lossy(&pinned.stdout);
+    assert!(
+        pinned.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pinned.stderr)
+    );
+    assert!(out.contains("the fingerprint you confirmed"), "{out}");
+    assert!(out.contains("pinned returns/gateway/v1"), "{out}");
+
+    // Returns rotates; the card its pinned v1 signed brings v2 along.
+    let v2 = own_keys
+        .rotate(&engine::settings::ChangedBy::system("test"))
+        .await
+        .unwrap();
+    let learned = run(pin_card(None)).await;
+    let out = String::from_utf8_lossy(&learned.stdout);
+    assert!(
+        learned.status.success(),
+        "{}",
+        String::from_utf8_lossy(&learned.stderr)
+    );
+    assert!(out.contains("vouched for by a key pinned before"), "{out}");
+    assert!(out.contains(&format!("pinned {v2}")), "{out}");
+    assert!(
+        out.contains(&format!("retired {v1} (the card says so)")),
+        "{out}"
+    );
+}

@@ -34,6 +34,28 @@ pub enum TrustError {
     NoSuchKey(String),
     #[error("a peer's address must be an http or https URL (its A2A endpoint): {0}")]
     BadUrl(String),
+    #[error("the agent card is not taken: {0}")]
+    Card(String),
+    #[error(
+        "no key of {group} is pinned here to vouch for its card: confirm with its admin that \
+         {kid} has the fingerprint {fingerprint} (`countersign gateway keys` on their side prints \
+         it), then pin again with that fingerprint"
+    )]
+    FirstContact {
+        group: String,
+        kid: String,
+        fingerprint: String,
+    },
+    #[error(
+        "the card's current key {kid} has the fingerprint {on_card}, not {given}: do not pin it; \
+         ask {group}'s admin which key they sign with"
+    )]
+    FingerprintMismatch {
+        group: String,
+        kid: String,
+        on_card: String,
+        given: String,
+    },
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
@@ -135,16 +157,18 @@ pub struct KeyToPin<'a> {
     pub public_key: &'a str,
     /// Envelopes created before this are refused (default: now).
     pub valid_from: Option<Timestamp>,
+    /// Until when it verifies (a retired version's overlap); None: current.
+    pub usable_until: Option<Timestamp>,
 }
 
 /// The admin's side of the gateway's trust.
 #[derive(Clone)]
 pub struct GatewayTrust {
-    db: Database,
-    clock: Clock,
+    pub(super) db: Database,
+    pub(super) clock: Clock,
 }
 
-fn require_admin(actor: &Actor) -> Result<(), TrustError> {
+pub(super) fn require_admin(actor: &Actor) -> Result<(), TrustError> {
     if actor.roles.contains(Role::Admin) {
         Ok(())
     } else {
@@ -191,7 +215,7 @@ impl GatewayTrust {
                 version,
                 public_key: URL_SAFE_NO_PAD.encode(&bytes),
                 valid_from: key.valid_from.unwrap_or(now),
-                usable_until: None,
+                usable_until: key.usable_until,
                 pinned_by: actor.user_id.clone(),
                 pinned_at: now,
             },

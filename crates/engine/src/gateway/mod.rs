@@ -7,6 +7,7 @@
 //! backoff, and followed until the peer's final answer or its deadline.
 
 mod admin;
+mod card_pins;
 mod desk;
 mod kinds;
 mod listing;
@@ -19,6 +20,7 @@ mod watch;
 mod work_items;
 
 pub use admin::{GatewayOverview, GatewayTrust, KeyToPin, RefusedTask, TaskChain, TrustError};
+pub use card_pins::CardPins;
 pub use desk::Forwards;
 pub use kinds::{RETURNS_INSPECTION, catalogue};
 pub use listing::{ListError, TaskPage, TaskQuery};

@@ -198,4 +198,15 @@ impl OwnKeys {
     pub async fn published(&self) -> Result<Vec<(KeyRef, PinnedKey)>, OwnKeyError> {
         Ok(self.ring().await?.published(self.clock.now()))
     }
+
+    /// The versions peers may pin now, opened to sign (the agent card).
+    ///
+    /// # Errors
+    /// As [`OwnKeys::signer`].
+    pub async fn published_signers(&self) -> Result<Vec<SigningKey>, OwnKeyError> {
+        Ok(self
+            .ring()
+            .await?
+            .published_signers(&self.master, self.clock.now())?)
+    }
 }

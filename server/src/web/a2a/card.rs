@@ -1,6 +1,7 @@
 //! The agent card: who this group is, where it is reached, the extension its
-//! tasks travel in, and its skills (the task kinds it accepts, each with its
-//! input and result schemas).
+//! tasks travel in with the key versions peers may pin, and its skills (the
+//! task kinds it accepts, each with its input and result schemas); signed
+//! by each of those key versions (`gateway::card`).
 
 use super::{A2aState, EXTENSION, VERSION};
 use axum::Json;
@@ -61,7 +62,7 @@ pub(super) async fn agent_card(State(state): State<A2aState>) -> Response {
             })
         })
         .collect();
-    Json(json!({
+    let card = json!({
         "name": format!("Countersign {}", state.gateway.group),
         "description": format!(
             "The {} agent group of a Countersign deployment. It accepts signed, structured \
@@ -103,6 +104,26 @@ pub(super) async fn agent_card(State(state): State<A2aState>) -> Response {
         "defaultInputModes": ["application/json"],
         "defaultOutputModes": ["application/json"],
         "skills": skills,
-    }))
-    .into_response()
+    });
+    // Signed by every key version it lists (A2A `signatures`): proof that
+    // whoever serves the card holds them, and, for a peer that pinned one
+    // version, a voucher for the others.
+    let signers = match &state.gateway.own_keys {
+        Some(own_keys) => match own_keys.published_signers().await {
+            Ok(signers) => signers,
+            Err(error) => {
+                tracing::error!(%error, "the group's keys could not sign its agent card");
+                return (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    Json(json!({ "error": "the agent card is unavailable: this group's keys cannot sign it" })),
+                )
+                    .into_response();
+            }
+        },
+        None => Vec::new(),
+    };
+    if signers.is_empty() {
+        return Json(card).into_response();
+    }
+    Json(gateway::sign_card(&card, &signers)).into_response()
 }
