@@ -86,8 +86,9 @@ if [[ "$(.venv/api-fuzz/bin/schemathesis --version 2>/dev/null | awk '{ print $N
 fi
 
 # --- the official A2A Python SDK for the gateway's interop tests -------------
-# (server/tests/http/a2a_interop.rs runs interop/a2a_peer.py in this venv)
-a2a_requirements="a2a-sdk==1.3.0 rfc8785==0.1.4 cryptography==50.0.2"
+# (server/tests/http/a2a.rs runs interop/a2a_peer.py, a signing a2a-sdk client,
+# and interop/a2a_server.py, a plain a2a-sdk server, in this venv)
+a2a_requirements="a2a-sdk[http-server]==1.3.0 uvicorn==0.32.0 rfc8785==0.1.4 cryptography==50.0.2"
 if [[ "$(cat .venv/a2a/requirements 2>/dev/null)" != "$a2a_requirements" ]]; then
   say "installing a2a-sdk and its signing peers (PyPI, in .venv/a2a)"
   if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then

@@ -45,6 +45,8 @@ pub fn event_sentence(kind: &str) -> String {
         "gateway_pair_withdrawn" => "Tasks between agent groups no longer allowed",
         "gateway_own_key_added" => "New version of this group's signing key",
         "gateway_peer_set" => "Peer group's address set",
+        "gateway_unsigned_allowed" => "Tasks between agent groups allowed without signatures",
+        "gateway_unsigned_withdrawn" => "Signatures required again between agent groups",
         "gateway.task_sent" => "Task sent to another agent group",
         "gateway.task_delegated" => "Task passed on to another agent group",
         "gateway.task_delivered" => "Task delivered to the peer group",

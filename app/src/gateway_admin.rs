@@ -83,6 +83,12 @@ pub async fn admin_gateway() -> Result<GatewayInfo, AppError> {
             .pairs
             .into_iter()
             .map(|pair| format!("{} → {}: {}", pair.from_group, pair.to_group, pair.kind))
+            .chain(overview.unsigned_pairs.into_iter().map(|pair| {
+                format!(
+                    "{} → {}: {}, without signatures (what comes of it is unsigned)",
+                    pair.from_group, pair.to_group, pair.kind
+                )
+            }))
             .collect(),
         inbound: overview
             .inbound
@@ -120,7 +126,12 @@ pub async fn admin_gateway() -> Result<GatewayInfo, AppError> {
                     route: chain.route.join(" → "),
                     depth: chain.depth,
                     spent: chain.spent_in_words(),
-                    note: task.error,
+                    note: match (&task.result, &task.signed_answer, task.error) {
+                        (Some(_), None, _) => {
+                            Some("answer taken unsigned (allowed without signatures)".to_owned())
+                        }
+                        (_, _, error) => error,
+                    },
                 }
             })
             .collect(),

@@ -25,6 +25,7 @@ mod m20261205_000020_gateway_trust;
 mod m20261205_000021_gateway_own_keys;
 mod m20261206_000022_gateway_outbox;
 mod m20261206_000023_returned_parcels;
+mod m20261207_000024_gateway_unsigned_pairs;
 
 pub struct Migrator;
 
@@ -54,6 +55,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261205_000021_gateway_own_keys::Migration),
             Box::new(m20261206_000022_gateway_outbox::Migration),
             Box::new(m20261206_000023_returned_parcels::Migration),
+            Box::new(m20261207_000024_gateway_unsigned_pairs::Migration),
         ]
     }
 }

@@ -82,8 +82,10 @@ impl A2aClient {
         })
     }
 
-    /// Sends a message whose metadata carries what `extensions` declare
-    /// (named in `A2A-Extensions`); the answer must be a task.
+    /// Sends a message with `input` as its data part, whose metadata
+    /// carries what `extensions` declare (named in `A2A-Extensions`); the
+    /// answer must be a task. A peer that knows the extensions reads them;
+    /// a plain A2A peer reads the data part.
     ///
     /// # Errors
     /// [`PeerError`].
@@ -91,6 +93,7 @@ impl A2aClient {
         &self,
         endpoint: &str,
         message_id: &str,
+        input: &Value,
         extensions: &[&str],
         metadata: Value,
     ) -> Result<PeerTask, PeerError> {
@@ -98,7 +101,7 @@ impl A2aClient {
             "message": {
                 "messageId": message_id,
                 "role": "ROLE_USER",
-                "parts": [{ "text": "A signed Countersign task (see the metadata)." }],
+                "parts": [{ "data": input }],
                 "metadata": metadata,
                 "extensions": extensions,
             }

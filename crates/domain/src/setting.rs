@@ -36,11 +36,15 @@ pub enum SettingKind {
     GatewayOwnKeyAdded,
     /// Where a peer agent group is reached (its A2A endpoint), set or moved.
     GatewayPeerSet,
+    /// A pair allowed without envelope signatures (a plain A2A peer).
+    GatewayUnsignedAllowed,
+    /// Signatures required again on a pair.
+    GatewayUnsignedWithdrawn,
 }
 
 impl SettingKind {
     /// Every kind, in the order the admin page shows its controls.
-    pub const ALL: [SettingKind; 18] = [
+    pub const ALL: [SettingKind; 20] = [
         SettingKind::ApprovalLimitSet,
         SettingKind::FourEyesThresholdSet,
         SettingKind::UserCreated,
@@ -59,6 +63,8 @@ impl SettingKind {
         SettingKind::GatewayPairWithdrawn,
         SettingKind::GatewayOwnKeyAdded,
         SettingKind::GatewayPeerSet,
+        SettingKind::GatewayUnsignedAllowed,
+        SettingKind::GatewayUnsignedWithdrawn,
     ];
 
     /// The journal's event kind.
@@ -83,6 +89,8 @@ impl SettingKind {
             SettingKind::GatewayPairWithdrawn => "gateway_pair_withdrawn",
             SettingKind::GatewayOwnKeyAdded => "gateway_own_key_added",
             SettingKind::GatewayPeerSet => "gateway_peer_set",
+            SettingKind::GatewayUnsignedAllowed => "gateway_unsigned_allowed",
+            SettingKind::GatewayUnsignedWithdrawn => "gateway_unsigned_withdrawn",
         }
     }
 

@@ -1,4 +1,5 @@
-//! `countersign gateway trust | pin-card | pin-key | retire-key | peer | allow | disallow`:
+//! `countersign gateway trust | pin-card | pin-key | retire-key | peer | allow | disallow |
+//! allow-unsigned | disallow-unsigned`:
 //! what this agent group trusts, changed by an admin (journaled with their
 //! name, like the same change in the web app would be).
 
@@ -66,6 +67,29 @@ pub enum GatewayCommand {
     },
     /// Allow a group to send tasks of one kind to another.
     Allow {
+        #[arg(long)]
+        from: String,
+        #[arg(long)]
+        to: String,
+        #[arg(long)]
+        kind: String,
+        #[arg(long)]
+        admin: String,
+    },
+    /// Allow a pair without envelope signatures, for a peer that speaks
+    /// plain A2A: what comes from it is taken unsigned and marked so.
+    AllowUnsigned {
+        #[arg(long)]
+        from: String,
+        #[arg(long)]
+        to: String,
+        #[arg(long)]
+        kind: String,
+        #[arg(long)]
+        admin: String,
+    },
+    /// Require signatures on a pair again.
+    DisallowUnsigned {
         #[arg(long)]
         from: String,
         #[arg(long)]
@@ -180,6 +204,13 @@ pub async fn run(command: GatewayCommand, settings: &Settings) -> anyhow::Result
             for pair in pairs {
                 println!("    {} → {}: {}", pair.from_group, pair.to_group, pair.kind);
             }
+            let unsigned = trust.unsigned_pairs().await?;
+            if !unsigned.is_empty() {
+                println!("allowed without signatures:");
+            }
+            for pair in unsigned {
+                println!("    {} → {}: {}", pair.from_group, pair.to_group, pair.kind);
+            }
         }
         GatewayCommand::PinKey {
             group,
@@ -259,6 +290,34 @@ pub async fn run(command: GatewayCommand, settings: &Settings) -> anyhow::Result
                 println!("{from} may send {kind} tasks to {to}");
             } else {
                 println!("{from} → {to}: {kind} was already allowed");
+            }
+        }
+        GatewayCommand::AllowUnsigned {
+            from,
+            to,
+            kind,
+            admin: name,
+        } => {
+            let actor = admin(name).await?;
+            if trust.allow_unsigned(&actor, &from, &to, &kind).await? {
+                println!(
+                    "{from} → {to}: {kind} works without signatures; what comes of it is marked unsigned"
+                );
+            } else {
+                println!("{from} → {to}: {kind} was already allowed without signatures");
+            }
+        }
+        GatewayCommand::DisallowUnsigned {
+            from,
+            to,
+            kind,
+            admin: name,
+        } => {
+            let actor = admin(name).await?;
+            if trust.withdraw_unsigned(&actor, &from, &to, &kind).await? {
+                println!("{from} → {to}: {kind} needs signatures again");
+            } else {
+                println!("{from} → {to}: {kind} was not allowed without signatures");
             }
         }
         GatewayCommand::Peer {

@@ -741,3 +741,98 @@ async fn a_task_sent_streaming_is_followed_to_its_answer_in_one_response() {
     let last = &all.last().unwrap()["result"]["statusUpdate"];
     assert_eq!(last["status"]["state"], "TASK_STATE_COMPLETED", "{all:?}");
 }
+
+/// A plain A2A server built on the official `a2a-sdk`
+/// (`interop/a2a_server.py`): it knows nothing of signed tasks and answers
+/// `returns.inspection` from the data part, unsigned. Stopped when dropped.
+async fn a2a_sdk_server() -> (tokio::process::Child, String) {
+    use tokio::io::AsyncBufReadExt;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let python = root.join(".venv/a2a/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/setup.sh --tests to install a2a-sdk",
+        python.display()
+    );
+    // A port free a moment ago; the server binds it at once.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = tokio::process::Command::new(python)
+        .arg(root.join("interop/a2a_server.py"))
+        .arg(port.to_string())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let ready = tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("the a2a-sdk server did not start in 30 s")
+        .unwrap();
+    assert_eq!(ready.as_deref(), Some("listening"));
+    (child, format!("http://127.0.0.1:{port}"))
+}
+
+#[tokio::test]
+async fn a_group_asks_a_plain_a2a_sdk_agent_and_takes_its_answer_unsigned_only_where_an_admin_allowed_it()
+ {
+    let (_server, url) = a2a_sdk_server().await;
+    let support = crate::groups::group("support", None).await;
+    storage::gateway::peers::set(
+        support.db().conn(),
+        storage::gateway::peers::Peer {
+            group_name: "warehouse".into(),
+            url: format!("{url}/a2a"),
+            updated_by: "usr_admin".into(),
+            updated_at: Utc::now(),
+        },
+    )
+    .await
+    .unwrap();
+    let sender = crate::groups::sender(&support);
+    let mut ask = crate::groups::inspection("4821");
+    ask.to = name("warehouse");
+
+    // Not allowed unsigned: the answer is not taken, and the reason says
+    // what an admin could do.
+    let refused = crate::groups::answered(&sender, &sender.send(ask.clone()).await.unwrap()).await;
+    assert_eq!(refused.state, "failed", "{refused:?}");
+    assert!(
+        refused
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("may allow support → warehouse: returns.inspection without signatures"),
+        "{refused:?}"
+    );
+
+    let admin = engine::Actor {
+        user_id: "usr_admin".into(),
+        name: "admin".into(),
+        roles: domain::RoleSet::new([domain::Role::Admin]),
+        widget_session: None,
+    };
+    let trust = engine::gateway::GatewayTrust::new(support.db().clone(), engine::Clock::system());
+    assert!(
+        trust
+            .allow_unsigned(&admin, "support", "warehouse", "returns.inspection")
+            .await
+            .unwrap()
+    );
+    let task = crate::groups::answered(&sender, &sender.send(ask).await.unwrap()).await;
+    assert_eq!(task.state, "completed", "{task:?}");
+    let result = task.result.clone().unwrap();
+    assert_eq!(result["condition"], "sealed");
+    assert!(result["note"].as_str().unwrap().contains("warehouse dock"));
+    // Marked as what it is: no signer, nothing verified.
+    assert!(task.unsigned);
+    assert_eq!(task.answer_signer, None);
+    let kinds = crate::groups::journal_kinds(&support, storage::journal::SETTINGS_STREAM).await;
+    assert!(
+        kinds.contains(&"gateway_unsigned_allowed".to_owned()),
+        "{kinds:?}"
+    );
+}

@@ -80,6 +80,8 @@ pub struct GatewayOverview {
     pub peers: Vec<peers::Peer>,
     pub keys: Vec<PinnedKeyRow>,
     pub pairs: Vec<PairRow>,
+    /// Pairs allowed without signatures (plain A2A peers).
+    pub unsigned_pairs: Vec<storage::gateway::unsigned::UnsignedPair>,
     pub inbound: Vec<storage::gateway::inbox::InboxTask>,
     pub outbound: Vec<storage::gateway::outbox::OutboxTask>,
     /// Newest first.
@@ -471,6 +473,7 @@ impl GatewayTrust {
         Ok(GatewayOverview {
             peers: peers::list(db).await?,
             keys: trust::pinned_keys(db).await?,
+            unsigned_pairs: storage::gateway::unsigned::list(db).await?,
             pairs: trust::pairs(db).await?,
             inbound: storage::gateway::inbox::recent(db, OVERVIEW_ROWS).await?,
             outbound: storage::gateway::outbox::recent(db, OVERVIEW_ROWS).await?,

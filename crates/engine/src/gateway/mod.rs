@@ -16,6 +16,7 @@ mod receive;
 mod relay;
 mod send;
 mod trust;
+mod unsigned_pairs;
 mod watch;
 mod work_items;
 

@@ -300,7 +300,24 @@ impl Relay {
     /// pinned here (yet) is asked for again, so an admin can pin it.
     async fn completed(&self, task: &OutboxTask, peer: &PeerTask) -> Result<Step, JobError> {
         let step = match self.check_answer(task, peer).await? {
-            Ok(answer) => Step {
+            Ok(Taken::Unsigned(result)) => Step {
+                change: Change {
+                    state: outbox::COMPLETED,
+                    remote_task_id: Some(peer.id.clone()),
+                    result: Some(result.to_string()),
+                    signed_answer: None,
+                    error: None,
+                },
+                event: "gateway.task_completed",
+                payload: json!({
+                    "peer_task_id": peer.id,
+                    "result": result,
+                    "signature_verified": false,
+                    "unsigned": "the pair is allowed without signatures: nothing shows this came from the peer",
+                }),
+                next: None,
+            },
+            Ok(Taken::Signed(answer)) => Step {
                 change: Change {
                     state: outbox::COMPLETED,
                     remote_task_id: Some(peer.id.clone()),
@@ -341,17 +358,16 @@ impl Relay {
         &self,
         task: &OutboxTask,
         peer: &PeerTask,
-    ) -> Result<Result<SignedAnswer, NotTaken>, JobError> {
+    ) -> Result<Result<Taken, NotTaken>, JobError> {
+        let dead = |e: gateway::NameError| JobError::Dead(e.to_string());
+        let kind = TaskKind::parse(&task.kind).map_err(dead)?;
         let Some(raw) = peer
             .result_metadata
             .as_ref()
             .and_then(|metadata| metadata.get(EXTENSION))
         else {
-            return Ok(Err(NotTaken::result(
-                "the peer's answer is not signed: nothing shows it came from the peer".to_owned(),
-            )));
+            return self.unsigned(task, peer, &kind).await;
         };
-        let dead = |e: gateway::NameError| JobError::Dead(e.to_string());
         let task_key = TaskKey::parse(&task.task_key).map_err(dead)?;
         let peer_group = GroupName::parse(&task.to_group).map_err(dead)?;
         let trust = super::trust::load(self.sender.db.conn())
@@ -401,19 +417,62 @@ impl Relay {
                 ),
             }));
         }
-        let kind = TaskKind::parse(&task.kind).map_err(dead)?;
-        Ok(
-            match self.sender.kinds.check_result(&kind, &signed.answer.result) {
-                Some(Ok(())) => Ok(signed),
-                Some(Err(why)) => Err(NotTaken::result(format!(
-                    "the result does not match {kind}'s schema: {why}"
-                ))),
-                None => Err(NotTaken::result(format!(
-                    "{kind} is not a kind this group knows"
-                ))),
-            },
-        )
+        Ok(self
+            .check_result(&kind, &signed.answer.result)
+            .map(|()| Taken::Signed(Box::new(signed))))
     }
+
+    /// An answer without a signature: taken only where an admin allowed
+    /// this pair without signatures, and then marked unsigned.
+    async fn unsigned(
+        &self,
+        task: &OutboxTask,
+        peer: &PeerTask,
+        kind: &TaskKind,
+    ) -> Result<Result<Taken, NotTaken>, JobError> {
+        let allowed = storage::gateway::unsigned::allows(
+            self.sender.db.conn(),
+            self.me.as_str(),
+            &task.to_group,
+            kind.as_str(),
+        )
+        .await
+        .map_err(retry)?;
+        if !allowed {
+            return Ok(Err(NotTaken::result(format!(
+                "the peer's answer is not signed: nothing shows it came from the peer (an \
+                 admin may allow {} → {}: {kind} without signatures, for a plain A2A peer)",
+                self.me, task.to_group
+            ))));
+        }
+        let Some(result) = &peer.result else {
+            return Ok(Err(NotTaken::result(
+                "the peer reports the task completed without a result".to_owned(),
+            )));
+        };
+        Ok(self
+            .check_result(kind, result)
+            .map(|()| Taken::Unsigned(result.clone())))
+    }
+
+    fn check_result(&self, kind: &TaskKind, result: &Value) -> Result<(), NotTaken> {
+        match self.sender.kinds.check_result(kind, result) {
+            Some(Ok(())) => Ok(()),
+            Some(Err(why)) => Err(NotTaken::result(format!(
+                "the result does not match {kind}'s schema: {why}"
+            ))),
+            None => Err(NotTaken::result(format!(
+                "{kind} is not a kind this group knows"
+            ))),
+        }
+    }
+}
+
+/// A peer's answer as taken: signed and verified, or unsigned on a pair an
+/// admin allowed without signatures.
+enum Taken {
+    Signed(Box<SignedAnswer>),
+    Unsigned(Value),
 }
 
 /// Why a peer's "completed" is not taken as a result, and the journal
@@ -460,6 +519,7 @@ impl Handler for Deliver {
             .send_message(
                 &endpoint,
                 &task.id,
+                &envelope["envelope"]["input"],
                 &[EXTENSION],
                 json!({ EXTENSION: envelope }),
             )

@@ -83,6 +83,9 @@ pub struct OutboxTaskView {
     /// What the peer signed it spent (there and in what it passed on),
     /// charged to the task's budget; None until a signed answer came.
     pub spent: Option<Spent>,
+    /// A result taken without a signature (a pair an admin allowed
+    /// without signatures): nothing shows it came from the peer.
+    pub unsigned: bool,
     pub error: Option<String>,
     /// The signing key of the envelope (`group/key/vN`).
     pub signer: String,
@@ -131,6 +134,7 @@ impl OutboxTaskView {
             subject: task.subject,
             state: task.state,
             remote_task_id: task.remote_task_id,
+            unsigned: result.is_some() && task.signed_answer.is_none(),
             result,
             answer_signer,
             spent,
@@ -358,6 +362,7 @@ impl Sender {
             result: None,
             answer_signer: None,
             spent: None,
+            unsigned: false,
             error: None,
             signer: envelope.signer.to_string(),
             deadline,
