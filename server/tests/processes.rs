@@ -1,7 +1,10 @@
 //! The real binary as separate processes: two replicas racing on one
 //! database, and crash safety (the server is killed with SIGKILL at each
 //! dangerous moment of a refund, restarted, and must end with exactly one
-//! refund at the provider and a resolved, verified proposal).
+//! refund at the provider and a resolved, verified proposal). Agent groups
+//! as separate processes: a task in the outbox survives a kill of its
+//! sender; Stop cancels a task at three groups across a link cut and
+//! restored.
 //!
 //! The sandbox provider runs in this test process so it outlives the servers.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -742,4 +745,231 @@ async fn a_task_in_the_outbox_survives_a_kill_of_the_sending_group_and_reaches_t
         Some(received.id.as_str())
     );
     assert!(answered.result.unwrap().contains("sealed"));
+}
+
+/// Polls another process's committed state (there is no in-process signal
+/// across processes) until `done` says so, for at most 60 s.
+async fn until<F, Fut>(what: &str, mut done: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    for _ in 0..1200 {
+        if done().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what} did not happen in 60 s");
+}
+
+async fn set_peer(db: &storage::Database, group: &str, port: u16) {
+    storage::gateway::peers::set(
+        db.conn(),
+        storage::gateway::peers::Peer {
+            group_name: group.into(),
+            url: format!("http://127.0.0.1:{port}/a2a"),
+            updated_by: "test".into(),
+            updated_at: chrono::Utc::now(),
+        },
+    )
+    .await
+    .unwrap();
+}
+
+async fn allow_inspections(db: &storage::Database, from: &str, to: &str) {
+    storage::gateway::trust::allow_pair(
+        db.conn(),
+        storage::gateway::trust::PairRow {
+            from_group: from.into(),
+            to_group: to.into(),
+            kind: "returns.inspection".into(),
+            allowed_by: "test".into(),
+            allowed_at: chrono::Utc::now(),
+        },
+    )
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn stop_cancels_the_task_at_all_three_groups_even_across_a_link_cut_and_restored() {
+    let names = ["support", "returns", "warehouse"];
+    let mut dbs = Vec::new();
+    let mut masters = Vec::new();
+    for _ in names {
+        let db = TestDatabase::new().await;
+        engine::demo::seed_demo(
+            &db.db,
+            PASSWORD,
+            engine::demo::ReferenceStyle::Sandbox,
+            engine::now(),
+        )
+        .await
+        .unwrap();
+        dbs.push(db);
+        masters.push(gateway::MasterKey::generate());
+    }
+    // Every group pins every other's keys; each allows and reaches the next.
+    let mut keys = Vec::new();
+    for ((name, db), master) in names.iter().zip(&dbs).zip(&masters) {
+        keys.push(own_key(&db.db, name, master).await);
+    }
+    for (at, db) in dbs.iter().enumerate() {
+        for (of, published) in keys.iter().enumerate() {
+            if at != of {
+                pin_at(&db.db, published).await;
+            }
+        }
+    }
+    allow_inspections(&dbs[1].db, "support", "returns").await;
+    allow_inspections(&dbs[2].db, "returns", "warehouse").await;
+    let ports = [free_port().await, free_port().await, free_port().await];
+    set_peer(&dbs[0].db, "returns", ports[1]).await;
+    set_peer(&dbs[1].db, "warehouse", ports[2]).await;
+    let [support_db, returns_db, warehouse_db] = [&dbs[0], &dbs[1], &dbs[2]];
+
+    let support = start_group(
+        &support_db.url,
+        ports[0],
+        "support",
+        &masters[0],
+        &[("COUNTERSIGN_GATEWAY_RETURNS_DESK", "returns")],
+    );
+    // Returns has no parcel records: it asks the warehouse.
+    let returns = start_group(
+        &returns_db.url,
+        ports[1],
+        "returns",
+        &masters[1],
+        &[(
+            "COUNTERSIGN_GATEWAY_FORWARD",
+            "returns.inspection=warehouse",
+        )],
+    );
+    // The warehouse takes tasks but runs no lanes: its task stays open.
+    let warehouse_env = [("COUNTERSIGN_WORK_RUNNER", "false")];
+    let warehouse = start_group(
+        &warehouse_db.url,
+        ports[2],
+        "warehouse",
+        &masters[2],
+        &warehouse_env,
+    );
+    for port in ports {
+        wait_ready_on(port).await;
+    }
+
+    // The customer's turn asks returns about order 4821; the turn gives up
+    // waiting (the warehouse never answers) and asks the customer instead.
+    let customer = engine::accounts::Accounts::with_system_clock(support_db.db.clone())
+        .create_token("customer", "cascade test")
+        .await
+        .unwrap()
+        .secret;
+    let client = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{}", ports[0]);
+    let conversation: Value = client
+        .post(format!("{base}/api/v1/conversations"))
+        .bearer_auth(&customer)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = conversation["id"].as_str().unwrap().to_owned();
+    let turn = tokio::spawn({
+        let (client, customer, base, id) =
+            (client.clone(), customer.clone(), base.clone(), id.clone());
+        async move {
+            client
+                .post(format!("{base}/api/v1/conversations/{id}/messages"))
+                .bearer_auth(&customer)
+                .json(&json!({ "text": "check order 4821 and refund it if it qualifies" }))
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    });
+    until("the warehouse receiving the child task", || async {
+        !storage::gateway::inbox::recent(warehouse_db.db.conn(), 1)
+            .await
+            .unwrap()
+            .is_empty()
+    })
+    .await;
+    let held = storage::gateway::inbox::recent(warehouse_db.db.conn(), 1)
+        .await
+        .unwrap()
+        .remove(0);
+    assert_eq!(
+        (held.sender_group.as_str(), held.state.as_str()),
+        ("returns", "submitted")
+    );
+    assert!(turn.await.unwrap().is_success());
+
+    // The link to the warehouse is cut; the customer presses Stop.
+    kill(warehouse);
+    let stop = client
+        .post(format!("{base}/api/v1/conversations/{id}/stop"))
+        .bearer_auth(&customer)
+        .send()
+        .await
+        .unwrap();
+    assert!(stop.status().is_success(), "{}", stop.status());
+    let sent = storage::gateway::outbox::for_subject(support_db.db.conn(), &id)
+        .await
+        .unwrap()
+        .remove(0);
+    until("support's task canceled at returns", || async {
+        storage::gateway::outbox::get(support_db.db.conn(), &sent.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .state
+            == "canceled"
+    })
+    .await;
+    let child = || async {
+        storage::gateway::outbox::recent(returns_db.db.conn(), 1)
+            .await
+            .unwrap()
+            .remove(0)
+    };
+    until("returns asking to cancel its child", || async {
+        child().await.state == "canceling"
+    })
+    .await;
+    // The warehouse is unreachable: the cancel waits for its answer
+    // (retried with backoff); nothing records it canceled on a guess.
+
+    // The link comes back: the cancel lands at the warehouse.
+    let warehouse = start_group(
+        &warehouse_db.url,
+        ports[2],
+        "warehouse",
+        &masters[2],
+        &warehouse_env,
+    );
+    wait_ready_on(ports[2]).await;
+    until("returns' child canceled at the warehouse", || async {
+        child().await.state == "canceled"
+    })
+    .await;
+    kill(warehouse);
+    kill(returns);
+    kill(support);
+    let held = storage::gateway::inbox::get(warehouse_db.db.conn(), &held.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(held.state, "canceled");
+    let parent = storage::gateway::inbox::find(returns_db.db.conn(), "support", &sent.task_key)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(parent.state, "canceled");
 }
