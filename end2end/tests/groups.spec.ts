@@ -91,4 +91,11 @@ test("the returns group's admin sees a refused task with its reason, and whom th
   const refused = gateway.locator('[data-testid="gateway-refusals"] li[data-code="pair_not_allowed"]').first();
   await expect(refused).toContainText("from billing");
   await expect(refused).toContainText("billing may not send returns.inspection tasks to returns: the pair is not on the allowlist");
+  // The flagship's inspection (the test before): who sent it, its route
+  // and depth, and what answering it spent.
+  const received = gateway.getByTestId("gateway-inbound").locator('tr[data-state="completed"]').first();
+  await expect(received).toContainText("support");
+  await expect(received.locator("td").nth(4)).toHaveText("support");
+  await expect(received.locator("td").nth(5)).toHaveText("0");
+  await expect(received.locator("td").nth(6)).toHaveText("1 step");
 });

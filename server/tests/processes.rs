@@ -558,6 +558,31 @@ async fn pin_at(db: &storage::Database, keys: &[(gateway::KeyRef, gateway::Pinne
     }
 }
 
+/// The demo customer's API token and a conversation it opened at `base`.
+async fn customer_conversation(
+    db: &storage::Database,
+    client: &reqwest::Client,
+    base: &str,
+) -> (String, String) {
+    let customer = engine::accounts::Accounts::with_system_clock(db.clone())
+        .create_token("customer", "process test")
+        .await
+        .unwrap()
+        .secret;
+    let conversation: Value = client
+        .post(format!("{base}/api/v1/conversations"))
+        .bearer_auth(&customer)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = conversation["id"].as_str().unwrap().to_owned();
+    (customer, id)
+}
+
 /// A `countersign serve` process of agent group `group` on `db_url`.
 fn start_group(
     db_url: &str,
@@ -614,31 +639,10 @@ async fn a_task_in_the_outbox_survives_a_kill_of_the_sending_group_and_reaches_t
         &own_key(&returns.db, "returns", &returns_master).await,
     )
     .await;
-    storage::gateway::trust::allow_pair(
-        returns.db.conn(),
-        storage::gateway::trust::PairRow {
-            from_group: "support".into(),
-            to_group: "returns".into(),
-            kind: "returns.inspection".into(),
-            allowed_by: "test".into(),
-            allowed_at: chrono::Utc::now(),
-        },
-    )
-    .await
-    .unwrap();
+    allow_inspections(&returns.db, "support", "returns").await;
     // The returns group is down: nothing listens on its port yet.
     let (support_port, returns_port) = (free_port().await, free_port().await);
-    storage::gateway::peers::set(
-        support.db.conn(),
-        storage::gateway::peers::Peer {
-            group_name: "returns".into(),
-            url: format!("http://127.0.0.1:{returns_port}/a2a"),
-            updated_by: "test".into(),
-            updated_at: chrono::Utc::now(),
-        },
-    )
-    .await
-    .unwrap();
+    set_peer(&support.db, "returns", returns_port).await;
     let desk = [("COUNTERSIGN_GATEWAY_RETURNS_DESK", "returns")];
     let sender = start_group(
         &support.url,
@@ -651,24 +655,10 @@ async fn a_task_in_the_outbox_survives_a_kill_of_the_sending_group_and_reaches_t
 
     // The customer's turn sends the inspection; the process is killed while
     // the turn waits for an answer that cannot come.
-    let customer = engine::accounts::Accounts::with_system_clock(support.db.clone())
-        .create_token("customer", "kill test")
-        .await
-        .unwrap()
-        .secret;
     let client = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{support_port}");
-    let conversation: Value = client
-        .post(format!("{base}/api/v1/conversations"))
-        .bearer_auth(&customer)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = conversation["id"].as_str().unwrap().to_owned();
+    let (customer, id) = customer_conversation(&support.db, &client, &base).await;
+    let conversation = json!({ "id": id });
     let turn = tokio::spawn({
         let (client, customer) = (client.clone(), customer.clone());
         async move {
@@ -862,24 +852,9 @@ async fn stop_cancels_the_task_at_all_three_groups_even_across_a_link_cut_and_re
 
     // The customer's turn asks returns about order 4821; the turn gives up
     // waiting (the warehouse never answers) and asks the customer instead.
-    let customer = engine::accounts::Accounts::with_system_clock(support_db.db.clone())
-        .create_token("customer", "cascade test")
-        .await
-        .unwrap()
-        .secret;
     let client = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{}", ports[0]);
-    let conversation: Value = client
-        .post(format!("{base}/api/v1/conversations"))
-        .bearer_auth(&customer)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = conversation["id"].as_str().unwrap().to_owned();
+    let (customer, id) = customer_conversation(&support_db.db, &client, &base).await;
     let turn = tokio::spawn({
         let (client, customer, base, id) =
             (client.clone(), customer.clone(), base.clone(), id.clone());
