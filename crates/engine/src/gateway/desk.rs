@@ -191,12 +191,16 @@ impl Desk {
                 task.id
             ))
         })?;
-        // A desk never spends beyond what the asking group gave the task.
-        if let Err(excess) = envelope.envelope.budget.after(&own_spending()) {
-            return Ok(Answer::Ready(Err(format!(
-                "the task's budget does not cover this group's work on it: {excess}"
-            ))));
-        }
+        // A desk never spends beyond what the asking group gave the task;
+        // what is left after its own step is what a child may get.
+        let remaining = match envelope.envelope.budget.after(&own_spending()) {
+            Ok(remaining) => remaining,
+            Err(excess) => {
+                return Ok(Answer::Ready(Err(format!(
+                    "the task's budget does not cover this group's work on it: {excess}"
+                ))));
+            }
+        };
         let forward = TaskKind::parse(&task.kind)
             .ok()
             .and_then(|kind| self.forwards.get(&kind).cloned());
@@ -213,16 +217,6 @@ impl Desk {
         if let Local::Recorded(result) = self.local(task, &envelope).await.map_err(retry)? {
             return Ok(Answer::Ready(Ok((result, own_spending()))));
         }
-        // The child gets what is left of this task's budget once this
-        // desk's own spending is charged.
-        let remaining = match envelope.envelope.budget.after(&own_spending()) {
-            Ok(remaining) => remaining,
-            Err(excess) => {
-                return Ok(Answer::Ready(Err(format!(
-                    "this group has no record and no budget left to ask {to}: {excess}"
-                ))));
-            }
-        };
         match sender
             .delegate(&envelope, &task.id, to.clone(), remaining, self.max_depth)
             .await

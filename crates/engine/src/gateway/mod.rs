@@ -28,7 +28,6 @@ pub use listing::{ListError, TaskPage, TaskQuery};
 pub use own_keys::{GATEWAY_KEY_ID, OwnKeyError, OwnKeys};
 pub use receive::{CancelError, InboxTaskView, ReceiveError, ReceivedTask, Receiver};
 pub use send::{OutboundTask, OutboxTaskView, SendError, Sender};
-pub use watch::is_final as inbox_task_is_final;
 
 use crate::clock::Clock;
 use connectors::a2a::A2aClient;

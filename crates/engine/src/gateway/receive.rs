@@ -71,6 +71,12 @@ pub struct InboxTaskView {
 }
 
 impl InboxTaskView {
+    /// Whether the task will change no more.
+    #[must_use]
+    pub fn is_final(&self) -> bool {
+        inbox::is_final(&self.state)
+    }
+
     pub(super) fn read(task: inbox::InboxTask) -> Result<Self, StorageError> {
         let json = |what: &str, text: &Option<String>| -> Result<Option<Value>, StorageError> {
             text.as_deref()

@@ -6,16 +6,9 @@ use super::receive::{InboxTaskView, Receiver};
 use gateway::GroupName;
 use std::time::Duration;
 use storage::StorageError;
-use storage::gateway::inbox;
 
 /// How often a watch reads the task again without being woken.
 const REREAD: Duration = Duration::from_secs(1);
-
-/// Whether a task received here will change no more.
-#[must_use]
-pub fn is_final(state: &str) -> bool {
-    matches!(state, inbox::COMPLETED | inbox::FAILED | inbox::CANCELED)
-}
 
 impl Receiver {
     /// The task `seen` as soon as it differs from `seen` (a new state, a

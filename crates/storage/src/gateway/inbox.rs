@@ -22,6 +22,12 @@ pub const FAILED: &str = "failed";
 /// Its sender canceled it before it was answered.
 pub const CANCELED: &str = "canceled";
 
+/// Whether `state` is final: the task will change no more.
+#[must_use]
+pub fn is_final(state: &str) -> bool {
+    matches!(state, COMPLETED | FAILED | CANCELED)
+}
+
 mod entity {
     use sea_orm::entity::prelude::*;
 

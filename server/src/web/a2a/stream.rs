@@ -9,7 +9,7 @@ use super::{A2aState, caller, task, task_id};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use engine::gateway::{InboxTaskView, inbox_task_is_final};
+use engine::gateway::InboxTaskView;
 use gateway::GroupName;
 use serde_json::{Value, json};
 
@@ -23,7 +23,7 @@ pub(super) async fn subscribe(state: &A2aState, call: Call, headers: &HeaderMap)
             Ok(None) => return Err(RpcError::task_not_found(id)),
             Err(error) => return Err(RpcError::internal(&error.to_string())),
         };
-        if inbox_task_is_final(&view.state) {
+        if view.is_final() {
             return Err(RpcError::task_ended(id, &view.state));
         }
         Ok((caller, view))
@@ -48,8 +48,16 @@ pub(super) async fn send(state: &A2aState, call: Call) -> Response {
 }
 
 fn event(id: &Value, result: Value) -> Event {
+    sse(json!({ "jsonrpc": "2.0", "id": id, "result": result }))
+}
+
+fn error_event(id: &Value, error: &RpcError) -> Event {
+    sse(json!({ "jsonrpc": "2.0", "id": id, "error": rpc::error_body(error) }))
+}
+
+fn sse(response: Value) -> Event {
     Event::default()
-        .json_data(json!({ "jsonrpc": "2.0", "id": id, "result": result }))
+        .json_data(response)
         .unwrap_or_else(|_| Event::default().data("{}"))
 }
 
@@ -77,7 +85,7 @@ fn follow(state: A2aState, id: Value, caller: GroupName, first: InboxTaskView) -
     let stream = async_stream::stream! {
         yield Ok::<_, std::convert::Infallible>(event(&id, json!({ "task": task::to_a2a(&first) })));
         let mut seen = first;
-        while !inbox_task_is_final(&seen.state) {
+        while !seen.is_final() {
             match state.gateway.receiver.next_change(&caller, &seen).await {
                 Ok(Some(now)) => {
                     if now.result.is_some() && seen.result.is_none()
@@ -89,19 +97,13 @@ fn follow(state: A2aState, id: Value, caller: GroupName, first: InboxTaskView) -
                     seen = now;
                 }
                 Ok(None) => {
-                    let error = rpc::error_body(&RpcError::task_not_found(&seen.task_id));
-                    yield Ok(Event::default()
-                        .json_data(json!({ "jsonrpc": "2.0", "id": id, "error": error }))
-                        .unwrap_or_else(|_| Event::default().data("{}")));
+                    yield Ok(error_event(&id, &RpcError::task_not_found(&seen.task_id)));
                     break;
                 }
                 Err(error) => {
                     // The stream cannot say what happened next: end it with
                     // the error; the peer reads the task with GetTask.
-                    let error = rpc::error_body(&RpcError::internal(&error.to_string()));
-                    yield Ok(Event::default()
-                        .json_data(json!({ "jsonrpc": "2.0", "id": id, "error": error }))
-                        .unwrap_or_else(|_| Event::default().data("{}")));
+                    yield Ok(error_event(&id, &RpcError::internal(&error.to_string())));
                     break;
                 }
             }
