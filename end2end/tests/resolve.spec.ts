@@ -27,6 +27,9 @@ test("a refund that needs a person is resolved from its page: no refund at the p
   const card = approver.locator(`[data-proposal="${proposal.id}"]`);
   await card.getByRole("button", { name: "Approve…" }).click();
   await card.getByTestId("confirm-approve").click();
+  // Leave the queue only once the approval is recorded: navigating while the
+  // decision is in flight aborts it (a slow machine lost it that way).
+  await expect(approver.locator(`[data-decision="${proposal.id}"]`)).toContainText("Refund of 24.00 EUR for order 4831");
 
   await approver.goto(`/proposals/${proposal.id}`);
   await waitForHydration(approver);
