@@ -241,7 +241,7 @@ async fn main() {
         .own_keys
         .clone()
         .unwrap();
-    let signer = keys.signer().await.unwrap();
+    let signer = keys.current().await.unwrap();
     let client = reqwest::Client::new();
     let mut inbox = Vec::with_capacity(rounds);
     for _ in 0..rounds {
@@ -251,11 +251,17 @@ async fn main() {
             input: json!({ "order_id": "4830" }),
             to: GroupName::parse("returns").unwrap(),
             budget: inspection("4830").budget,
-            signer: signer.key_ref().clone(),
+            signer: signer.clone(),
             created: Utc::now(),
         })
         .unwrap();
-        let signed = gateway::jws::sign(envelope, &signer).unwrap();
+        let signed = gateway::SignedEnvelope {
+            signature: keys
+                .detached(gateway::jws::envelope_to_sign(&envelope))
+                .await
+                .unwrap(),
+            envelope,
+        };
         let body = json!({
             "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
             "params": { "message": {

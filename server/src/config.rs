@@ -17,6 +17,17 @@ pub enum LogFormat {
     Json,
 }
 
+/// Where a group's gateway signing key is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyBrokerKind {
+    /// Sealed in the database under `gateway_master_key`.
+    #[default]
+    Embedded,
+    /// In HashiCorp Vault's (or OpenBao's) transit engine.
+    Vault,
+}
+
 /// Debug output is safe to log: URLs lose their passwords, secrets are redacted.
 #[derive(Clone, Serialize, Deserialize)]
 #[serde(default)]
@@ -106,6 +117,25 @@ pub struct Settings {
     /// one). Never stored with the keys; without it the group signs nothing.
     #[serde(skip_serializing)]
     pub gateway_master_key: Option<SecretString>,
+    /// Where this group's signing key is kept: `embedded` (the default:
+    /// sealed in the database under `gateway_master_key`) or `vault` (the
+    /// transit engine of HashiCorp Vault or OpenBao, `gateway_vault_*`;
+    /// Vault signs and the private key never leaves it).
+    pub gateway_key_broker: KeyBrokerKind,
+    /// Vault's address (`https://vault.example:8200`), with the `vault` broker.
+    pub gateway_vault_address: Option<String>,
+    /// A Vault token allowed to read the key, sign and verify with it and
+    /// rotate it (`COUNTERSIGN_GATEWAY_VAULT_TOKEN`).
+    #[serde(skip_serializing)]
+    pub gateway_vault_token: Option<SecretString>,
+    /// Where the transit engine is mounted (default `transit`).
+    pub gateway_vault_mount: String,
+    /// The transit key's name (default `countersign-<group>`); made as an
+    /// ed25519 key on first use when Vault has none. It is the key id peers
+    /// pin (`<group>/<name>/v<N>`).
+    pub gateway_vault_key: Option<String>,
+    /// Vault Enterprise / OpenBao namespace, if any.
+    pub gateway_vault_namespace: Option<String>,
     /// The peer group the refund specialist asks about returned parcels
     /// (`returns.inspection`) before asking the customer. Needs the
     /// gateway group and master key (answers are taken only signed).
@@ -222,6 +252,12 @@ impl fmt::Debug for Settings {
             .field("model_output_cap_field", &self.model_output_cap_field)
             .field("gateway_group", &self.gateway_group)
             .field("gateway_master_key", &self.gateway_master_key)
+            .field("gateway_key_broker", &self.gateway_key_broker)
+            .field("gateway_vault_address", &self.gateway_vault_address)
+            .field("gateway_vault_token", &self.gateway_vault_token)
+            .field("gateway_vault_mount", &self.gateway_vault_mount)
+            .field("gateway_vault_key", &self.gateway_vault_key)
+            .field("gateway_vault_namespace", &self.gateway_vault_namespace)
             .field("gateway_returns_desk", &self.gateway_returns_desk)
             .field("gateway_forward", &self.gateway_forward)
             .field("gateway_max_depth", &self.gateway_max_depth)
@@ -295,6 +331,12 @@ impl Default for Settings {
             work_runner: true,
             gateway_group: None,
             gateway_master_key: None,
+            gateway_key_broker: KeyBrokerKind::Embedded,
+            gateway_vault_address: None,
+            gateway_vault_token: None,
+            gateway_vault_mount: "transit".to_owned(),
+            gateway_vault_key: None,
+            gateway_vault_namespace: None,
             gateway_returns_desk: None,
             gateway_forward: None,
             gateway_max_depth: gateway::DEFAULT_MAX_DEPTH,
@@ -311,6 +353,10 @@ impl Default for Settings {
     }
 }
 
+/// How long a retired key version still verifies: long enough for peers to
+/// learn the new one from the agent card.
+const KEY_OVERLAP: chrono::Duration = chrono::Duration::hours(24);
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("configuration: {0}")]
@@ -320,24 +366,65 @@ pub enum ConfigError {
 }
 
 impl Settings {
-    /// This group's own signing keys, when both the group and the master
-    /// key are set (both were checked by [`Settings::validate`]).
+    /// Where this group's signing key is kept; None when it has none (no
+    /// group, or the embedded broker without a master key).
+    ///
+    /// # Errors
+    /// A setting that cannot work (also refused by [`Settings::validate`]).
+    pub fn key_source(&self) -> anyhow::Result<Option<engine::gateway::KeySource>> {
+        let Some(group) = self.gateway_group.as_deref() else {
+            return Ok(None);
+        };
+        match self.gateway_key_broker {
+            KeyBrokerKind::Embedded => Ok(match &self.gateway_master_key {
+                Some(key) => Some(engine::gateway::KeySource::Embedded(
+                    gateway::MasterKey::parse(key.expose_secret())?,
+                )),
+                None => None,
+            }),
+            KeyBrokerKind::Vault => {
+                let config = connectors::vault::TransitConfig {
+                    address: self.gateway_vault_address.clone().unwrap_or_default(),
+                    mount: self.gateway_vault_mount.clone(),
+                    key: self
+                        .gateway_vault_key
+                        .clone()
+                        .unwrap_or_else(|| format!("countersign-{group}")),
+                    token: self
+                        .gateway_vault_token
+                        .clone()
+                        .unwrap_or_else(|| SecretString::from(String::new())),
+                    namespace: self.gateway_vault_namespace.clone(),
+                };
+                let client = connectors::vault::TransitClient::new(
+                    config,
+                    connectors::HttpTimeouts::default(),
+                )?;
+                Ok(Some(engine::gateway::KeySource::vault(client)?))
+            }
+        }
+    }
+
+    /// Whether this group can sign (and so send, answer signed and pass
+    /// tasks on).
+    fn signs(&self) -> bool {
+        match self.gateway_key_broker {
+            KeyBrokerKind::Embedded => self.gateway_master_key.is_some(),
+            KeyBrokerKind::Vault => true,
+        }
+    }
+
+    /// This group's own signing keys, when the group and its key are set
+    /// (both were checked by [`Settings::validate`]).
     pub fn own_keys(
         &self,
         db: &storage::Database,
         clock: engine::Clock,
-    ) -> Option<engine::gateway::OwnKeys> {
+    ) -> Option<engine::gateway::Keys> {
         let group = gateway::GroupName::parse(self.gateway_group.as_deref()?).ok()?;
-        let master =
-            gateway::MasterKey::parse(self.gateway_master_key.as_ref()?.expose_secret()).ok()?;
-        Some(engine::gateway::OwnKeys::new(
-            db.clone(),
-            clock,
-            group,
-            master,
-            // Long enough for peers to learn a new key from the card.
-            chrono::Duration::hours(24),
-        ))
+        let source = self.key_source().ok()??;
+        // Long enough for peers to learn a new key from the card.
+        Some(source.open(db, &clock, &group, KEY_OVERLAP))
     }
 
     /// What the engine's gateway is made of, when a group is set.
@@ -349,15 +436,10 @@ impl Settings {
         let Some(group) = self.gateway_group.as_deref() else {
             return Ok(None);
         };
-        let master = match &self.gateway_master_key {
-            Some(key) => Some(gateway::MasterKey::parse(key.expose_secret())?),
-            None => None,
-        };
         Ok(Some(engine::gateway::GatewayParts {
             group: gateway::GroupName::parse(group)?,
-            master,
-            // Long enough for peers to learn a new key from the card.
-            key_overlap: chrono::Duration::hours(24),
+            keys: self.key_source()?,
+            key_overlap: KEY_OVERLAP,
             kinds: std::sync::Arc::new(engine::gateway::catalogue()?),
             client: connectors::a2a::A2aClient::new(connectors::HttpTimeouts::default())?,
             returns_desk: self
@@ -386,6 +468,36 @@ impl Settings {
         Ok(settings)
     }
 
+    fn validate_key_broker(&self) -> Result<(), ConfigError> {
+        if self.gateway_key_broker != KeyBrokerKind::Vault {
+            return Ok(());
+        }
+        let invalid = |why: &str| {
+            ConfigError::Invalid(format!(
+                "gateway_key_broker = \"vault\" (COUNTERSIGN_GATEWAY_KEY_BROKER): {why}"
+            ))
+        };
+        if self.gateway_group.is_none() {
+            return Err(invalid("needs COUNTERSIGN_GATEWAY_GROUP"));
+        }
+        if self.gateway_vault_address.is_none() {
+            return Err(invalid(
+                "needs COUNTERSIGN_GATEWAY_VAULT_ADDRESS (Vault's address)",
+            ));
+        }
+        if self
+            .gateway_vault_token
+            .as_ref()
+            .is_none_or(|token| token.expose_secret().trim().is_empty())
+        {
+            return Err(invalid(
+                "needs COUNTERSIGN_GATEWAY_VAULT_TOKEN (a token allowed to sign with the key)",
+            ));
+        }
+        self.key_source().map_err(|e| invalid(&e.to_string()))?;
+        Ok(())
+    }
+
     /// # Errors
     /// [`ConfigError::Invalid`] naming the setting.
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -401,6 +513,7 @@ impl Settings {
                 ))
             })?;
         }
+        self.validate_key_broker()?;
         if let Some(desk) = &self.gateway_returns_desk {
             let invalid = |why: String| {
                 ConfigError::Invalid(format!(
@@ -408,10 +521,11 @@ impl Settings {
                 ))
             };
             gateway::GroupName::parse(desk).map_err(|e| invalid(e.to_string()))?;
-            if self.gateway_group.is_none() || self.gateway_master_key.is_none() {
+            if self.gateway_group.is_none() || !self.signs() {
                 return Err(invalid(
-                    "asking another group needs COUNTERSIGN_GATEWAY_GROUP and \
-                     COUNTERSIGN_GATEWAY_MASTER_KEY (the task is signed with this group's key)"
+                    "asking another group needs COUNTERSIGN_GATEWAY_GROUP and a signing key \
+                     (COUNTERSIGN_GATEWAY_MASTER_KEY, or the Vault broker): the task is signed \
+                     with this group's key"
                         .to_owned(),
                 ));
             }
@@ -426,10 +540,10 @@ impl Settings {
                 ))
             };
             let forwards = forwards(forward).map_err(|e| invalid(e.to_string()))?;
-            if self.gateway_master_key.is_none() {
+            if !self.signs() {
                 return Err(invalid(
-                    "passing tasks on needs COUNTERSIGN_GATEWAY_MASTER_KEY (the child task is \
-                     signed with this group's key)"
+                    "passing tasks on needs a signing key (COUNTERSIGN_GATEWAY_MASTER_KEY, or \
+                     the Vault broker): the child task is signed with this group's key"
                         .to_owned(),
                 ));
             }
@@ -755,6 +869,73 @@ mod tests {
     }
 
     #[test]
+    fn a_vault_broker_without_its_address_or_token_or_with_a_bad_key_name_is_refused_at_start() {
+        let vault = |address: Option<&str>, token: Option<&str>, key: Option<&str>| Settings {
+            gateway_group: Some("support".to_owned()),
+            gateway_key_broker: KeyBrokerKind::Vault,
+            gateway_vault_address: address.map(str::to_owned),
+            gateway_vault_token: token.map(|t| t.to_owned().into()),
+            gateway_vault_key: key.map(str::to_owned),
+            ..Settings::default()
+        };
+        let address = Some("https://vault.example:8200");
+        for (settings, expected) in [
+            (
+                vault(None, Some("hvs.x"), None),
+                "COUNTERSIGN_GATEWAY_VAULT_ADDRESS",
+            ),
+            (
+                vault(address, None, None),
+                "COUNTERSIGN_GATEWAY_VAULT_TOKEN",
+            ),
+            (
+                vault(address, Some("  "), None),
+                "COUNTERSIGN_GATEWAY_VAULT_TOKEN",
+            ),
+            (
+                vault(Some("vault.example"), Some("hvs.x"), None),
+                "is invalid",
+            ),
+            (
+                vault(address, Some("hvs.x"), Some("a key")),
+                "key id \"a key\" is not valid",
+            ),
+            (
+                Settings {
+                    gateway_group: None,
+                    ..vault(address, Some("hvs.x"), None)
+                },
+                "needs COUNTERSIGN_GATEWAY_GROUP",
+            ),
+        ] {
+            let error = settings.validate().unwrap_err().to_string();
+            assert!(error.contains("COUNTERSIGN_GATEWAY_KEY_BROKER"), "{error}");
+            assert!(error.contains(expected), "{error}");
+            assert!(!error.contains("hvs.x"), "never the token: {error}");
+        }
+        // With Vault holding the key, the group signs: it may ask the
+        // returns desk without a master key, and its key id is the
+        // transit key's name.
+        let good = Settings {
+            gateway_returns_desk: Some("returns".to_owned()),
+            ..vault(address, Some("hvs.secret"), None)
+        };
+        good.validate().unwrap();
+        assert!(!format!("{good:?}").contains("hvs.secret"));
+        match good.key_source().unwrap().unwrap() {
+            engine::gateway::KeySource::Vault(client, key_id) => {
+                assert_eq!(key_id.as_str(), "countersign-support");
+                assert!(
+                    client
+                        .describe()
+                        .contains("https://vault.example:8200/v1/transit")
+                );
+            }
+            engine::gateway::KeySource::Embedded(_) => panic!("the embedded broker was chosen"),
+        }
+    }
+
+    #[test]
     fn a_forward_that_cannot_work_is_refused_at_start_with_what_is_wrong() {
         let master = gateway::MasterKey::generate();
         let with = |forward: &str, master: Option<String>| Settings {
@@ -784,7 +965,7 @@ mod tests {
             (
                 "returns.inspection=warehouse",
                 None,
-                "needs COUNTERSIGN_GATEWAY_MASTER_KEY",
+                "needs a signing key (COUNTERSIGN_GATEWAY_MASTER_KEY, or the Vault broker)",
             ),
         ] {
             let error = with(forward, master).validate().unwrap_err().to_string();

@@ -524,14 +524,13 @@ async fn own_key(
     group: &str,
     master: &str,
 ) -> Vec<(gateway::KeyRef, gateway::PinnedKey)> {
-    engine::gateway::OwnKeys::new(
+    engine::gateway::KeyBroker::published(&engine::gateway::OwnKeys::new(
         db.clone(),
         engine::Clock::system(),
         gateway::GroupName::parse(group).unwrap(),
         gateway::MasterKey::parse(master).unwrap(),
         chrono::Duration::hours(24),
-    )
-    .published()
+    ))
     .await
     .unwrap()
 }

@@ -19,6 +19,7 @@ mod http;
 mod provider;
 pub mod sandbox;
 pub mod stripe;
+pub mod vault;
 
 pub use error::ProviderError;
 pub use http::{ConfigError, HttpTimeouts};

@@ -8,7 +8,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{Duration, TimeZone, Utc};
 use engine::ManualClock;
-use engine::gateway::{CancelError, ReceiveError, Receiver};
+use engine::gateway::{CancelError, KeyBroker, ReceiveError, Receiver};
 use gateway::jws::sign;
 use gateway::{
     Budget, GroupName, KeyId, KeyRef, KindRegistry, SignedEnvelope, SigningKey, TaskEnvelope,
@@ -415,16 +415,28 @@ async fn the_groups_key_is_made_once_sealed_and_every_process_signs_with_the_sam
         own_keys(&test, &clock, &master),
         own_keys(&test, &clock, &master),
     );
-    let (a, b) = tokio::join!(one.signer(), two.signer());
-    let (a, b) = (a.unwrap(), b.unwrap());
-    assert_eq!(a.key_ref().to_string(), "support/gateway/v1");
-    assert_eq!(a.public_key(), b.public_key(), "two processes, one key");
+    let (a, b) = tokio::join!(one.current(), two.current());
+    assert_eq!(a.unwrap().to_string(), "support/gateway/v1");
+    assert_eq!(b.unwrap().to_string(), "support/gateway/v1");
+    let (a, b) = (
+        one.published().await.unwrap(),
+        two.published().await.unwrap(),
+    );
+    assert_eq!(a, b, "two processes, one key");
+    let public_key = a[0].1.public_key;
+    let signature = two.sign(&a[0].0, b"probe").await.unwrap();
+    assert!(
+        ring::signature::UnparsedPublicKey::new(&ring::signature::ED25519, &public_key)
+            .verify(b"probe", &signature)
+            .is_ok(),
+        "what the other process signs verifies with the published key"
+    );
 
     let rows = storage::gateway::own_keys::versions(test.db.conn(), "support", "gateway")
         .await
         .unwrap();
     assert_eq!(rows.len(), 1);
-    let seed_text = URL_SAFE_NO_PAD.encode(a.public_key());
+    let seed_text = URL_SAFE_NO_PAD.encode(public_key);
     assert_ne!(rows[0].sealed, seed_text, "what is stored is sealed");
 
     let journaled = events(&test, storage::journal::SETTINGS_STREAM).await;
@@ -442,12 +454,12 @@ async fn after_a_rotation_the_new_version_signs_and_the_old_one_is_published_onl
     let clock = ManualClock::starting_at(t0());
     let master = gateway::MasterKey::generate();
     let keys = own_keys(&test, &clock, &master);
-    keys.signer().await.unwrap();
+    keys.current().await.unwrap();
     clock.advance(Duration::hours(1));
     let by = engine::settings::ChangedBy::console();
     let rotated = keys.rotate(&by).await.unwrap();
     assert_eq!(rotated.version, 2);
-    assert_eq!(keys.signer().await.unwrap().key_ref().version, 2);
+    assert_eq!(keys.current().await.unwrap().version, 2);
     let versions = |published: Vec<(KeyRef, gateway::PinnedKey)>| -> Vec<u32> {
         published.into_iter().map(|(key, _)| key.version).collect()
     };
@@ -460,13 +472,13 @@ async fn after_a_rotation_the_new_version_signs_and_the_old_one_is_published_onl
 async fn with_the_wrong_master_key_nothing_signs_and_no_rotation_is_written() {
     let test = TestDatabase::new().await;
     let clock = ManualClock::starting_at(t0());
-    own_keys(&test, &clock, &gateway::MasterKey::generate())
-        .signer()
+    let key = own_keys(&test, &clock, &gateway::MasterKey::generate())
+        .current()
         .await
         .unwrap();
     let wrong = own_keys(&test, &clock, &gateway::MasterKey::generate());
     assert!(matches!(
-        wrong.signer().await,
+        wrong.sign(&key, b"anything").await,
         Err(engine::gateway::OwnKeyError::Broker(
             gateway::BrokerError::WrongMasterKey(_)
         ))

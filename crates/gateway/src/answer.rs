@@ -45,20 +45,21 @@ pub struct SignedAnswer {
     pub signature: JwsSignature,
 }
 
+/// What the answer's signer (the key it names) signs.
+#[must_use]
+pub fn to_sign(answer: &TaskAnswer) -> jws::ToSign {
+    let json = serde_json::to_value(answer).unwrap_or_default();
+    jws::to_sign_json(&json, &answer.signer, ANSWER_SIGNATURE_TYPE)
+}
+
 /// Signs `answer` with `key`, which must be the key it names.
 ///
 /// # Errors
 /// [`jws::SignError`] when `key` is not the answer's signer.
 pub fn sign(answer: TaskAnswer, key: &SigningKey) -> Result<SignedAnswer, jws::SignError> {
-    if &answer.signer != key.key_ref() {
-        return Err(jws::SignError {
-            named: answer.signer.to_string(),
-            given: key.key_ref().to_string(),
-        });
-    }
-    let json = serde_json::to_value(&answer).unwrap_or_default();
+    jws::check_signer(&answer.signer, key)?;
     Ok(SignedAnswer {
-        signature: jws::sign_json(&json, key, ANSWER_SIGNATURE_TYPE),
+        signature: key.sign_detached(to_sign(&answer)),
         answer,
     })
 }

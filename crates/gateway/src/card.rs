@@ -21,20 +21,39 @@ use serde_json::{Value, json};
 /// The `typ` of a card signature, as A2A's examples write it.
 pub const CARD_SIGNATURE_TYPE: &str = "JOSE";
 
-/// `card` with `signatures`, one per key in `keys`.
+/// `card` without its signatures, and what each of `keys` signs for it.
 #[must_use]
-pub fn sign_card(card: &Value, keys: &[SigningKey]) -> Value {
+pub fn card_to_sign(card: &Value, keys: &[KeyRef]) -> (Value, Vec<jws::ToSign>) {
     let mut unsigned = card.clone();
     if let Some(fields) = unsigned.as_object_mut() {
         fields.remove("signatures");
     }
-    let signatures: Vec<JwsSignature> = keys
+    let to_sign = keys
         .iter()
-        .map(|key| jws::sign_json(&unsigned, key, CARD_SIGNATURE_TYPE))
+        .map(|key| jws::to_sign_json(&unsigned, key, CARD_SIGNATURE_TYPE))
         .collect();
+    (unsigned, to_sign)
+}
+
+/// The unsigned card with its `signatures`.
+#[must_use]
+pub fn with_signatures(unsigned: Value, signatures: Vec<JwsSignature>) -> Value {
     let mut signed = unsigned;
     signed["signatures"] = json!(signatures);
     signed
+}
+
+/// `card` with `signatures`, one per key in `keys`.
+#[must_use]
+pub fn sign_card(card: &Value, keys: &[SigningKey]) -> Value {
+    let refs: Vec<KeyRef> = keys.iter().map(|key| key.key_ref().clone()).collect();
+    let (unsigned, to_sign) = card_to_sign(card, &refs);
+    let signatures = keys
+        .iter()
+        .zip(to_sign)
+        .map(|(key, to_sign)| key.sign_detached(to_sign))
+        .collect();
+    with_signatures(unsigned, signatures)
 }
 
 /// SHA-256 of a public key, lowercase hex in groups of four: what two

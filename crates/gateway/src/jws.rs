@@ -14,6 +14,7 @@
 
 use crate::envelope::{JwsSignature, SignedEnvelope, TaskEnvelope};
 use crate::keys::{PinnedKey, SigningKey};
+use crate::names::KeyRef;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
@@ -38,11 +39,84 @@ fn canonical<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     serde_jcs::to_vec(value).unwrap_or_default()
 }
 
-fn signing_input(protected: &str, envelope_json: &serde_json::Value) -> Vec<u8> {
-    let mut input = protected.as_bytes().to_vec();
-    input.push(b'.');
-    input.extend_from_slice(URL_SAFE_NO_PAD.encode(canonical(envelope_json)).as_bytes());
-    input
+fn signing_input(protected: &str, envelope_json: &serde_json::Value) -> String {
+    format!(
+        "{protected}.{}",
+        URL_SAFE_NO_PAD.encode(canonical(envelope_json))
+    )
+}
+
+/// What a signature is made over, before any key signs it. The protected
+/// header already names the key, so whoever holds that key (this process,
+/// or a broker such as Vault transit that never hands it out) signs only
+/// these bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToSign {
+    key: KeyRef,
+    protected: String,
+    /// `protected.payload`, base64url both.
+    input: String,
+}
+
+impl ToSign {
+    /// The key the header names: the one that must sign.
+    pub fn key(&self) -> &KeyRef {
+        &self.key
+    }
+
+    /// The JWS signing input.
+    pub fn message(&self) -> &[u8] {
+        self.input.as_bytes()
+    }
+
+    /// The detached signature, once `signature` is made over
+    /// [`ToSign::message`].
+    #[must_use]
+    pub fn detached(self, signature: &[u8]) -> JwsSignature {
+        JwsSignature {
+            protected: self.protected,
+            signature: URL_SAFE_NO_PAD.encode(signature),
+        }
+    }
+
+    /// The compact serialisation (`header.payload.signature`).
+    #[must_use]
+    pub fn compact(self, signature: &[u8]) -> String {
+        format!("{}.{}", self.input, URL_SAFE_NO_PAD.encode(signature))
+    }
+
+    pub(crate) fn compact_from_parts(key: KeyRef, header: String, payload: &str) -> Self {
+        let input = format!("{header}.{payload}");
+        Self {
+            key,
+            protected: header,
+            input,
+        }
+    }
+}
+
+/// What `key` signs to make a detached JWS of type `typ` over the canonical
+/// form of `json`.
+pub(crate) fn to_sign_json(json: &serde_json::Value, key: &KeyRef, typ: &str) -> ToSign {
+    let header = Header {
+        alg: "EdDSA".to_owned(),
+        kid: key.to_string(),
+        typ: typ.to_owned(),
+    };
+    let protected = URL_SAFE_NO_PAD.encode(canonical(&header));
+    let input = signing_input(&protected, json);
+    ToSign {
+        key: key.clone(),
+        protected,
+        input,
+    }
+}
+
+/// What the envelope's signer (the key it names) signs.
+#[must_use]
+pub fn envelope_to_sign(envelope: &TaskEnvelope) -> ToSign {
+    let json = serde_json::to_value(envelope).unwrap_or_default();
+    to_sign_json(&json, &envelope.signer, SIGNATURE_TYPE)
 }
 
 /// Signs `envelope` with `key`, which must be the key the envelope names as
@@ -51,32 +125,28 @@ fn signing_input(protected: &str, envelope_json: &serde_json::Value) -> Vec<u8> 
 /// # Errors
 /// [`SignError`] when `key` is not the envelope's signer.
 pub fn sign(envelope: TaskEnvelope, key: &SigningKey) -> Result<SignedEnvelope, SignError> {
-    if &envelope.signer != key.key_ref() {
-        return Err(SignError {
-            named: envelope.signer.to_string(),
-            given: key.key_ref().to_string(),
-        });
-    }
-    let json = serde_json::to_value(&envelope).unwrap_or_default();
+    check_signer(&envelope.signer, key)?;
+    let to_sign = envelope_to_sign(&envelope);
     Ok(SignedEnvelope {
-        signature: sign_json(&json, key, SIGNATURE_TYPE),
+        signature: key.sign_detached(to_sign),
         envelope,
     })
 }
 
-/// A detached JWS of type `typ` over the canonical form of `json`.
-pub(crate) fn sign_json(json: &serde_json::Value, key: &SigningKey, typ: &str) -> JwsSignature {
-    let header = Header {
-        alg: "EdDSA".to_owned(),
-        kid: key.key_ref().to_string(),
-        typ: typ.to_owned(),
-    };
-    let protected = URL_SAFE_NO_PAD.encode(canonical(&header));
-    let signature = URL_SAFE_NO_PAD.encode(key.sign(&signing_input(&protected, json)));
-    JwsSignature {
-        protected,
-        signature,
+pub(crate) fn check_signer(named: &KeyRef, key: &SigningKey) -> Result<(), SignError> {
+    if named != key.key_ref() {
+        return Err(SignError {
+            named: named.to_string(),
+            given: key.key_ref().to_string(),
+        });
     }
+    Ok(())
+}
+
+/// A detached JWS of type `typ` over the canonical form of `json`.
+#[cfg(test)]
+pub(crate) fn sign_json(json: &serde_json::Value, key: &SigningKey, typ: &str) -> JwsSignature {
+    key.sign_detached(to_sign_json(json, key.key_ref(), typ))
 }
 
 /// The envelope names another key than the one asked to sign it.
@@ -128,7 +198,10 @@ pub(crate) fn verify(
     let bytes = URL_SAFE_NO_PAD
         .decode(&signature.signature)
         .map_err(|_| "the signature is not base64url".to_owned())?;
-    if key.verifies(&signing_input(&signature.protected, envelope_json), &bytes) {
+    if key.verifies(
+        signing_input(&signature.protected, envelope_json).as_bytes(),
+        &bytes,
+    ) {
         Ok(())
     } else {
         Err("the signature does not match the envelope and the pinned key".to_owned())

@@ -22,6 +22,8 @@ pub enum BrokerError {
     WrongMasterKey(String),
     #[error("{0} has no current version")]
     NoCurrentVersion(String),
+    #[error("there is no key version {0}")]
+    NoSuchVersion(String),
     #[error(transparent)]
     Key(#[from] KeyError),
 }
@@ -189,48 +191,74 @@ impl KeyRing {
         Ok(SigningKey::from_seed(current.key.clone(), &seed)?)
     }
 
-    /// The versions a peer may pin at `now`, opened to sign (the agent
-    /// card is signed by each, so a peer that pinned one learns the rest).
+    /// The version `key` of this ring, opened to sign (a card is signed by
+    /// every published version, so a peer that pinned one learns the rest).
     ///
     /// # Errors
-    /// [`BrokerError::WrongMasterKey`] when a seal does not open.
-    pub fn published_signers(
-        &self,
-        master: &MasterKey,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<SigningKey>, BrokerError> {
-        let published = self.published(now);
-        self.versions
+    /// [`BrokerError::NoSuchVersion`] when the ring has no such version;
+    /// [`BrokerError::WrongMasterKey`] when its seal does not open.
+    pub fn signer_for(&self, key: &KeyRef, master: &MasterKey) -> Result<SigningKey, BrokerError> {
+        let version = self
+            .versions
             .iter()
-            .filter(|version| published.iter().any(|(key, _)| key == &version.key))
-            .map(|version| {
-                let seed = master.open(&version.key, &version.sealed)?;
-                Ok(SigningKey::from_seed(version.key.clone(), &seed)?)
-            })
-            .collect()
+            .find(|version| &version.key == key)
+            .ok_or_else(|| BrokerError::NoSuchVersion(key.to_string()))?;
+        let seed = master.open(&version.key, &version.sealed)?;
+        Ok(SigningKey::from_seed(version.key.clone(), &seed)?)
     }
 
     /// The versions a peer may pin at `now`, with the time each may be
     /// used in: the current one, and retired ones until their overlap ends.
     pub fn published(&self, now: DateTime<Utc>) -> Vec<(KeyRef, PinnedKey)> {
-        self.versions
-            .iter()
-            .filter_map(|version| {
-                let usable_until = version.retired_at.map(|retired| retired + self.overlap);
-                if usable_until.is_some_and(|until| now > until) {
-                    return None;
-                }
-                Some((
-                    version.key.clone(),
-                    PinnedKey {
-                        public_key: version.public_key,
-                        valid_from: version.created_at,
-                        usable_until,
-                    },
-                ))
-            })
-            .collect()
+        published(
+            self.versions.iter().map(|version| PublicVersion {
+                key: version.key.clone(),
+                public_key: version.public_key,
+                created_at: version.created_at,
+                retired_at: version.retired_at,
+            }),
+            self.overlap,
+            now,
+        )
     }
+}
+
+/// The public half of one version of a group's key, wherever the private
+/// half is kept (sealed here, or in a broker that never hands it out).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicVersion {
+    pub key: KeyRef,
+    pub public_key: [u8; 32],
+    pub created_at: DateTime<Utc>,
+    /// When a newer version replaced it.
+    pub retired_at: Option<DateTime<Utc>>,
+}
+
+/// The versions a peer may pin at `now`, with the time each may be used
+/// in: the current one, and retired ones until `overlap` after their
+/// retirement.
+pub fn published(
+    versions: impl IntoIterator<Item = PublicVersion>,
+    overlap: Duration,
+    now: DateTime<Utc>,
+) -> Vec<(KeyRef, PinnedKey)> {
+    versions
+        .into_iter()
+        .filter_map(|version| {
+            let usable_until = version.retired_at.map(|retired| retired + overlap);
+            if usable_until.is_some_and(|until| now > until) {
+                return None;
+            }
+            Some((
+                version.key,
+                PinnedKey {
+                    public_key: version.public_key,
+                    valid_from: version.created_at,
+                    usable_until,
+                },
+            ))
+        })
+        .collect()
 }
 
 fn new_version(

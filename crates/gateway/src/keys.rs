@@ -2,6 +2,8 @@
 //! value) and the public keys a receiver has pinned for its peers, each
 //! with the time it may be used in.
 
+use crate::envelope::JwsSignature;
+use crate::jws::ToSign;
 use crate::names::KeyRef;
 use chrono::{DateTime, Utc};
 use rand::RngCore;
@@ -59,8 +61,17 @@ impl SigningKey {
         public
     }
 
-    pub(crate) fn sign(&self, message: &[u8]) -> Vec<u8> {
+    /// A raw Ed25519 signature over `message`.
+    #[must_use]
+    pub fn sign(&self, message: &[u8]) -> Vec<u8> {
         self.pair.sign(message).as_ref().to_vec()
+    }
+
+    /// `to_sign` signed with this key (the caller checked it is the key
+    /// its header names).
+    pub(crate) fn sign_detached(&self, to_sign: ToSign) -> JwsSignature {
+        let signature = self.sign(to_sign.message());
+        to_sign.detached(&signature)
     }
 }
 

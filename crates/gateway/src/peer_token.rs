@@ -4,6 +4,7 @@
 //! the receiving group. It is verified against the same pinned keys as
 //! envelopes, so there is no second secret to manage.
 
+use crate::jws::ToSign;
 use crate::keys::{KeyPins, SigningKey};
 use crate::names::{GroupName, KeyRef};
 use base64::Engine as _;
@@ -40,31 +41,39 @@ fn encode_json<T: Serialize>(value: &T) -> String {
     URL_SAFE_NO_PAD.encode(serde_json::to_vec(value).unwrap_or_default())
 }
 
-/// A token for calling `to`, valid from `now` for `lifetime_seconds` (at
-/// most [`MAX_LIFETIME_SECONDS`]).
+/// What `key` signs to make a token for calling `to`, valid from `now`
+/// for `lifetime_seconds` (at most [`MAX_LIFETIME_SECONDS`]).
+#[must_use]
+pub fn to_issue(key: &KeyRef, to: &GroupName, now: DateTime<Utc>, lifetime_seconds: i64) -> ToSign {
+    let mut jti = [0u8; 12];
+    rand::rngs::OsRng.fill_bytes(&mut jti);
+    let header = encode_json(&Header {
+        alg: "EdDSA".to_owned(),
+        kid: key.to_string(),
+        typ: "JWT".to_owned(),
+    });
+    let claims = encode_json(&Claims {
+        iss: key.group.to_string(),
+        aud: to.to_string(),
+        iat: now.timestamp(),
+        exp: now.timestamp() + lifetime_seconds.clamp(1, MAX_LIFETIME_SECONDS),
+        jti: URL_SAFE_NO_PAD.encode(jti),
+    });
+    ToSign::compact_from_parts(key.clone(), header, &claims)
+}
+
+/// A token for calling `to`, signed with `key`, valid from `now` for
+/// `lifetime_seconds` (at most [`MAX_LIFETIME_SECONDS`]).
+#[must_use]
 pub fn issue(
     key: &SigningKey,
     to: &GroupName,
     now: DateTime<Utc>,
     lifetime_seconds: i64,
 ) -> String {
-    let mut jti = [0u8; 12];
-    rand::rngs::OsRng.fill_bytes(&mut jti);
-    let header = encode_json(&Header {
-        alg: "EdDSA".to_owned(),
-        kid: key.key_ref().to_string(),
-        typ: "JWT".to_owned(),
-    });
-    let claims = encode_json(&Claims {
-        iss: key.key_ref().group.to_string(),
-        aud: to.to_string(),
-        iat: now.timestamp(),
-        exp: now.timestamp() + lifetime_seconds.clamp(1, MAX_LIFETIME_SECONDS),
-        jti: URL_SAFE_NO_PAD.encode(jti),
-    });
-    let input = format!("{header}.{claims}");
-    let signature = URL_SAFE_NO_PAD.encode(key.sign(input.as_bytes()));
-    format!("{input}.{signature}")
+    let to_sign = to_issue(key.key_ref(), to, now, lifetime_seconds);
+    let signature = key.sign(to_sign.message());
+    to_sign.compact(&signature)
 }
 
 /// The group that signed `token` for `me`, if the token verifies with a

@@ -139,15 +139,21 @@ pub async fn run(command: GatewayCommand, settings: &Settings) -> anyhow::Result
             .own_keys(&db, engine::Clock::system())
             .ok_or_else(|| {
                 anyhow::anyhow!(
-                    "set COUNTERSIGN_GATEWAY_GROUP and COUNTERSIGN_GATEWAY_MASTER_KEY \
-                 (countersign gateway new-master-key makes one)"
+                    "set COUNTERSIGN_GATEWAY_GROUP and a signing key: \
+                     COUNTERSIGN_GATEWAY_MASTER_KEY (countersign gateway new-master-key makes \
+                     one), or COUNTERSIGN_GATEWAY_KEY_BROKER=vault with its address and token"
                 )
             })
     };
     match command {
         GatewayCommand::NewMasterKey => println!("{}", gateway::MasterKey::generate()),
         GatewayCommand::Keys => {
-            for (key, pinned) in own_keys()?.published().await? {
+            let keys = own_keys()?;
+            // Signs a probe first: a key that cannot sign is said before
+            // its fingerprints are handed to anyone. On stderr: stdout is
+            // one line per version, for scripts (scripts/groups.sh).
+            eprintln!("{}", keys.check().await?);
+            for (key, pinned) in keys.published().await? {
                 let until = pinned.usable_until.map_or_else(
                     || "current".to_owned(),
                     |u| format!("verifies until {}", u.to_rfc3339()),

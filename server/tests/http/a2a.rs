@@ -396,16 +396,16 @@ async fn with_a_master_key_the_card_publishes_the_groups_own_key_for_peers_to_pi
     let keys = &card["capabilities"]["extensions"][0]["params"]["keys"];
     assert_eq!(keys[0]["kid"], "returns/gateway/v1", "{card}");
     assert_eq!(keys[0]["usableUntil"], Value::Null);
-    let signer = app
+    let published = app
         .settings
         .own_keys(app.db(), engine::Clock::system())
         .unwrap()
-        .signer()
+        .published()
         .await
         .unwrap();
     assert_eq!(
         keys[0]["publicKey"],
-        URL_SAFE_NO_PAD.encode(signer.public_key())
+        URL_SAFE_NO_PAD.encode(published[0].1.public_key)
     );
 }
 

@@ -31,4 +31,5 @@ mod settings_audit;
 mod sign_in;
 mod support;
 mod unavailable;
+mod vault;
 mod widget;

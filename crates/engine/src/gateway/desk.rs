@@ -14,7 +14,7 @@
 
 use super::kinds::RETURNS_INSPECTION;
 use super::send::{OutboxTaskView, SendError, child_subject};
-use super::{OwnKeys, Sender, work_items};
+use super::{Keys, Sender, work_items};
 use crate::clock::Clock;
 use domain::Timestamp;
 use gateway::{GroupName, KindRegistry, SignedEnvelope, Spent, TaskAnswer, TaskKey, TaskKind};
@@ -35,7 +35,7 @@ pub(super) struct Desk {
     pub me: GroupName,
     /// Signs answers; without a master key answers go out unsigned (and a
     /// Countersign sender will not take them).
-    pub keys: Option<OwnKeys>,
+    pub keys: Option<Keys>,
     /// Passes tasks on; None without a master key.
     pub sender: Option<Sender>,
     /// The group asked, per kind, when this group has no record of its own.
@@ -136,7 +136,7 @@ impl Desk {
         let Some(keys) = &self.keys else {
             return Ok(None);
         };
-        let signer = keys.signer().await.map_err(retry)?;
+        let signer = keys.current().await.map_err(retry)?;
         // After the key is read: a first version made just now is valid
         // from its making, and the answer must not predate it.
         let now = self.clock.now();
@@ -150,9 +150,15 @@ impl Desk {
             result: result.clone(),
             spent,
             answered_at: now,
-            signer: signer.key_ref().clone(),
+            signer,
         };
-        let signed = gateway::answer::sign(answer, &signer).map_err(|e| dead(&e))?;
+        let signed = gateway::SignedAnswer {
+            signature: keys
+                .detached(gateway::answer::to_sign(&answer))
+                .await
+                .map_err(retry)?,
+            answer,
+        };
         serde_json::to_string(&signed)
             .map(Some)
             .map_err(|e| dead(&e))

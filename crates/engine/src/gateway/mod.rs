@@ -9,6 +9,7 @@
 mod admin;
 mod card_pins;
 mod desk;
+mod keys;
 mod kinds;
 mod listing;
 mod own_keys;
@@ -17,21 +18,25 @@ mod relay;
 mod send;
 mod trust;
 mod unsigned_pairs;
+mod vault;
 mod watch;
 mod work_items;
 
 pub use admin::{GatewayOverview, GatewayTrust, KeyToPin, RefusedTask, TaskChain, TrustError};
 pub use card_pins::CardPins;
 pub use desk::Forwards;
+pub use keys::{KeyBroker, Keys};
 pub use kinds::{RETURNS_INSPECTION, catalogue};
 pub use listing::{ListError, TaskPage, TaskQuery};
 pub use own_keys::{GATEWAY_KEY_ID, OwnKeyError, OwnKeys};
 pub use receive::{CancelError, InboxTaskView, ReceiveError, ReceivedTask, Receiver};
 pub use send::{OutboundTask, OutboxTaskView, SendError, Sender};
+pub use vault::VaultKeys;
 
 use crate::clock::Clock;
 use connectors::a2a::A2aClient;
-use gateway::{GroupName, KindRegistry, MasterKey};
+use connectors::vault::TransitClient;
+use gateway::{GroupName, KeyId, KindRegistry, MasterKey, NameError};
 use runner::{Backoff, LaneSpec, Priority, RunnerBuilder};
 use std::sync::Arc;
 use storage::Database;
@@ -60,13 +65,60 @@ pub fn lane() -> LaneSpec {
     })
 }
 
-/// What the gateway is made of: this group's name, what opens its key (no
-/// key: it receives but cannot send), the kinds it speaks, and its client
-/// for peers.
+/// Where this group's signing key is kept.
+#[derive(Clone)]
+pub enum KeySource {
+    /// The embedded broker: versions sealed under this master key in the
+    /// database.
+    Embedded(MasterKey),
+    /// Vault's (or OpenBao's) transit engine; the key id is the transit
+    /// key's name.
+    Vault(TransitClient, KeyId),
+}
+
+impl KeySource {
+    /// # Errors
+    /// [`NameError`] for a transit key name that is not a valid key id.
+    pub fn vault(client: TransitClient) -> Result<Self, NameError> {
+        let key_id = KeyId::parse(client.key_name())?;
+        Ok(Self::Vault(client, key_id))
+    }
+
+    /// This group's key from this source.
+    pub fn open(
+        self,
+        db: &Database,
+        clock: &Clock,
+        group: &GroupName,
+        overlap: chrono::Duration,
+    ) -> Keys {
+        match self {
+            Self::Embedded(master) => Keys::new(OwnKeys::new(
+                db.clone(),
+                clock.clone(),
+                group.clone(),
+                master,
+                overlap,
+            )),
+            Self::Vault(client, key_id) => Keys::new(VaultKeys::new(
+                client,
+                key_id,
+                db.clone(),
+                clock.clone(),
+                group.clone(),
+                overlap,
+            )),
+        }
+    }
+}
+
+/// What the gateway is made of: this group's name, where its key is kept
+/// (no key: it receives but cannot send), the kinds it speaks, and its
+/// client for peers.
 #[derive(Clone)]
 pub struct GatewayParts {
     pub group: GroupName,
-    pub master: Option<MasterKey>,
+    pub keys: Option<KeySource>,
     /// How long a retired key version still verifies.
     pub key_overlap: chrono::Duration,
     pub kinds: Arc<KindRegistry>,
@@ -85,8 +137,8 @@ pub struct Gateway {
     pub group: GroupName,
     pub kinds: Arc<KindRegistry>,
     pub receiver: Receiver,
-    /// This group's key; None without a master key.
-    pub own_keys: Option<OwnKeys>,
+    /// This group's key; None without one (no master key, no Vault).
+    pub own_keys: Option<Keys>,
     /// None without a master key: nothing can be signed.
     pub sender: Option<Sender>,
     desk: desk::Desk,
@@ -109,15 +161,10 @@ impl Gateway {
         wake: &runner::Wake,
         parts: &GatewayParts,
     ) -> Self {
-        let own_keys = parts.master.clone().map(|master| {
-            OwnKeys::new(
-                db.clone(),
-                clock.clone(),
-                parts.group.clone(),
-                master,
-                parts.key_overlap,
-            )
-        });
+        let own_keys = parts
+            .keys
+            .clone()
+            .map(|source| source.open(db, clock, &parts.group, parts.key_overlap));
         let sender = own_keys.clone().map(|keys| {
             Sender::new(
                 db.clone(),

@@ -1,18 +1,20 @@
-//! This group's own signing key, kept by the embedded broker: versions
-//! sealed under the master key in the database, opened only into a signer.
+//! This group's own signing key, kept by the embedded broker (the default):
+//! versions sealed under the master key in the database, opened only to
+//! sign the bytes they are given.
 //! The first version is made when the gateway first needs it; a rotation
 //! adds a version and retires the one before, which peers may still verify
 //! for the overlap window.
 
+use super::keys::{KeyBroker, PROBE, verifies};
 use crate::clock::Clock;
 use crate::settings::{ChangedBy, record};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::Duration;
+use connectors::vault::VaultError;
 use domain::{SettingChange, SettingKind};
 use gateway::{
     BrokerError, GroupName, KeyId, KeyRef, KeyRing, KeyVersion, MasterKey, PinnedKey, SealedSeed,
-    SigningKey,
 };
 use storage::gateway::own_keys::{self, OwnKeyRow};
 use storage::{Database, StorageError};
@@ -24,6 +26,12 @@ pub enum OwnKeyError {
     Broker(#[from] BrokerError),
     #[error("a stored version of this group's key does not read back: {0}")]
     Corrupt(String),
+    #[error(transparent)]
+    Vault(#[from] VaultError),
+    /// The broker signed, but not with the key it publishes: nothing
+    /// signed this way may leave.
+    #[error("the key broker's signature by {0} does not verify with that version's public key")]
+    BadSignature(String),
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
@@ -125,16 +133,11 @@ impl OwnKeys {
             tx.rollback().await?;
             return Ok(false);
         }
-        let change = SettingChange {
-            subject: format!("gateway_own_key:{}", version.key),
-            before: None,
-            after: Some(format!("Ed25519 {}", encode(&version.public_key))),
-        };
-        record(
+        journal_new_version(
             &*tx,
             by,
-            SettingKind::GatewayOwnKeyAdded,
-            change,
+            &version.key,
+            &version.public_key,
             version.created_at,
         )
         .await?;
@@ -182,31 +185,58 @@ impl OwnKeys {
         Ok(key)
     }
 
-    /// The current version, opened to sign.
-    ///
-    /// # Errors
-    /// As [`OwnKeys::ring`]; [`BrokerError::WrongMasterKey`] when the master
-    /// key is not the one the key was sealed with.
-    pub async fn signer(&self) -> Result<SigningKey, OwnKeyError> {
-        Ok(self.ring().await?.signer(&self.master)?)
+    /// Signs `message` with version `key`, opened for this one use.
+    async fn sign_with(&self, key: &KeyRef, message: &[u8]) -> Result<Vec<u8>, OwnKeyError> {
+        let signer = self.load().await?.signer_for(key, &self.master)?;
+        Ok(signer.sign(message))
+    }
+}
+
+/// The journal event of a new version of this group's key (its public half),
+/// in the transaction `tx`.
+pub(super) async fn journal_new_version(
+    tx: &impl storage::ConnectionTrait,
+    by: &ChangedBy,
+    key: &KeyRef,
+    public_key: &[u8],
+    at: domain::Timestamp,
+) -> Result<(), StorageError> {
+    let change = SettingChange {
+        subject: format!("gateway_own_key:{key}"),
+        before: None,
+        after: Some(format!("Ed25519 {}", URL_SAFE_NO_PAD.encode(public_key))),
+    };
+    record(tx, by, SettingKind::GatewayOwnKeyAdded, change, at).await
+}
+
+#[async_trait::async_trait]
+impl KeyBroker for OwnKeys {
+    async fn current(&self) -> Result<KeyRef, OwnKeyError> {
+        Ok(self.ring().await?.current()?.key.clone())
     }
 
-    /// The versions peers may pin now.
-    ///
-    /// # Errors
-    /// As [`OwnKeys::ring`].
-    pub async fn published(&self) -> Result<Vec<(KeyRef, PinnedKey)>, OwnKeyError> {
+    async fn sign(&self, key: &KeyRef, message: &[u8]) -> Result<Vec<u8>, OwnKeyError> {
+        self.sign_with(key, message).await
+    }
+
+    async fn published(&self) -> Result<Vec<(KeyRef, PinnedKey)>, OwnKeyError> {
         Ok(self.ring().await?.published(self.clock.now()))
     }
 
-    /// The versions peers may pin now, opened to sign (the agent card).
-    ///
-    /// # Errors
-    /// As [`OwnKeys::signer`].
-    pub async fn published_signers(&self) -> Result<Vec<SigningKey>, OwnKeyError> {
-        Ok(self
-            .ring()
-            .await?
-            .published_signers(&self.master, self.clock.now())?)
+    async fn rotate(&self, by: &ChangedBy) -> Result<KeyRef, OwnKeyError> {
+        OwnKeys::rotate(self, by).await
+    }
+
+    async fn check(&self) -> Result<String, OwnKeyError> {
+        let ring = self.ring().await?;
+        let current = ring.current()?;
+        let signature = self.sign_with(&current.key, PROBE).await?;
+        if !verifies(&current.public_key, PROBE, &signature) {
+            return Err(OwnKeyError::BadSignature(current.key.to_string()));
+        }
+        Ok(format!(
+            "embedded broker: {} opens with the master key and signs",
+            current.key
+        ))
     }
 }

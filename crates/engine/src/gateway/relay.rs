@@ -183,14 +183,12 @@ impl Relay {
 
     /// A peer token for `group`, signed with this group's current key.
     async fn token_for(&self, group: &str) -> Result<String, JobError> {
-        let signer = self.sender.keys.signer().await.map_err(retry)?;
+        let keys = &self.sender.keys;
+        let key = keys.current().await.map_err(retry)?;
         let to = GroupName::parse(group).map_err(|e| JobError::Dead(e.to_string()))?;
-        Ok(gateway::peer_token::issue(
-            &signer,
-            &to,
-            self.sender.clock.now(),
-            TOKEN_SECONDS,
-        ))
+        let to_sign =
+            gateway::peer_token::to_issue(&key, &to, self.sender.clock.now(), TOKEN_SECONDS);
+        keys.compact(to_sign).await.map_err(retry)
     }
 
     /// Records the deadline passing without a final answer.

@@ -5,10 +5,9 @@
 //! loses nothing (the relay item is still there), and every resend carries
 //! the same envelope, so the peer recognises it by its task key.
 
-use super::{OwnKeyError, OwnKeys, work_items};
+use super::{Keys, OwnKeyError, work_items};
 use crate::clock::Clock;
 use gateway::build::{self, NewTask};
-use gateway::jws::sign;
 use gateway::{
     Budget, GroupName, KeyRef, KindRegistry, Refusal, SignedAnswer, SignedEnvelope, Spent, TaskKey,
     TaskKind, TaskKinds,
@@ -151,7 +150,7 @@ impl OutboxTaskView {
 pub struct Sender {
     pub(super) db: Database,
     pub(super) clock: Clock,
-    pub(super) keys: OwnKeys,
+    pub(super) keys: Keys,
     pub(super) kinds: Arc<KindRegistry>,
     pub(super) wake: runner::Wake,
     /// Signalled whenever this process records a step of an outbox task.
@@ -162,7 +161,7 @@ impl Sender {
     pub(super) fn new(
         db: Database,
         clock: Clock,
-        keys: OwnKeys,
+        keys: Keys,
         kinds: Arc<KindRegistry>,
         wake: runner::Wake,
     ) -> Self {
@@ -185,7 +184,7 @@ impl Sender {
     /// key or storage failures (nothing was written).
     pub async fn send(&self, task: OutboundTask) -> Result<OutboxTaskView, SendError> {
         self.check_input(&task)?;
-        let signer = self.keys.signer().await?;
+        let signer = self.keys.current().await?;
         // After the key is read: a first version made just now is valid
         // from its making, and the envelope must not predate it.
         let now = self.clock.now();
@@ -195,11 +194,11 @@ impl Sender {
             input: task.input.clone(),
             to: task.to.clone(),
             budget: task.budget.clone(),
-            signer: signer.key_ref().clone(),
+            signer,
             created: now,
         })
         .map_err(SendError::Invalid)?;
-        self.write(envelope, &signer, task.subject, None, now).await
+        self.write(envelope, task.subject, None, now).await
     }
 
     /// Passes on the task this group received as `parent` (its signed
@@ -231,7 +230,7 @@ impl Sender {
             subject: Some(child_subject(parent_inbox_id)),
         };
         self.check_input(&task)?;
-        let signer = self.keys.signer().await?;
+        let signer = self.keys.current().await?;
         let now = self.clock.now();
         let envelope = build::delegate(
             parent,
@@ -242,13 +241,13 @@ impl Sender {
                 input: task.input,
                 to: task.to,
                 budget: task.budget,
-                signer: signer.key_ref().clone(),
+                signer,
                 created: now,
             },
             max_depth,
         )
         .map_err(SendError::Invalid)?;
-        self.write(envelope, &signer, task.subject, Some(parent_inbox_id), now)
+        self.write(envelope, task.subject, Some(parent_inbox_id), now)
             .await
     }
 
@@ -269,15 +268,19 @@ impl Sender {
     async fn write(
         &self,
         envelope: gateway::TaskEnvelope,
-        signer: &gateway::SigningKey,
         subject: Option<String>,
         parent_inbox_id: Option<&str>,
         now: domain::Timestamp,
     ) -> Result<OutboxTaskView, SendError> {
         let id = new_id("gto");
         let deadline = envelope.budget.deadline;
-        let signed = sign(envelope, signer)
-            .map_err(|e| SendError::Invalid(Refusal::Malformed(e.to_string())))?;
+        let signed = SignedEnvelope {
+            signature: self
+                .keys
+                .detached(gateway::jws::envelope_to_sign(&envelope))
+                .await?,
+            envelope,
+        };
         let text = serde_json::to_string(&signed)
             .map_err(|e| StorageError::Corrupt(format!("an envelope did not serialise: {e}")))?;
         let envelope = &signed.envelope;

@@ -108,22 +108,18 @@ pub(super) async fn agent_card(State(state): State<A2aState>) -> Response {
     // Signed by every key version it lists (A2A `signatures`): proof that
     // whoever serves the card holds them, and, for a peer that pinned one
     // version, a voucher for the others.
-    let signers = match &state.gateway.own_keys {
-        Some(own_keys) => match own_keys.published_signers().await {
-            Ok(signers) => signers,
-            Err(error) => {
-                tracing::error!(%error, "the group's keys could not sign its agent card");
-                return (
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    Json(json!({ "error": "the agent card is unavailable: this group's keys cannot sign it" })),
-                )
-                    .into_response();
-            }
-        },
-        None => Vec::new(),
-    };
-    if signers.is_empty() {
+    let Some(own_keys) = &state.gateway.own_keys else {
         return Json(card).into_response();
+    };
+    match own_keys.sign_card(&card).await {
+        Ok(signed) => Json(signed).into_response(),
+        Err(error) => {
+            tracing::error!(%error, "the group's keys could not sign its agent card");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({ "error": "the agent card is unavailable: this group's keys cannot sign it" })),
+            )
+                .into_response()
+        }
     }
-    Json(gateway::sign_card(&card, &signers)).into_response()
 }
