@@ -1,7 +1,8 @@
 //! The gateway as an admin sees it on `/admin`: this agent group, the peers
-//! it reaches, the keys and pairs it trusts, the tasks lately received and
-//! sent, and the latest refusals with their reasons. Admins only; read-only
-//! (the changes are `countersign gateway …`, journaled).
+//! it reaches, the keys and pairs it trusts, the task kinds it speaks, the
+//! tasks lately received and sent, and the latest refusals with their
+//! reasons. Admins only. The changes are `crate::gateway_trust`'s (and
+//! `countersign gateway …`'s), journaled.
 
 use crate::error::AppError;
 use leptos::prelude::*;
@@ -37,6 +38,16 @@ pub struct GatewayRefusalRow {
     pub claimed_task_key: Option<String>,
 }
 
+/// A pair allowed to send a kind of task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllowedPair {
+    pub from: String,
+    pub to: String,
+    pub kind: String,
+    /// Allowed without envelope signatures (a plain A2A peer).
+    pub unsigned: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GatewayInfo {
     /// None: the gateway is off in this instance.
@@ -45,8 +56,9 @@ pub struct GatewayInfo {
     pub peers: Vec<(String, String)>,
     /// `group/key/vN` with when it stops verifying (None: current).
     pub keys: Vec<(String, Option<domain::Timestamp>)>,
-    /// `from → to: kind`.
-    pub pairs: Vec<String>,
+    pub pairs: Vec<AllowedPair>,
+    /// The task kinds this build speaks.
+    pub kinds: Vec<String>,
     pub inbound: Vec<GatewayTaskRow>,
     pub outbound: Vec<GatewayTaskRow>,
     pub refusals: Vec<GatewayRefusalRow>,
@@ -82,14 +94,30 @@ pub async fn admin_gateway() -> Result<GatewayInfo, AppError> {
         pairs: overview
             .pairs
             .into_iter()
-            .map(|pair| format!("{} → {}: {}", pair.from_group, pair.to_group, pair.kind))
-            .chain(overview.unsigned_pairs.into_iter().map(|pair| {
-                format!(
-                    "{} → {}: {}, without signatures (what comes of it is unsigned)",
-                    pair.from_group, pair.to_group, pair.kind
-                )
+            .map(|pair| AllowedPair {
+                from: pair.from_group,
+                to: pair.to_group,
+                kind: pair.kind,
+                unsigned: false,
+            })
+            .chain(overview.unsigned_pairs.into_iter().map(|pair| AllowedPair {
+                from: pair.from_group,
+                to: pair.to_group,
+                kind: pair.kind,
+                unsigned: true,
             }))
             .collect(),
+        kinds: ctx
+            .engine
+            .gateway
+            .as_ref()
+            .map(|g| {
+                g.kinds
+                    .describe()
+                    .map(|(kind, ..)| kind.to_string())
+                    .collect()
+            })
+            .unwrap_or_default(),
         inbound: overview
             .inbound
             .into_iter()

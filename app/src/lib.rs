@@ -18,6 +18,7 @@ pub mod error;
 pub mod event_words;
 pub mod format;
 pub mod gateway_admin;
+pub mod gateway_trust;
 pub mod handover;
 pub mod live;
 pub mod ops;

@@ -64,14 +64,14 @@ test("the returns group's admin sees a refused task with its reason, and whom th
     },
     signature: { protected: "e30", signature: "AAAA" },
   };
-  const response = await request.post(`http://127.0.0.1:${returnsGroupPort}/a2a`, {
+  const send = () => request.post(`http://127.0.0.1:${returnsGroupPort}/a2a`, {
     headers: { "A2A-Version": "1.0" },
     data: {
       jsonrpc: "2.0", id: 1, method: "SendMessage",
       params: { message: { messageId: "e2e", role: "ROLE_USER", parts: [{ text: "task" }], metadata: { [extension]: envelope } } },
     },
   });
-  const answer = await response.json();
+  const answer = await (await send()).json();
   expect(answer.error.code).toBe(-32602);
   expect(answer.error.data[0].metadata.countersignReason).toBe("pair_not_allowed");
 
@@ -91,6 +91,34 @@ test("the returns group's admin sees a refused task with its reason, and whom th
   const refused = gateway.locator('[data-testid="gateway-refusals"] li[data-code="pair_not_allowed"]').first();
   await expect(refused).toContainText("from billing");
   await expect(refused).toContainText("billing may not send returns.inspection tasks to returns: the pair is not on the allowlist");
+  // The admin changes the trust from the page. Support's card, signed by
+  // a key pinned before, vouches for itself: nothing new to pin.
+  const pinCard = gateway.getByTestId("gateway-pin-card");
+  await pinCard.getByLabel("Group").fill("support");
+  await pinCard.getByLabel("Its address (the card is at /.well-known/agent-card.json)").fill(`http://127.0.0.1:${supportGroupPort}`);
+  await pinCard.getByRole("button", { name: "Pin from card" }).click();
+  await expect(gateway.getByRole("status").filter({ hasText: "support's card verified" })).toContainText(
+    "support's card verified (vouched for by a key pinned before); nothing new: every key the card lists is pinned already",
+  );
+  // Billing allowed from the form: the same envelope now passes the pair
+  // and is refused further on, for a key nobody pinned.
+  const allow = gateway.getByTestId("gateway-allow-pair");
+  await allow.getByLabel("From group").fill("billing");
+  await expect(allow.getByLabel("To group")).toHaveValue("returns");
+  await allow.getByLabel("Task kind").selectOption("returns.inspection");
+  await allow.getByRole("button", { name: "Allow pair" }).click();
+  await expect(gateway.getByRole("status").filter({ hasText: "billing" })).toHaveText("billing → returns: returns.inspection is allowed");
+  const billing = gateway.locator('[data-testid="gateway-pairs"] li[data-pair="billing>returns:returns.inspection"]');
+  await expect(billing).toBeVisible();
+  const again = await (await send()).json();
+  expect(again.error.data[0].metadata.countersignReason).toBe("unknown_key");
+  // Withdrawn with its own button: gone from the list, refused again.
+  await billing.getByRole("button", { name: "Withdraw billing → returns: returns.inspection" }).click();
+  await expect(billing).toHaveCount(0);
+  await expect(gateway.getByTestId("gateway-pairs")).toContainText("support → returns: returns.inspection");
+  const withdrawn = await (await send()).json();
+  expect(withdrawn.error.data[0].metadata.countersignReason).toBe("pair_not_allowed");
+
   // The flagship's inspection (the test before): who sent it, its route
   // and depth, and what answering it spent.
   const received = gateway.getByTestId("gateway-inbound").locator('tr[data-state="completed"]').first();

@@ -1,8 +1,179 @@
-//! The agent-groups section of `/admin` (see `crate::gateway_admin`).
+//! The agent-groups section of `/admin` (see `crate::gateway_admin`): what
+//! the gateway trusts, with the forms that change it
+//! (`crate::gateway_trust`), and what crossed it.
 
+use crate::csrf::CsrfField;
 use crate::format::utc;
-use crate::gateway_admin::{GatewayInfo, GatewayTaskRow, admin_gateway};
+use crate::gateway_admin::{AllowedPair, GatewayInfo, GatewayTaskRow, admin_gateway};
+use crate::gateway_trust::{
+    AdminGatewayAllowPair, AdminGatewayPinCard, AdminGatewayRetireKey, AdminGatewaySetPeer,
+    AdminGatewayWithdrawPair,
+};
+use crate::pages::admin::outcome;
+use leptos::form::ActionForm;
 use leptos::prelude::*;
+
+/// The forms that change the gateway's trust.
+#[derive(Clone, Copy)]
+struct TrustActions {
+    set_peer: ServerAction<AdminGatewaySetPeer>,
+    pin_card: ServerAction<AdminGatewayPinCard>,
+    retire: ServerAction<AdminGatewayRetireKey>,
+    allow: ServerAction<AdminGatewayAllowPair>,
+    withdraw: ServerAction<AdminGatewayWithdrawPair>,
+}
+
+impl TrustActions {
+    fn new() -> Self {
+        Self {
+            set_peer: ServerAction::new(),
+            pin_card: ServerAction::new(),
+            retire: ServerAction::new(),
+            allow: ServerAction::new(),
+            withdraw: ServerAction::new(),
+        }
+    }
+
+    /// Changes whenever one of them has run: the overview reloads.
+    fn version(self) -> (usize, usize, usize, usize, usize) {
+        (
+            self.set_peer.version().get(),
+            self.pin_card.version().get(),
+            self.retire.version().get(),
+            self.allow.version().get(),
+            self.withdraw.version().get(),
+        )
+    }
+}
+
+fn peers_section(peers: Vec<(String, String)>, actions: TrustActions) -> impl IntoView {
+    view! {
+        <h3>"Peers"</h3>
+        {if peers.is_empty() {
+            view! { <p class="muted">"No peer's address is set yet."</p> }.into_any()
+        } else {
+            view! { <ul class="plain" data-testid="gateway-peers">{peers.into_iter().map(|(group, url)| { let marker = group.clone(); view! { <li data-peer=marker>{group} " — " <code>{url}</code></li> } }).collect_view()}</ul> }.into_any()
+        }}
+        <ActionForm action=actions.set_peer attr:class="inline" attr:data-testid="gateway-set-peer">
+            <CsrfField/>
+            <label for="gateway-peer-group">"Group"</label>
+            <input id="gateway-peer-group" name="group" required maxlength="63" autocomplete="off" placeholder="returns"/>
+            <label for="gateway-peer-url">"A2A endpoint"</label>
+            <input id="gateway-peer-url" name="url" required maxlength="300" inputmode="url" placeholder="https://returns.example/a2a"/>
+            <button type="submit">"Set address"</button>
+        </ActionForm>
+        {outcome(actions.set_peer)}
+    }
+}
+
+fn keys_section(
+    keys: Vec<(String, Option<domain::Timestamp>)>,
+    actions: TrustActions,
+) -> impl IntoView {
+    view! {
+        <h3>"Pinned peer keys"</h3>
+        <ul class="plain" data-testid="gateway-keys">
+            {keys.into_iter().map(|(kid, until)| {
+                let label = format!("Retire {kid}");
+                let select_id = format!("gateway-retire-{}", kid.replace('/', "-"));
+                let (marker, shown, field) = (kid.clone(), kid.clone(), kid);
+                view! {
+                <li data-kid=marker>
+                    <code>{shown}</code> " "
+                    {until.map_or_else(|| "current".to_owned(), |u| format!("verifies until {}", utc(u)))}
+                    {until.is_none().then(|| view! {
+                        <ActionForm action=actions.retire attr:class="inline">
+                            <CsrfField/>
+                            <input type="hidden" name="kid" value=field.clone()/>
+                            <label for=select_id.clone() class="small">"Stop trusting it"</label>
+                            <select id=select_id name="when">
+                                <option value="overlap" selected>"in 24 hours (tasks signed before a rotation still verify)"</option>
+                                <option value="now">"now (the key is compromised)"</option>
+                            </select>
+                            <button type="submit" class="secondary small">{label.clone()}</button>
+                        </ActionForm>
+                    })}
+                </li>
+            }}).collect_view()}
+        </ul>
+        <h4>"Pin keys from a peer's signed agent card"</h4>
+        <p class="muted small">
+            "The first time, ask the peer's admin for their current key's fingerprint ("
+            <code>"countersign gateway keys"</code>
+            " prints it) and enter it here; after that, a key pinned before vouches for the card and the fingerprint can stay empty."
+        </p>
+        <ActionForm action=actions.pin_card attr:data-testid="gateway-pin-card">
+            <CsrfField/>
+            <label for="gateway-card-group">"Group"</label>
+            <input id="gateway-card-group" name="group" required maxlength="63" autocomplete="off" placeholder="returns"/>
+            <label for="gateway-card-url">"Its address (the card is at /.well-known/agent-card.json)"</label>
+            <input id="gateway-card-url" name="url" required maxlength="300" inputmode="url" placeholder="https://returns.example"/>
+            <label for="gateway-card-fingerprint">"Fingerprint of its current key (first contact)"</label>
+            <input id="gateway-card-fingerprint" name="fingerprint" maxlength="100" autocomplete="off" spellcheck="false"/>
+            <button type="submit">"Pin from card"</button>
+        </ActionForm>
+        {outcome(actions.pin_card)}
+        {outcome(actions.retire)}
+    }
+}
+
+fn pairs_section(
+    me: String,
+    pairs: Vec<AllowedPair>,
+    kinds: Vec<String>,
+    actions: TrustActions,
+) -> impl IntoView {
+    view! {
+        <h3>"Allowed pairs"</h3>
+        {if pairs.is_empty() {
+            view! { <p class="muted" data-testid="gateway-pairs">"No pair is allowed: every task is refused."</p> }.into_any()
+        } else {
+            view! {
+                <ul class="plain" data-testid="gateway-pairs">
+                    {pairs.into_iter().map(|pair| {
+                        let words = format!(
+                            "{} → {}: {}{}",
+                            pair.from, pair.to, pair.kind,
+                            if pair.unsigned { ", without signatures (what comes of it is unsigned)" } else { "" }
+                        );
+                        let label = format!("Withdraw {} → {}: {}", pair.from, pair.to, pair.kind);
+                        let marker = format!("{}>{}:{}", pair.from, pair.to, pair.kind);
+                        view! {
+                        <li data-pair=marker data-unsigned=pair.unsigned.to_string()>
+                            {words} " "
+                            <ActionForm action=actions.withdraw attr:class="inline">
+                                <CsrfField/>
+                                <input type="hidden" name="from" value=pair.from/>
+                                <input type="hidden" name="to" value=pair.to/>
+                                <input type="hidden" name="kind" value=pair.kind/>
+                                {pair.unsigned.then(|| view! { <input type="hidden" name="unsigned" value="on"/> })}
+                                <button type="submit" class="secondary small">{label}</button>
+                            </ActionForm>
+                        </li>
+                    }}).collect_view()}
+                </ul>
+            }.into_any()
+        }}
+        <ActionForm action=actions.allow attr:data-testid="gateway-allow-pair">
+            <CsrfField/>
+            <label for="gateway-pair-from">"From group"</label>
+            <input id="gateway-pair-from" name="from" required maxlength="63" autocomplete="off" placeholder="support"/>
+            <label for="gateway-pair-to">"To group"</label>
+            <input id="gateway-pair-to" name="to" required maxlength="63" autocomplete="off" value=me/>
+            <label for="gateway-pair-kind">"Task kind"</label>
+            <select id="gateway-pair-kind" name="kind" required>
+                {kinds.into_iter().map(|kind| { let value = kind.clone(); view! { <option value=value>{kind}</option> } }).collect_view()}
+            </select>
+            <label class="check">
+                <input type="checkbox" name="unsigned"/>
+                " without signatures (a plain A2A peer; what comes of it is marked unsigned and is never evidence)"
+            </label>
+            <button type="submit">"Allow pair"</button>
+        </ActionForm>
+        {outcome(actions.allow)}
+        {outcome(actions.withdraw)}
+    }
+}
 
 fn tasks_table(
     caption: &'static str,
@@ -40,7 +211,7 @@ fn tasks_table(
     .into_any()
 }
 
-fn overview(info: GatewayInfo) -> impl IntoView {
+fn overview(info: GatewayInfo, actions: TrustActions) -> impl IntoView {
     let Some(group) = info.group.clone() else {
         return view! {
             <p class="muted">"The gateway is off here: set COUNTERSIGN_GATEWAY_GROUP to let other agent groups send this one tasks."</p>
@@ -48,23 +219,10 @@ fn overview(info: GatewayInfo) -> impl IntoView {
         .into_any();
     };
     view! {
-        <p>"This agent group: " <strong data-testid="gateway-group">{group}</strong></p>
-        <h3>"Peers"</h3>
-        {if info.peers.is_empty() {
-            view! { <p class="muted">"No peer's address is set (countersign gateway peer)."</p> }.into_any()
-        } else {
-            view! { <ul class="plain">{info.peers.into_iter().map(|(group, url)| view! { <li>{group} " — " <code>{url}</code></li> }).collect_view()}</ul> }.into_any()
-        }}
-        <h3>"Pinned peer keys"</h3>
-        <ul class="plain" data-testid="gateway-keys">
-            {info.keys.into_iter().map(|(kid, until)| view! {
-                <li><code>{kid}</code> " " {until.map_or_else(|| "current".to_owned(), |u| format!("verifies until {}", utc(u)))}</li>
-            }).collect_view()}
-        </ul>
-        <h3>"Allowed pairs"</h3>
-        <ul class="plain" data-testid="gateway-pairs">
-            {info.pairs.into_iter().map(|pair| view! { <li>{pair}</li> }).collect_view()}
-        </ul>
+        <p>"This agent group: " <strong data-testid="gateway-group">{group.clone()}</strong></p>
+        {peers_section(info.peers, actions)}
+        {keys_section(info.keys, actions)}
+        {pairs_section(group, info.pairs, info.kinds, actions)}
         {tasks_table("Tasks received", "From", info.inbound, "gateway-inbound")}
         {tasks_table("Tasks sent", "To", info.outbound, "gateway-outbound")}
         <h3>"Refused tasks"</h3>
@@ -93,7 +251,8 @@ fn overview(info: GatewayInfo) -> impl IntoView {
 /// The gateway: who this group trusts and talks to, and what crossed it.
 #[component]
 pub fn GatewayOverview() -> impl IntoView {
-    let info = Resource::new(|| (), |()| admin_gateway());
+    let actions = TrustActions::new();
+    let info = Resource::new(move || actions.version(), |_| admin_gateway());
     view! {
         <section class="card wide" data-testid="gateway-admin">
             <h2>"Agent groups (gateway)"</h2>
@@ -101,7 +260,7 @@ pub fn GatewayOverview() -> impl IntoView {
                 {move || Suspend::new(async move {
                     match info.await {
                         Err(error) => view! { <p class="error" role="alert">{error.to_string()}</p> }.into_any(),
-                        Ok(info) => overview(info).into_any(),
+                        Ok(info) => overview(info, actions).into_any(),
                     }
                 })}
             </Transition>

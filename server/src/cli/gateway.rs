@@ -247,9 +247,7 @@ pub async fn run(command: GatewayCommand, settings: &Settings) -> anyhow::Result
             admin: name,
         } => {
             let actor = admin(name).await?;
-            let card = connectors::a2a::A2aClient::new(connectors::HttpTimeouts::default())?
-                .agent_card(&url)
-                .await?;
+            let card = engine::gateway::fetch_card(&url).await?;
             let done = trust
                 .pin_from_card(&actor, &group, &card, fingerprint.as_deref())
                 .await?;

@@ -11,6 +11,7 @@ mod audit;
 mod chains;
 mod cli;
 mod csrf;
+mod gateway_trust;
 mod groups;
 mod handover;
 mod headers;

@@ -36,6 +36,8 @@ pub enum TrustError {
     BadUrl(String),
     #[error("the agent card is not taken: {0}")]
     Card(String),
+    #[error("the agent card could not be fetched: {0}")]
+    CardUnreachable(String),
     #[error(
         "no key of {group} is pinned here to vouch for its card: confirm with its admin that \
          {kid} has the fingerprint {fingerprint} (`countersign gateway keys` on their side prints \

@@ -9,6 +9,8 @@ use super::admin::{GatewayTrust, KeyToPin, TrustError, require_admin};
 use crate::core::Actor;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use connectors::HttpTimeouts;
+use connectors::a2a::A2aClient;
 use gateway::{GroupName, KeyPins};
 use serde_json::Value;
 
@@ -32,6 +34,21 @@ fn bare(fingerprint: &str) -> String {
         .filter(char::is_ascii_hexdigit)
         .map(|c| c.to_ascii_lowercase())
         .collect()
+}
+
+/// `group`'s agent card as served at `base_url` (its
+/// `/.well-known/agent-card.json`); nothing in it is trusted by being
+/// fetched.
+///
+/// # Errors
+/// [`TrustError::CardUnreachable`]: unreachable, not 2xx, not JSON.
+pub async fn fetch_card(base_url: &str) -> Result<Value, TrustError> {
+    let client = A2aClient::new(HttpTimeouts::default())
+        .map_err(|e| TrustError::CardUnreachable(e.to_string()))?;
+    client
+        .agent_card(base_url)
+        .await
+        .map_err(|e| TrustError::CardUnreachable(e.to_string()))
 }
 
 impl GatewayTrust {

@@ -23,7 +23,7 @@ mod watch;
 mod work_items;
 
 pub use admin::{GatewayOverview, GatewayTrust, KeyToPin, RefusedTask, TaskChain, TrustError};
-pub use card_pins::CardPins;
+pub use card_pins::{CardPins, fetch_card};
 pub use desk::Forwards;
 pub use keys::{KeyBroker, Keys};
 pub use kinds::{RETURNS_INSPECTION, catalogue};
