@@ -1,6 +1,6 @@
 import { expect, test } from "@playwright/test";
 import { demoPassword, returnsGroupPort, supportGroupPort } from "../playwright.config";
-import { signIn, waitForHydration } from "./helpers";
+import { expectNoSeriousA11yViolations, signIn, waitForHydration } from "./helpers";
 
 // Against the two agent groups of scripts/groups.sh: the support group's
 // refund specialist asks the returns desk (the other group, its own
@@ -86,6 +86,8 @@ test("the returns group's admin sees a refused task with its reason, and whom th
   await waitForHydration(admin);
   const gateway = admin.getByTestId("gateway-admin");
   await expect(gateway.getByTestId("gateway-group")).toHaveText("returns");
+  // With the gateway on, its trust forms are part of the page's scan.
+  await expectNoSeriousA11yViolations(admin);
   await expect(gateway.getByTestId("gateway-keys")).toContainText("support/gateway/v1");
   await expect(gateway.getByTestId("gateway-pairs")).toContainText("support → returns: returns.inspection");
   const refused = gateway.locator('[data-testid="gateway-refusals"] li[data-code="pair_not_allowed"]').first();
@@ -101,7 +103,7 @@ test("the returns group's admin sees a refused task with its reason, and whom th
     "support's card verified (vouched for by a key pinned before); nothing new: every key the card lists is pinned already",
   );
   // Billing allowed from the form: the same envelope now passes the pair
-  // and is refused further on, for a key nobody pinned.
+  // and is refused further on, for its signature (a placeholder).
   const allow = gateway.getByTestId("gateway-allow-pair");
   await allow.getByLabel("From group").fill("billing");
   await expect(allow.getByLabel("To group")).toHaveValue("returns");
@@ -111,7 +113,7 @@ test("the returns group's admin sees a refused task with its reason, and whom th
   const billing = gateway.locator('[data-testid="gateway-pairs"] li[data-pair="billing>returns:returns.inspection"]');
   await expect(billing).toBeVisible();
   const again = await (await send()).json();
-  expect(again.error.data[0].metadata.countersignReason).toBe("unknown_key");
+  expect(again.error.data[0].metadata.countersignReason).toBe("bad_signature");
   // Withdrawn with its own button: gone from the list, refused again.
   await billing.getByRole("button", { name: "Withdraw billing → returns: returns.inspection" }).click();
   await expect(billing).toHaveCount(0);
