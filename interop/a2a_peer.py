@@ -4,6 +4,11 @@ canonical JSON via `rfc8785`, Ed25519 via `cryptography`) and sends it with
 the SDK's client, which reads Countersign's agent card first.
 
     a2a_peer.py send BASE_URL SEED_HEX TASK_KEY ORDER_ID [--tamper]
+    a2a_peer.py plain BASE_URL SECRET MESSAGE_ID ORDER_ID
+
+`send` signs; `plain` is a plain A2A agent: no envelope, no signature, only
+the secret the group's admin issued it as its bearer token and the input as
+the message's data part.
 
 Prints one JSON line: the task the group answered with, then the task as
 GetTask returns it; or {"error": {...}} with the SDK's error.
@@ -132,12 +137,45 @@ async def send(
                               "data": getattr(error, "data", None)}}
 
 
-def main() -> None:
-    _, command, base_url, seed_hex, task_key, order_id, *flags = sys.argv
-    assert command == "send", command
-    result = asyncio.run(
-        send(base_url, seed_hex, task_key, order_id, "--tamper" in flags, "--stream" in flags)
+async def plain(base_url: str, secret: str, message_id: str, order_id: str) -> dict:
+    request = json_format.ParseDict(
+        {
+            "message": {
+                "messageId": message_id,
+                "role": "ROLE_USER",
+                "parts": [{"data": {"order_id": order_id}}],
+                "metadata": {"kind": "returns.inspection"},
+            }
+        },
+        SendMessageRequest(),
     )
+    headers = {"A2A-Version": "1.0", "Authorization": f"Bearer {secret}"}
+    async with httpx.AsyncClient(headers=headers) as http:
+        client = await create_client(
+            base_url, client_config=ClientConfig(streaming=False, httpx_client=http)
+        )
+        try:
+            answers = [
+                json_format.MessageToDict(answer)
+                async for answer in client.send_message(request)
+            ]
+            task_id = answers[0]["task"]["id"]
+            got = await client.get_task(GetTaskRequest(id=task_id))
+            return {"sent": answers, "got": json_format.MessageToDict(got)}
+        except (A2AClientError, A2AError) as error:
+            return {"error": {"type": type(error).__name__, "message": str(error),
+                              "data": getattr(error, "data", None)}}
+
+
+def main() -> None:
+    _, command, base_url, key, task_key, order_id, *flags = sys.argv
+    if command == "plain":
+        result = asyncio.run(plain(base_url, key, task_key, order_id))
+    else:
+        assert command == "send", command
+        result = asyncio.run(
+            send(base_url, key, task_key, order_id, "--tamper" in flags, "--stream" in flags)
+        )
     print(json.dumps(result))
 
 

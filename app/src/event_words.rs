@@ -47,6 +47,8 @@ pub fn event_sentence(kind: &str) -> String {
         "gateway_peer_set" => "Peer group's address set",
         "gateway_unsigned_allowed" => "Tasks between agent groups allowed without signatures",
         "gateway_unsigned_withdrawn" => "Signatures required again between agent groups",
+        "gateway_peer_secret_issued" => "Secret issued to a plain A2A peer",
+        "gateway_peer_secrets_revoked" => "A plain A2A peer's secrets revoked",
         "gateway.task_sent" => "Task sent to another agent group",
         "gateway.task_delegated" => "Task passed on to another agent group",
         "gateway.task_delivered" => "Task delivered to the peer group",

@@ -59,6 +59,8 @@ pub struct GatewayInfo {
     pub pairs: Vec<AllowedPair>,
     /// The task kinds this build speaks.
     pub kinds: Vec<String>,
+    /// Plain A2A peers' secrets: group, when issued, whether revoked.
+    pub peer_secrets: Vec<(String, domain::Timestamp, bool)>,
     pub inbound: Vec<GatewayTaskRow>,
     pub outbound: Vec<GatewayTaskRow>,
     pub refusals: Vec<GatewayRefusalRow>,
@@ -74,7 +76,21 @@ pub async fn admin_gateway() -> Result<GatewayInfo, AppError> {
         }
         other => crate::server::internal(&other),
     })?;
+    let peer_secrets = trust
+        .peer_secrets()
+        .await
+        .map_err(|e| crate::server::internal(&e))?
+        .into_iter()
+        .map(|secret| {
+            (
+                secret.group_name,
+                secret.issued_at,
+                secret.revoked_at.is_some(),
+            )
+        })
+        .collect();
     Ok(GatewayInfo {
+        peer_secrets,
         group: ctx.engine.gateway.as_ref().map(|g| g.group.to_string()),
         peers: overview
             .peers

@@ -217,3 +217,39 @@ pub async fn admin_gateway_withdraw_pair(
         format!("{pair} was not allowed")
     })
 }
+
+/// Issues a secret to a plain A2A peer (one that cannot sign task
+/// envelopes): shown once, kept only as a digest.
+#[server(prefix = "/fn", endpoint = "admin_gateway_issue_peer_secret")]
+pub async fn admin_gateway_issue_peer_secret(
+    csrf_token: String,
+    group: String,
+) -> Result<String, AppError> {
+    crate::server::check_csrf(&csrf_token)?;
+    let (trust, me) = backend::trust()?;
+    trust
+        .issue_peer_secret(&me, group.trim())
+        .await
+        .map_err(backend::error)
+}
+
+/// Revokes every secret of a plain A2A peer: its requests are refused now.
+#[server(prefix = "/fn", endpoint = "admin_gateway_revoke_peer_secrets")]
+pub async fn admin_gateway_revoke_peer_secrets(
+    csrf_token: String,
+    group: String,
+) -> Result<String, AppError> {
+    crate::server::check_csrf(&csrf_token)?;
+    let (trust, me) = backend::trust()?;
+    let group = group.trim();
+    Ok(
+        match trust
+            .revoke_peer_secrets(&me, group)
+            .await
+            .map_err(backend::error)?
+        {
+            0 => format!("{group} had no live secret"),
+            n => format!("revoked {n} secret(s) of {group}: its requests are refused now"),
+        },
+    )
+}

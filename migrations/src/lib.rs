@@ -26,6 +26,7 @@ mod m20261205_000021_gateway_own_keys;
 mod m20261206_000022_gateway_outbox;
 mod m20261206_000023_returned_parcels;
 mod m20261207_000024_gateway_unsigned_pairs;
+mod m20261208_000025_gateway_peer_secrets;
 
 pub struct Migrator;
 
@@ -56,6 +57,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261206_000022_gateway_outbox::Migration),
             Box::new(m20261206_000023_returned_parcels::Migration),
             Box::new(m20261207_000024_gateway_unsigned_pairs::Migration),
+            Box::new(m20261208_000025_gateway_peer_secrets::Migration),
         ]
     }
 }

@@ -2,12 +2,13 @@
 //! the gateway trusts, with the forms that change it
 //! (`crate::gateway_trust`), and what crossed it.
 
+use crate::components::copy_button::CopyButton;
 use crate::csrf::CsrfField;
 use crate::format::utc;
 use crate::gateway_admin::{AllowedPair, GatewayInfo, GatewayTaskRow, admin_gateway};
 use crate::gateway_trust::{
-    AdminGatewayAllowPair, AdminGatewayPinCard, AdminGatewayRetireKey, AdminGatewaySetPeer,
-    AdminGatewayWithdrawPair,
+    AdminGatewayAllowPair, AdminGatewayIssuePeerSecret, AdminGatewayPinCard, AdminGatewayRetireKey,
+    AdminGatewayRevokePeerSecrets, AdminGatewaySetPeer, AdminGatewayWithdrawPair,
 };
 use crate::pages::admin::outcome;
 use leptos::form::ActionForm;
@@ -21,6 +22,8 @@ struct TrustActions {
     retire: ServerAction<AdminGatewayRetireKey>,
     allow: ServerAction<AdminGatewayAllowPair>,
     withdraw: ServerAction<AdminGatewayWithdrawPair>,
+    issue_secret: ServerAction<AdminGatewayIssuePeerSecret>,
+    revoke_secrets: ServerAction<AdminGatewayRevokePeerSecrets>,
 }
 
 impl TrustActions {
@@ -31,18 +34,22 @@ impl TrustActions {
             retire: ServerAction::new(),
             allow: ServerAction::new(),
             withdraw: ServerAction::new(),
+            issue_secret: ServerAction::new(),
+            revoke_secrets: ServerAction::new(),
         }
     }
 
     /// Changes whenever one of them has run: the overview reloads.
-    fn version(self) -> (usize, usize, usize, usize, usize) {
-        (
+    fn version(self) -> [usize; 7] {
+        [
             self.set_peer.version().get(),
             self.pin_card.version().get(),
             self.retire.version().get(),
             self.allow.version().get(),
             self.withdraw.version().get(),
-        )
+            self.issue_secret.version().get(),
+            self.revoke_secrets.version().get(),
+        ]
     }
 }
 
@@ -114,6 +121,70 @@ fn keys_section(
         </ActionForm>
         {outcome(actions.pin_card)}
         {outcome(actions.retire)}
+    }
+}
+
+/// A plain peer's new secret, shown once.
+fn new_secret_view(result: Option<Result<String, crate::error::AppError>>) -> impl IntoView {
+    result.map(|result| match result {
+        Err(error) => view! { <p class="error" role="alert">{error.to_string()}</p> }.into_any(),
+        Ok(secret) => view! {
+            <div class="notice" role="status" data-testid="gateway-new-secret">
+                <p>"Copy the secret now: it is not stored and will not be shown again. The peer sends it as "
+                    <code>"Authorization: Bearer …"</code> "."</p>
+                <code class="small" data-testid="gateway-secret">{secret.clone()}</code>
+                " " <CopyButton text=secret label="Copy the secret"/>
+            </div>
+        }
+        .into_any(),
+    })
+}
+
+fn plain_peers_section(
+    secrets: Vec<(String, domain::Timestamp, bool)>,
+    actions: TrustActions,
+) -> impl IntoView {
+    let mut live: Vec<String> = secrets
+        .iter()
+        .filter(|(_, _, revoked)| !revoked)
+        .map(|(group, _, _)| group.clone())
+        .collect();
+    live.dedup();
+    view! {
+        <h3>"Plain A2A peers"</h3>
+        <p class="muted small">
+            "A peer that cannot sign Countersign's tasks (an a2a-sdk agent) proves which group it is with a secret issued here; "
+            "it may send only what a pair allowed without signatures lets it, and what it sends is marked unsigned."
+        </p>
+        {if secrets.is_empty() {
+            view! { <p class="muted" data-testid="gateway-peer-secrets">"No secret issued."</p> }.into_any()
+        } else {
+            view! {
+                <ul class="plain" data-testid="gateway-peer-secrets">
+                    {secrets.into_iter().map(|(group, at, revoked)| view! {
+                        <li>{group} " · issued " {utc(at)} " · " {if revoked { "revoked" } else { "live" }}</li>
+                    }).collect_view()}
+                </ul>
+            }.into_any()
+        }}
+        {live.into_iter().map(|group| {
+            let label = format!("Revoke {group}'s secrets");
+            view! {
+                <ActionForm action=actions.revoke_secrets attr:class="inline">
+                    <CsrfField/>
+                    <input type="hidden" name="group" value=group/>
+                    <button type="submit" class="secondary small">{label}</button>
+                </ActionForm>
+            }
+        }).collect_view()}
+        <ActionForm action=actions.issue_secret attr:class="inline" attr:data-testid="gateway-issue-secret">
+            <CsrfField/>
+            <label for="gateway-secret-group">"Plain peer's group"</label>
+            <input id="gateway-secret-group" name="group" required maxlength="63" autocomplete="off" placeholder="plain-agent"/>
+            <button type="submit">"Issue a secret"</button>
+        </ActionForm>
+        {move || new_secret_view(actions.issue_secret.value().get())}
+        {outcome(actions.revoke_secrets)}
     }
 }
 
@@ -223,6 +294,7 @@ fn overview(info: GatewayInfo, actions: TrustActions) -> impl IntoView {
         {peers_section(info.peers, actions)}
         {keys_section(info.keys, actions)}
         {pairs_section(group, info.pairs, info.kinds, actions)}
+        {plain_peers_section(info.peer_secrets, actions)}
         {tasks_table("Tasks received", "From", info.inbound, "gateway-inbound")}
         {tasks_table("Tasks sent", "To", info.outbound, "gateway-outbound")}
         <h3>"Refused tasks"</h3>

@@ -40,11 +40,15 @@ pub enum SettingKind {
     GatewayUnsignedAllowed,
     /// Signatures required again on a pair.
     GatewayUnsignedWithdrawn,
+    /// A secret issued to a plain A2A peer (its bearer token).
+    GatewayPeerSecretIssued,
+    /// A plain A2A peer's secrets revoked.
+    GatewayPeerSecretsRevoked,
 }
 
 impl SettingKind {
     /// Every kind, in the order the admin page shows its controls.
-    pub const ALL: [SettingKind; 20] = [
+    pub const ALL: [SettingKind; 22] = [
         SettingKind::ApprovalLimitSet,
         SettingKind::FourEyesThresholdSet,
         SettingKind::UserCreated,
@@ -65,6 +69,8 @@ impl SettingKind {
         SettingKind::GatewayPeerSet,
         SettingKind::GatewayUnsignedAllowed,
         SettingKind::GatewayUnsignedWithdrawn,
+        SettingKind::GatewayPeerSecretIssued,
+        SettingKind::GatewayPeerSecretsRevoked,
     ];
 
     /// The journal's event kind.
@@ -91,6 +97,8 @@ impl SettingKind {
             SettingKind::GatewayPeerSet => "gateway_peer_set",
             SettingKind::GatewayUnsignedAllowed => "gateway_unsigned_allowed",
             SettingKind::GatewayUnsignedWithdrawn => "gateway_unsigned_withdrawn",
+            SettingKind::GatewayPeerSecretIssued => "gateway_peer_secret_issued",
+            SettingKind::GatewayPeerSecretsRevoked => "gateway_peer_secrets_revoked",
         }
     }
 

@@ -99,6 +99,22 @@ pub enum GatewayCommand {
         #[arg(long)]
         admin: String,
     },
+    /// Issue a secret to a plain A2A peer (one that cannot sign task
+    /// envelopes): it sends it as `Authorization: Bearer …` and is known
+    /// by it as GROUP. Printed once; only a digest is kept.
+    IssuePeerSecret {
+        #[arg(long)]
+        group: String,
+        #[arg(long)]
+        admin: String,
+    },
+    /// Revoke every secret of a plain A2A peer: refused at once.
+    RevokePeerSecrets {
+        #[arg(long)]
+        group: String,
+        #[arg(long)]
+        admin: String,
+    },
     /// Set where a peer group is reached (its A2A endpoint, e.g.
     /// http://127.0.0.1:8081/a2a).
     Peer {
@@ -322,6 +338,24 @@ pub async fn run(command: GatewayCommand, settings: &Settings) -> anyhow::Result
                 println!("{from} → {to}: {kind} needs signatures again");
             } else {
                 println!("{from} → {to}: {kind} was not allowed without signatures");
+            }
+        }
+        GatewayCommand::IssuePeerSecret { group, admin: name } => {
+            let actor = admin(name).await?;
+            let secret = trust.issue_peer_secret(&actor, &group).await?;
+            // The secret alone on stdout, for scripts; what it is for on
+            // stderr.
+            eprintln!(
+                "{group}'s secret (shown once; it sends it as Authorization: Bearer …; what it \
+                 may send is still only what a pair allowed without signatures lets it):"
+            );
+            println!("{secret}");
+        }
+        GatewayCommand::RevokePeerSecrets { group, admin: name } => {
+            let actor = admin(name).await?;
+            match trust.revoke_peer_secrets(&actor, &group).await? {
+                0 => println!("{group} had no live secret"),
+                n => println!("revoked {n} secret(s) of {group}: its requests are refused now"),
             }
         }
         GatewayCommand::Peer {

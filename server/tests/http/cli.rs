@@ -418,6 +418,76 @@ async fn an_admin_at_the_console_pins_a_peers_key_and_allows_a_pair_and_an_appro
 }
 
 #[tokio::test]
+async fn an_admin_at_the_console_issues_a_plain_peer_its_secret_once_and_revokes_it() {
+    let test = TestDatabase::new().await;
+    engine::demo::seed_demo(
+        &test.db,
+        "cli-demo-password",
+        engine::demo::ReferenceStyle::Sandbox,
+        engine::now(),
+    )
+    .await
+    .unwrap();
+    let workdir = tempfile::tempdir().unwrap();
+    let dir = workdir.path();
+    let issue = [
+        "gateway",
+        "issue-peer-secret",
+        "--group",
+        "plain-agent",
+        "--admin",
+        "admin",
+    ];
+    // The secret alone on stdout (for a script to hand on); only its
+    // digest is stored.
+    let secret = countersign(&test.url, dir, &issue).await;
+    let secret = secret.trim();
+    assert!(
+        secret.starts_with("cspk_") && !secret.contains(' '),
+        "{secret}"
+    );
+    let stored = storage::gateway::peer_secrets::list(test.db.conn())
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(
+        stored[0].secret_digest,
+        engine::gateway::secret_digest(secret)
+    );
+    assert_ne!(stored[0].secret_digest, secret);
+
+    let refused = countersign_output(
+        &test.url,
+        dir,
+        &[
+            "gateway",
+            "issue-peer-secret",
+            "--group",
+            "plain-agent",
+            "--admin",
+            "approver",
+        ],
+    )
+    .await;
+    assert!(!refused.status.success());
+    let revoke = [
+        "gateway",
+        "revoke-peer-secrets",
+        "--group",
+        "plain-agent",
+        "--admin",
+        "admin",
+    ];
+    let revoked = countersign(&test.url, dir, &revoke).await;
+    assert_eq!(
+        revoked.trim(),
+        "revoked 1 secret(s) of plain-agent: its requests are refused now"
+    );
+    let again = countersign(&test.url, dir, &revoke).await;
+    assert_eq!(again.trim(), "plain-agent had no live secret");
+}
+
+#[tokio::test]
 async fn an_admin_rotates_the_groups_key_and_the_old_version_stays_published_for_the_overlap() {
     let test = TestDatabase::new().await;
     engine::demo::seed_demo(

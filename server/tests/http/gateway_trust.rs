@@ -286,3 +286,83 @@ async fn only_an_admin_with_the_pages_csrf_token_changes_the_gateways_trust() {
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
     assert!(trust::pairs(returns.db().conn()).await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_secret_issued_from_the_page_lets_a_plain_peer_send_until_it_is_revoked_from_the_page() {
+    let returns = group("returns", None).await;
+    returns.login_ok("admin").await;
+    let (status, secret) = admin_posts(
+        &returns,
+        "admin_gateway_issue_peer_secret",
+        &[("group", "plain-agent")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{secret}");
+    assert!(secret.starts_with("cspk_"), "{secret}");
+    admin_posts(
+        &returns,
+        "admin_gateway_allow_pair",
+        &[
+            ("from", "plain-agent"),
+            ("to", "returns"),
+            ("kind", "returns.inspection"),
+            ("unsigned", "on"),
+        ],
+    )
+    .await;
+    let send = |id: &'static str| {
+        let (returns, secret) = (&returns, secret.clone());
+        async move {
+            let body = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                "params": { "message": { "messageId": id, "role": "ROLE_USER",
+                    "parts": [{ "data": { "order_id": "4821" } }] } } });
+            let answer: serde_json::Value = returns
+                .bare_client()
+                .post(returns.url("/a2a"))
+                .header("A2A-Version", "1.0")
+                .bearer_auth(secret)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            answer
+        }
+    };
+    let taken = send("from-page-1").await;
+    assert_eq!(
+        taken["result"]["task"]["status"]["state"], "TASK_STATE_SUBMITTED",
+        "{taken}"
+    );
+
+    let (status, body) = admin_posts(
+        &returns,
+        "admin_gateway_revoke_peer_secrets",
+        &[("group", "plain-agent")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body,
+        "revoked 1 secret(s) of plain-agent: its requests are refused now"
+    );
+    let refused = send("from-page-2").await;
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("revoked"),
+        "{refused}"
+    );
+    let journal = crate::groups::journal_kinds(&returns, storage::journal::SETTINGS_STREAM).await;
+    assert!(
+        journal.iter().any(|k| k == "gateway_peer_secret_issued"),
+        "{journal:?}"
+    );
+    assert!(
+        journal.iter().any(|k| k == "gateway_peer_secrets_revoked"),
+        "{journal:?}"
+    );
+}

@@ -23,6 +23,7 @@ mod money_edge;
 mod ops;
 mod order_import;
 mod orders;
+mod plain_peers;
 mod proposal_authority;
 mod queue;
 #[path = "../common/refund.rs"]

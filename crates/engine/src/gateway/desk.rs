@@ -207,8 +207,11 @@ impl Desk {
                 ))));
             }
         };
+        // A plain peer's task is answered from this group's own records
+        // only: an unsigned parent would make a child no receiver takes.
         let forward = TaskKind::parse(&task.kind)
             .ok()
+            .filter(|_| !super::is_unsigned(&envelope))
             .and_then(|kind| self.forwards.get(&kind).cloned());
         let (Some(to), Some(sender)) = (forward, &self.sender) else {
             return Ok(Answer::Ready(self.own(task, &envelope).await?));

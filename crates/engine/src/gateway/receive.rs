@@ -111,9 +111,9 @@ impl InboxTaskView {
 #[derive(Clone)]
 pub struct Receiver {
     pub(super) db: Database,
-    clock: Clock,
-    me: GroupName,
-    kinds: Arc<KindRegistry>,
+    pub(super) clock: Clock,
+    pub(super) me: GroupName,
+    pub(super) kinds: Arc<KindRegistry>,
     replay: ReplayWindow,
     max_depth: u32,
     /// Wakes the gateway lane, which answers what was received.
@@ -152,12 +152,22 @@ impl Receiver {
     }
 
     /// The peer group that signed `token` (a bearer token from
-    /// `gateway::peer_token`) for this group.
+    /// `gateway::peer_token`) for this group, or, for a plain A2A peer, the
+    /// group an admin issued the secret `token` to.
     ///
     /// # Errors
     /// [`ReceiveError::Storage`], or [`ReceiveError::Unauthenticated`] with
     /// why the token is not accepted.
     pub async fn authenticate(&self, token: &str) -> Result<GroupName, ReceiveError> {
+        if token.starts_with(super::PEER_SECRET_PREFIX) {
+            return super::peer_secrets::group_of(self.db.conn(), token)
+                .await?
+                .ok_or_else(|| {
+                    ReceiveError::Unauthenticated(
+                        "this peer secret is not known here, or it was revoked".to_owned(),
+                    )
+                });
+        }
         let trust = trust::load(self.db.conn()).await?;
         gateway::peer_token::verify(token, &self.me, &trust.pins, self.clock.now())
             .map_err(ReceiveError::Unauthenticated)
@@ -298,13 +308,14 @@ impl Receiver {
         }
     }
 
-    async fn save(
+    pub(super) async fn save(
         &self,
         raw: &Value,
         signed: &SignedEnvelope,
         now: domain::Timestamp,
     ) -> Result<ReceivedTask, ReceiveError> {
         let envelope = &signed.envelope;
+        let unsigned = super::receive_plain::is_unsigned(signed);
         let (id, digest) = (new_id("gtk"), envelope_digest(raw));
         let stored = raw.to_string();
         let tx = self.db.begin_write().await?;
@@ -367,7 +378,9 @@ impl Receiver {
                     "route": envelope.route,
                     "depth": envelope.depth,
                     "budget": envelope.budget,
-                    "signer": envelope.signer.to_string(),
+                    // A plain peer's task: no key signed it.
+                    "signer": (!unsigned).then(|| envelope.signer.to_string()),
+                    "signature_verified": !unsigned,
                     "envelope_digest": digest,
                 }),
                 at: now,
@@ -388,7 +401,7 @@ impl Receiver {
     /// answer. A refusal that cannot be journaled is answered as a storage
     /// failure, so the sender retries rather than taking a refusal nobody
     /// recorded as final.
-    async fn refuse(&self, raw: &Value, refusal: Refusal) -> ReceiveError {
+    pub(super) async fn refuse(&self, raw: &Value, refusal: Refusal) -> ReceiveError {
         // At most a short string per claim: a hostile sender does not get
         // to write megabytes into the journal.
         let claimed = |field: &str| match raw["envelope"][field].as_str() {

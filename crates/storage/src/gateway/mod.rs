@@ -7,6 +7,7 @@
 pub mod inbox;
 pub mod outbox;
 pub mod own_keys;
+pub mod peer_secrets;
 pub mod peers;
 pub mod trust;
 pub mod unsigned;

@@ -81,8 +81,11 @@ pub(super) async fn agent_card(State(state): State<A2aState>) -> Response {
             "extensions": [{
                 "uri": EXTENSION,
                 "description": "Tasks travel as Countersign task envelopes: JWS (EdDSA) over the \
-                                RFC 8785 form, route, depth and budget signed, parents embedded.",
-                "required": true,
+                                RFC 8785 form, route, depth and budget signed, parents embedded. \
+                                A plain A2A peer an admin issued a secret to may send without it \
+                                (a data part, metadata.kind); its tasks are taken unsigned.",
+                // Not required: a plain peer an admin allowed talks without it.
+                "required": false,
                 // For a peer's admin to pin (by hand or with the CLI);
                 // nothing here is trusted without that.
                 "params": { "keys": keys },
@@ -97,7 +100,10 @@ pub(super) async fn agent_card(State(state): State<A2aState>) -> Response {
                     "bearerFormat": "JWT",
                     "description": "EdDSA JWT signed with the calling group's gateway key \
                                     (kid group/key_id/vN), aud = this group, at most 300 s long. \
-                                    Required for GetTask; SendMessage is proven by the envelope.",
+                                    Or a plain A2A peer's secret (cspk_…) issued by this \
+                                    group's admin. Required for GetTask, ListTasks, CancelTask \
+                                    and a plain peer's SendMessage; a signed SendMessage is \
+                                    proven by its envelope.",
                 },
             },
         },

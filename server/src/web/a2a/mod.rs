@@ -60,11 +60,11 @@ async fn rpc_call(State(state): State<A2aState>, headers: HeaderMap, body: Bytes
     };
     match call.method.as_str() {
         "SubscribeToTask" => return stream::subscribe(&state, call, &headers).await,
-        "SendStreamingMessage" => return stream::send(&state, call).await,
+        "SendStreamingMessage" => return stream::send(&state, call, &headers).await,
         _ => {}
     }
     let answer = match call.method.as_str() {
-        "SendMessage" => send_message(&state, &call).await,
+        "SendMessage" => send_message(&state, &call, &headers).await,
         "GetTask" => get_task(&state, &call, &headers).await,
         "CancelTask" => cancel_task(&state, &call, &headers).await,
         "ListTasks" => list_tasks(&state, &call, &headers).await,
@@ -82,15 +82,22 @@ async fn rpc_call(State(state): State<A2aState>, headers: HeaderMap, body: Bytes
     .into_response()
 }
 
-async fn send_message(state: &A2aState, call: &Call) -> Result<Value, RpcError> {
-    let view = receive(state, call).await?;
+async fn send_message(
+    state: &A2aState,
+    call: &Call,
+    headers: &HeaderMap,
+) -> Result<Value, RpcError> {
+    let view = receive(state, call, headers).await?;
     Ok(json!({ "task": task::to_a2a(&view) }))
 }
 
-/// The task a message carries, received (checked, written once).
+/// The task a message carries, received (checked, written once): a signed
+/// envelope in the extension, or, from a plain A2A peer that shows the
+/// secret an admin issued it, the message's data part.
 async fn receive(
     state: &A2aState,
     call: &Call,
+    headers: &HeaderMap,
 ) -> Result<engine::gateway::InboxTaskView, RpcError> {
     let message = &call.params["message"];
     if !message.is_object() {
@@ -99,32 +106,94 @@ async fn receive(
         ));
     }
     let envelope = &message["metadata"][EXTENSION];
-    if envelope.is_null() {
-        return Err(RpcError::extension_required(&format!(
-            "this group accepts only signed Countersign tasks: put the signed envelope in \
-             params.message.metadata[\"{EXTENSION}\"]"
-        )));
-    }
-    match state.gateway.receiver.receive(envelope).await {
+    let received = if envelope.is_null() {
+        let from = plain_peer(state, headers).await?;
+        state
+            .gateway
+            .receiver
+            .receive_plain(&from, plain_task(message)?)
+            .await
+    } else {
+        state.gateway.receiver.receive(envelope).await
+    };
+    match received {
         Ok(received) => Ok(received.task),
         Err(ReceiveError::Refused(refusal)) => Err(RpcError::refused(&refusal)),
         Err(error) => Err(RpcError::internal(&error.to_string())),
     }
 }
 
-/// The peer group making the request, proven by a bearer token signed by
-/// its pinned key (`gateway::peer_token`).
-async fn caller(state: &A2aState, headers: &HeaderMap) -> Result<gateway::GroupName, RpcError> {
-    let token = headers
+/// The plain A2A peer sending a message without an envelope, known by its
+/// secret; anyone else is told how to send a task here.
+async fn plain_peer(state: &A2aState, headers: &HeaderMap) -> Result<gateway::GroupName, RpcError> {
+    let how = format!(
+        "this group takes signed Countersign tasks (the signed envelope in \
+         params.message.metadata[\"{EXTENSION}\"]), or, from a plain A2A peer, a message \
+         with Authorization: Bearer <the secret this group's admin issued it>"
+    );
+    match bearer(headers) {
+        Some(token) if token.starts_with(engine::gateway::PEER_SECRET_PREFIX) => {
+            match state.gateway.receiver.authenticate(token).await {
+                Ok(group) => Ok(group),
+                Err(ReceiveError::Unauthenticated(why)) => Err(RpcError::unauthenticated(&why)),
+                Err(error) => Err(RpcError::internal(&error.to_string())),
+            }
+        }
+        _ => Err(RpcError::extension_required(&how)),
+    }
+}
+
+/// What a plain peer's message asks: its id (the task key), the kind it
+/// names in its metadata, and its first data part (the input).
+fn plain_task(message: &Value) -> Result<engine::gateway::PlainTask, RpcError> {
+    let message_id = message["messageId"]
+        .as_str()
+        .filter(|id| !id.is_empty())
+        .ok_or_else(|| {
+            RpcError::invalid_params("params.message.messageId (a string) is required")
+        })?;
+    let kind = match &message["metadata"]["kind"] {
+        Value::Null => None,
+        Value::String(kind) => Some(kind.clone()),
+        _ => {
+            return Err(RpcError::invalid_params(
+                "params.message.metadata.kind must be a string",
+            ));
+        }
+    };
+    let input = message["parts"]
+        .as_array()
+        .and_then(|parts| parts.iter().find_map(|part| part.get("data").filter(|d| d.is_object())))
+        .cloned()
+        .ok_or_else(|| {
+            RpcError::invalid_params(
+                "the message carries no data part: the task's input is a JSON object in a data part",
+            )
+        })?;
+    Ok(engine::gateway::PlainTask {
+        message_id: message_id.to_owned(),
+        kind,
+        input,
+    })
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer "))
-        .ok_or_else(|| {
-            RpcError::unauthenticated(
-                "send Authorization: Bearer <a token signed by your group's key>",
-            )
-        })?;
-    match state.gateway.receiver.authenticate(token.trim()).await {
+        .map(str::trim)
+}
+
+/// The peer group making the request, proven by a bearer token signed by
+/// its pinned key (`gateway::peer_token`), or a plain peer's secret.
+async fn caller(state: &A2aState, headers: &HeaderMap) -> Result<gateway::GroupName, RpcError> {
+    let token = bearer(headers).ok_or_else(|| {
+        RpcError::unauthenticated(
+            "send Authorization: Bearer <a token signed by your group's key, or your peer secret>",
+        )
+    })?;
+    match state.gateway.receiver.authenticate(token).await {
         Ok(caller) => Ok(caller),
         Err(ReceiveError::Unauthenticated(why)) => Err(RpcError::unauthenticated(&why)),
         Err(error) => Err(RpcError::internal(&error.to_string())),

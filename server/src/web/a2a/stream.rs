@@ -37,8 +37,8 @@ pub(super) async fn subscribe(state: &A2aState, call: Call, headers: &HeaderMap)
 
 /// `SendMessage`'s checks and answer, then the task followed as
 /// [`subscribe`] follows it; a task resent after it ended streams once.
-pub(super) async fn send(state: &A2aState, call: Call) -> Response {
-    match super::receive(state, &call).await {
+pub(super) async fn send(state: &A2aState, call: Call, headers: &HeaderMap) -> Response {
+    match super::receive(state, &call, headers).await {
         Ok(view) => match GroupName::parse(&view.sender_group) {
             Ok(sender) => follow(state.clone(), call.id, sender, view),
             Err(error) => rpc::error(call.id, RpcError::internal(&error.to_string())),
