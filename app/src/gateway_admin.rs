@@ -150,7 +150,13 @@ pub async fn admin_gateway() -> Result<GatewayInfo, AppError> {
                     route: chain.route.join(" → "),
                     depth: chain.depth,
                     spent: chain.spent_in_words(),
-                    note: task.status_message,
+                    note: match (chain.unsigned, task.status_message) {
+                        (true, Some(message)) => {
+                            Some(format!("unsigned (a plain A2A peer's) · {message}"))
+                        }
+                        (true, None) => Some("unsigned (a plain A2A peer's)".to_owned()),
+                        (false, message) => message,
+                    },
                 }
             })
             .collect(),

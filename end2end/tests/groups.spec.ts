@@ -121,9 +121,42 @@ test("the returns group's admin sees a refused task with its reason, and whom th
   const withdrawn = await (await send()).json();
   expect(withdrawn.error.data[0].metadata.countersignReason).toBe("pair_not_allowed");
 
+  // A plain A2A peer: a secret issued from the page (shown once) and a
+  // pair allowed without signatures let it send; revoked, it cannot.
+  const issue = gateway.getByTestId("gateway-issue-secret");
+  await issue.getByLabel("Plain peer's group").fill("plain-agent");
+  await issue.getByRole("button", { name: "Issue a secret" }).click();
+  await expect(gateway.getByTestId("gateway-secret")).toContainText("cspk_");
+  const secret = (await gateway.getByTestId("gateway-secret").textContent()) ?? "";
+  await allow.getByLabel("From group").fill("plain-agent");
+  await allow.getByLabel("Task kind").selectOption("returns.inspection");
+  await allow.getByLabel("without signatures", { exact: false }).check();
+  await allow.getByRole("button", { name: "Allow pair" }).click();
+  const plainPair = gateway.locator('[data-testid="gateway-pairs"] li[data-pair="plain-agent>returns:returns.inspection"]');
+  await expect(plainPair).toHaveAttribute("data-unsigned", "true");
+  const plain = (id: string) => request.post(`http://127.0.0.1:${returnsGroupPort}/a2a`, {
+    headers: { "A2A-Version": "1.0", Authorization: `Bearer ${secret}` },
+    data: {
+      jsonrpc: "2.0", id: 1, method: "SendMessage",
+      params: { message: { messageId: id, role: "ROLE_USER", parts: [{ data: { order_id: "4821" } }] } },
+    },
+  });
+  const taken = await (await plain("e2e-plain-1")).json();
+  expect(taken.result.task.status.state).toBe("TASK_STATE_SUBMITTED");
+  await admin.reload();
+  await waitForHydration(admin);
+  const plainTask = gateway.getByTestId("gateway-inbound").locator(`tr[data-task="${taken.result.task.id}"]`);
+  await expect(plainTask).toContainText("unsigned (a plain A2A peer's)");
+  await gateway.getByRole("button", { name: "Revoke plain-agent's secrets" }).click();
+  await expect(gateway.getByRole("status").filter({ hasText: "revoked 1 secret" })).toBeVisible();
+  const revoked = await (await plain("e2e-plain-2")).json();
+  expect(revoked.error.message).toContain("revoked");
+  await plainPair.getByRole("button", { name: "Withdraw plain-agent → returns: returns.inspection" }).click();
+  await expect(plainPair).toHaveCount(0);
+
   // The flagship's inspection (the test before): who sent it, its route
   // and depth, and what answering it spent.
-  const received = gateway.getByTestId("gateway-inbound").locator('tr[data-state="completed"]').first();
+  const received = gateway.getByTestId("gateway-inbound").locator('tr[data-state="completed"]').filter({ hasText: "support" }).first();
   await expect(received).toContainText("support");
   await expect(received.locator("td").nth(4)).toHaveText("support");
   await expect(received.locator("td").nth(5)).toHaveText("0");

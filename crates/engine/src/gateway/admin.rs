@@ -99,6 +99,8 @@ pub struct TaskChain {
     pub depth: u32,
     /// What the answering group signed it spent; None before an answer.
     pub spent: Option<gateway::Spent>,
+    /// Received from a plain A2A peer: no signature on it.
+    pub unsigned: bool,
 }
 
 impl TaskChain {
@@ -115,7 +117,8 @@ impl TaskChain {
                 .as_ref()
                 .map(|e| e.envelope.route.iter().map(ToString::to_string).collect())
                 .unwrap_or_default(),
-            depth: envelope.map_or(0, |e| e.envelope.depth),
+            depth: envelope.as_ref().map_or(0, |e| e.envelope.depth),
+            unsigned: envelope.as_ref().is_some_and(super::is_unsigned),
             spent,
         }
     }
