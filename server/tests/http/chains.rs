@@ -7,8 +7,8 @@
 //! every hop.
 
 use crate::groups::{
-    answered, group, inspection, journal_kinds, key_pinned_at, lying_peer, pin_keys_of, sender,
-    signing_peer_as,
+    always, answered, group, inspection, journal_kinds, key_pinned_at, lying_peer, pin_keys_of,
+    sender, signing_peer_as,
 };
 use crate::support::TestApp;
 use chrono::Utc;
@@ -193,6 +193,103 @@ async fn a_parcel_the_returns_desk_recorded_is_answered_there_without_asking_the
             .await
             .unwrap()
             .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn a_lying_group_that_passes_a_task_back_to_the_group_it_came_through_is_refused_there_as_a_cycle()
+ {
+    let support = group("support", None).await;
+    let returns = forwarding_group("returns", "rogue", 5, true).await;
+    pin_keys_of(&returns, &support).await;
+    pin_keys_of(&support, &returns).await;
+    allow(&returns, "support", "returns").await;
+    reach(&support, "returns", &returns).await;
+    // Rogue: a group returns trusts, that turns the task down and keeps
+    // what returns passed it.
+    let rogue_key = key_pinned_at(&returns, "rogue").await;
+    allow(&returns, "rogue", "returns").await;
+    let rogue = lying_peer(always(
+        serde_json::json!({ "id": "gtk_rogue", "status": { "state": "TASK_STATE_REJECTED" } }),
+    ))
+    .await;
+    peers::set(
+        returns.db().conn(),
+        peers::Peer {
+            group_name: "rogue".into(),
+            url: format!("{}/a2a", rogue.uri()),
+            updated_by: "usr_admin".into(),
+            updated_at: Utc::now(),
+        },
+    )
+    .await
+    .unwrap();
+    let sender = sender(&support);
+    answered(&sender, &sender.send(inspection("4823")).await.unwrap()).await;
+    let passed = rogue.received_requests().await.unwrap();
+    let asked: serde_json::Value = serde_json::from_slice(&passed[0].body).unwrap();
+    let child = gateway::SignedEnvelope::from_stored(
+        &asked["params"]["message"]["metadata"][gateway::EXTENSION].to_string(),
+    )
+    .unwrap();
+    assert_eq!(
+        child.envelope.route.len(),
+        2,
+        "support → returns, sent to rogue"
+    );
+
+    // Rogue sends it back to returns, signed, route extended honestly.
+    let mut route = child.envelope.route.clone();
+    route.push(child.envelope.to.clone());
+    let back = gateway::TaskEnvelope {
+        v: gateway::ENVELOPE_VERSION,
+        task_key: gateway::TaskKey::parse("rogue:back-1").unwrap(),
+        kind: child.envelope.kind.clone(),
+        input: child.envelope.input.clone(),
+        from: rogue_key.key_ref().group.clone(),
+        to: crate::groups::name("returns"),
+        root_key: child.envelope.root_key.clone(),
+        parent_key: Some(child.envelope.task_key.clone()),
+        depth: u32::try_from(route.len()).unwrap() - 1,
+        route,
+        budget: child.envelope.budget.clone(),
+        parent_remaining: Some(child.envelope.budget.clone()),
+        created: Utc::now(),
+        nonce: "rogue-nonce-1".into(),
+        signer: rogue_key.key_ref().clone(),
+        parent: Some(Box::new(child)),
+    };
+    let signed = gateway::jws::sign(back, &rogue_key).unwrap();
+    let answer: serde_json::Value = returns
+        .bare_client()
+        .post(returns.url("/a2a"))
+        .header("A2A-Version", "1.0")
+        .json(
+            &serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+            "params": { "message": { "messageId": "m", "role": "ROLE_USER", "parts": [],
+                "metadata": { gateway::EXTENSION: signed } } } }),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    // Returns verified its own link in the chain, then saw itself on the
+    // signed route: refused as the cycle it is, and journaled.
+    let metadata = &answer["error"]["data"][0]["metadata"];
+    assert_eq!(metadata["countersignReason"], "cycle", "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("returns already appears in the route support → returns → rogue"),
+        "{answer}"
+    );
+    assert!(
+        journal_kinds(&returns, storage::journal::GATEWAY_STREAM)
+            .await
+            .contains(&"gateway.task_refused".to_owned())
     );
 }
 

@@ -357,7 +357,7 @@ fn answer_to(asked: &serde_json::Value, task: serde_json::Value) -> serde_json::
 }
 
 /// A peer that reports every task as `task`.
-fn always(task: serde_json::Value) -> LyingPeer {
+pub(crate) fn always(task: serde_json::Value) -> LyingPeer {
     LyingPeer {
         answer: Some(Box::new(move |asked| answer_to(asked, task.clone()))),
         body: "",

@@ -185,7 +185,8 @@ impl Gateway {
             parts.kinds.clone(),
             wake.clone(),
         )
-        .with_max_depth(parts.max_depth);
+        .with_max_depth(parts.max_depth)
+        .with_own_keys(own_keys.clone());
         let desk = desk::Desk {
             db: db.clone(),
             clock: clock.clone(),

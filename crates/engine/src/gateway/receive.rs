@@ -121,6 +121,10 @@ pub struct Receiver {
     /// Signalled whenever this process records a step of an inbox task
     /// (the desk's answer, a cancel), for those watching one.
     pub(super) changed: Arc<Notify>,
+    /// This group's own key: a chain that passed through this group
+    /// embeds an envelope this group signed, verified with it so that the
+    /// route check can name the cycle.
+    own_keys: Option<super::Keys>,
 }
 
 impl Receiver {
@@ -142,7 +146,16 @@ impl Receiver {
             max_depth: gateway::DEFAULT_MAX_DEPTH,
             wake,
             changed: Arc::new(Notify::new()),
+            own_keys: None,
         }
+    }
+
+    /// This group's own key, to verify its own links in a chain that came
+    /// back (a cycle, refused as one).
+    #[must_use]
+    pub fn with_own_keys(mut self, keys: Option<super::Keys>) -> Self {
+        self.own_keys = keys;
+        self
     }
 
     /// The depth limit (default [`gateway::DEFAULT_MAX_DEPTH`]).
@@ -293,7 +306,27 @@ impl Receiver {
     /// before), or a storage failure (nothing was accepted).
     pub async fn receive(&self, raw: &Value) -> Result<ReceivedTask, ReceiveError> {
         let now = self.clock.now();
-        let trust = trust::load(self.db.conn()).await?;
+        let mut trust = trust::load(self.db.conn()).await?;
+        // A route that claims this group was passed embeds a link this
+        // group signed: its own keys verify it, and the route check then
+        // refuses the cycle by name (rather than as an unknown key). Read
+        // only then: with a remote broker, publishing is a network call.
+        let claims_me = raw["envelope"]["route"]
+            .as_array()
+            .is_some_and(|route| route.iter().any(|g| g.as_str() == Some(self.me.as_str())));
+        if claims_me && let Some(keys) = &self.own_keys {
+            match keys.published().await {
+                Ok(published) => {
+                    for (key, pinned) in published {
+                        trust.pins.pin(key, pinned);
+                    }
+                }
+                // Unverifiable then: refused for the unknown key, as before.
+                Err(error) => {
+                    tracing::warn!(%error, "own keys unreadable for a chain naming this group")
+                }
+            }
+        }
         let admission = Admission {
             me: &self.me,
             allowlist: &trust.allowlist,
