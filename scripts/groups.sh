@@ -58,7 +58,9 @@ as_group returns "$bin" gateway allow --from support --to returns \
 as_group support "$bin" gateway peer --group returns \
   --url "http://$returns_listen/a2a" --admin admin
 
-as_group returns "$bin" serve &
+# RETURNS_FORWARD (`kind=group`, optional): the returns desk passes the
+# tasks it has no record for on to that group (gateway_forward).
+COUNTERSIGN_GATEWAY_FORWARD="${RETURNS_FORWARD:-}" as_group returns "$bin" serve &
 returns_pid=$!
 trap 'kill "$returns_pid" 2> /dev/null || true; wait "$returns_pid" 2> /dev/null || true' EXIT INT TERM
 echo "returns desk: http://$returns_listen (the same demo logins; its password is printed below)"

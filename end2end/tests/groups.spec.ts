@@ -1,6 +1,21 @@
-import { expect, test } from "@playwright/test";
+import { Browser, expect, Page, test } from "@playwright/test";
 import { demoPassword, returnsGroupPort, supportGroupPort } from "../playwright.config";
 import { expectNoSeriousA11yViolations, signIn, waitForHydration } from "./helpers";
+import { extension as signedTask, GroupKey, serveGroups } from "./peer-group";
+
+/** The returns group's /admin, signed in as its admin. */
+async function returnsAdmin(browser: Browser): Promise<Page> {
+  const admin = await (await browser.newContext()).newPage();
+  await admin.goto(`http://127.0.0.1:${returnsGroupPort}/login`);
+  await waitForHydration(admin);
+  await admin.getByLabel("User name").fill("admin");
+  await admin.getByLabel("Password").fill(demoPassword);
+  await admin.getByRole("button", { name: "Sign in" }).click();
+  await expect(admin.getByTestId("signed-in-as")).toBeVisible();
+  await admin.goto(`http://127.0.0.1:${returnsGroupPort}/admin`);
+  await waitForHydration(admin);
+  return admin;
+}
 
 // Against the two agent groups of scripts/groups.sh: the support group's
 // refund specialist asks the returns desk (the other group, its own
@@ -75,15 +90,7 @@ test("the returns group's admin sees a refused task with its reason, and whom th
   expect(answer.error.code).toBe(-32602);
   expect(answer.error.data[0].metadata.countersignReason).toBe("pair_not_allowed");
 
-  const admin = await (await browser.newContext()).newPage();
-  await admin.goto(`http://127.0.0.1:${returnsGroupPort}/login`);
-  await waitForHydration(admin);
-  await admin.getByLabel("User name").fill("admin");
-  await admin.getByLabel("Password").fill(demoPassword);
-  await admin.getByRole("button", { name: "Sign in" }).click();
-  await expect(admin.getByTestId("signed-in-as")).toBeVisible();
-  await admin.goto(`http://127.0.0.1:${returnsGroupPort}/admin`);
-  await waitForHydration(admin);
+  const admin = await returnsAdmin(browser);
   const gateway = admin.getByTestId("gateway-admin");
   await expect(gateway.getByTestId("gateway-group")).toHaveText("returns");
   // With the gateway on, its trust forms are part of the page's scan.
@@ -161,4 +168,65 @@ test("the returns group's admin sees a refused task with its reason, and whom th
   await expect(received.locator("td").nth(4)).toHaveText("support");
   await expect(received.locator("td").nth(5)).toHaveText("0");
   await expect(received.locator("td").nth(6)).toHaveText("1 step");
+});
+
+test("a task passed back to the returns group is refused there as a cycle, and its admin reads why", async ({ browser, request }) => {
+  // Two groups played in Node: billing asks; rogue, which the returns desk
+  // passes what it has no record of (RETURNS_FORWARD), sends it back.
+  const billing = new GroupKey("billing");
+  const rogue = new GroupKey("rogue");
+  const peers = await serveGroups([billing, rogue]);
+  try {
+    const admin = await returnsAdmin(browser);
+    const gateway = admin.getByTestId("gateway-admin");
+    // The returns admin trusts both from the page: first contact, so each
+    // card is pinned only with the fingerprint its admin read out.
+    for (const key of [billing, rogue]) {
+      const pinCard = gateway.getByTestId("gateway-pin-card");
+      await pinCard.getByLabel("Group").fill(key.group);
+      await pinCard.getByLabel("Its address (the card is at /.well-known/agent-card.json)").fill(peers.base(key.group));
+      await pinCard.getByLabel("Fingerprint of its current key (first contact)").fill(key.fingerprint());
+      await pinCard.getByRole("button", { name: "Pin from card" }).click();
+      await expect(gateway.getByRole("status").filter({ hasText: `${key.group}'s card verified` })).toContainText(`pinned ${key.kid}`);
+      const allow = gateway.getByTestId("gateway-allow-pair");
+      await allow.getByLabel("From group").fill(key.group);
+      await allow.getByLabel("Task kind").selectOption("returns.inspection");
+      await allow.getByRole("button", { name: "Allow pair" }).click();
+      await expect(gateway.locator(`[data-testid="gateway-pairs"] li[data-pair="${key.group}>returns:returns.inspection"]`)).toBeVisible();
+    }
+    const setPeer = gateway.getByTestId("gateway-set-peer");
+    await setPeer.getByLabel("Group").fill("rogue");
+    await setPeer.getByLabel("A2A endpoint").fill(`${peers.base("rogue")}/a2a`);
+    await setPeer.getByRole("button", { name: "Set address" }).click();
+    await expect(gateway.locator('[data-peer="rogue"]')).toBeVisible();
+
+    const send = async (signed: unknown) => (await request.post(`http://127.0.0.1:${returnsGroupPort}/a2a`, {
+      headers: { "A2A-Version": "1.0" },
+      data: {
+        jsonrpc: "2.0", id: 1, method: "SendMessage",
+        params: { message: { messageId: "e2e-cycle", role: "ROLE_USER", parts: [], metadata: { [signedTask]: signed } } },
+      },
+    })).json();
+    // Billing asks about a parcel the returns desk never saw: the desk
+    // passes it on to rogue, signed, its route billing → returns.
+    const root = await send(billing.root("returns", "billing:cycle-1", { order_id: "4823" }));
+    expect(root.result.task.status.state).toBe("TASK_STATE_SUBMITTED");
+    const passed = () => peers.received.find((call) => call.method === "SendMessage");
+    await expect.poll(() => passed() !== undefined).toBe(true);
+    const child = passed().params.message.metadata[signedTask];
+    expect(child.envelope.route).toEqual(["billing", "returns"]);
+    // Rogue sends it straight back, route extended honestly and signed:
+    // the returns group finds itself on the signed route.
+    const back = await send(rogue.passOn(child, "returns", "rogue:back-1"));
+    expect(back.error.data[0].metadata.countersignReason).toBe("cycle");
+
+    await admin.reload();
+    await waitForHydration(admin);
+    const refused = gateway.locator('[data-testid="gateway-refusals"] li[data-code="cycle"]').first();
+    await expect(refused).toContainText("from rogue");
+    await expect(refused).toContainText("returns already appears in the route billing → returns → rogue");
+    await admin.screenshot({ path: test.info().outputPath("gateway-refused-cycle.png"), fullPage: true });
+  } finally {
+    await peers.close();
+  }
 });
