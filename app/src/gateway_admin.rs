@@ -57,8 +57,14 @@ pub struct GatewayInfo {
     /// `group/key/vN` with when it stops verifying (None: current).
     pub keys: Vec<(String, Option<domain::Timestamp>)>,
     pub pairs: Vec<AllowedPair>,
-    /// The task kinds this build speaks.
-    pub kinds: Vec<String>,
+    /// The task kinds this build speaks, with what each is for.
+    pub kinds: Vec<(String, String)>,
+    /// This group's own key versions peers may pin: `group/key/vN`, its
+    /// fingerprint, and when it stops verifying (None: current). Empty
+    /// when the group cannot sign.
+    pub own_keys: Vec<(String, String, Option<domain::Timestamp>)>,
+    /// Why the own keys could not be read, if they could not.
+    pub own_keys_error: Option<String>,
     /// Plain A2A peers' secrets: group, when issued, whether revoked.
     pub peer_secrets: Vec<(String, domain::Timestamp, bool)>,
     pub inbound: Vec<GatewayTaskRow>,
@@ -89,6 +95,27 @@ pub async fn admin_gateway() -> Result<GatewayInfo, AppError> {
             )
         })
         .collect();
+    let own = match ctx.engine.gateway.as_ref().and_then(|g| g.own_keys.clone()) {
+        Some(keys) => keys.published().await.map_err(|e| e.to_string()),
+        None => Ok(Vec::new()),
+    };
+    let (own_keys, own_keys_error) = match own {
+        Ok(published) => (
+            published
+                .into_iter()
+                .map(|(key, pinned)| {
+                    (
+                        key.to_string(),
+                        engine::gateway::key_fingerprint(&pinned.public_key),
+                        pinned.usable_until,
+                    )
+                })
+                .collect(),
+            None,
+        ),
+        // A broker that is down (Vault sealed) does not hide the rest.
+        Err(error) => (Vec::new(), Some(error)),
+    };
     Ok(GatewayInfo {
         peer_secrets,
         group: ctx.engine.gateway.as_ref().map(|g| g.group.to_string()),
@@ -130,10 +157,12 @@ pub async fn admin_gateway() -> Result<GatewayInfo, AppError> {
             .map(|g| {
                 g.kinds
                     .describe()
-                    .map(|(kind, ..)| kind.to_string())
+                    .map(|(kind, description, ..)| (kind.to_string(), description.to_owned()))
                     .collect()
             })
             .unwrap_or_default(),
+        own_keys,
+        own_keys_error,
         inbound: overview
             .inbound
             .into_iter()

@@ -253,3 +253,29 @@ pub async fn admin_gateway_revoke_peer_secrets(
         },
     )
 }
+
+/// Rotates this group's key: a new version signs from now on; the one
+/// before still verifies for 24 hours while peers learn the new one from
+/// the agent card.
+#[server(prefix = "/fn", endpoint = "admin_gateway_rotate_key")]
+pub async fn admin_gateway_rotate_key(csrf_token: String) -> Result<String, AppError> {
+    crate::server::check_csrf(&csrf_token)?;
+    let (ctx, me) = crate::server::require_admin()?;
+    let keys = ctx
+        .engine
+        .gateway
+        .as_ref()
+        .and_then(|g| g.own_keys.clone())
+        .ok_or_else(|| {
+            crate::server::fail(AppError::Invalid(
+                "this group has no signing key to rotate (no master key, no Vault)".to_owned(),
+            ))
+        })?;
+    let key = keys
+        .rotate(&engine::settings::ChangedBy::person(&me.actor()))
+        .await
+        .map_err(|e| crate::server::fail(AppError::Unavailable(e.to_string())))?;
+    Ok(format!(
+        "signing with {key} now; the previous version verifies for 24 hours"
+    ))
+}

@@ -96,6 +96,11 @@ test("the returns group's admin sees a refused task with its reason, and whom th
   // With the gateway on, its trust forms are part of the page's scan.
   await expectNoSeriousA11yViolations(admin);
   await expect(gateway.getByTestId("gateway-keys")).toContainText("support/gateway/v1");
+  // Its own key with the fingerprint to read out to a new peer, and the
+  // kinds it speaks.
+  await expect(gateway.getByTestId("gateway-own-keys")).toContainText("returns/gateway/v1 signs now");
+  await expect(gateway.getByTestId("gateway-own-keys")).toContainText(/fingerprint [0-9a-f]{4}:/);
+  await expect(gateway.getByTestId("gateway-kinds")).toContainText("returns.inspection");
   await expect(gateway.getByTestId("gateway-pairs")).toContainText("support → returns: returns.inspection");
   const refused = gateway.locator('[data-testid="gateway-refusals"] li[data-code="pair_not_allowed"]').first();
   await expect(refused).toContainText("from billing");

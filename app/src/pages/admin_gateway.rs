@@ -8,7 +8,8 @@ use crate::format::utc;
 use crate::gateway_admin::{AllowedPair, GatewayInfo, GatewayTaskRow, admin_gateway};
 use crate::gateway_trust::{
     AdminGatewayAllowPair, AdminGatewayIssuePeerSecret, AdminGatewayPinCard, AdminGatewayRetireKey,
-    AdminGatewayRevokePeerSecrets, AdminGatewaySetPeer, AdminGatewayWithdrawPair,
+    AdminGatewayRevokePeerSecrets, AdminGatewayRotateKey, AdminGatewaySetPeer,
+    AdminGatewayWithdrawPair,
 };
 use crate::pages::admin::outcome;
 use leptos::form::ActionForm;
@@ -24,6 +25,7 @@ struct TrustActions {
     withdraw: ServerAction<AdminGatewayWithdrawPair>,
     issue_secret: ServerAction<AdminGatewayIssuePeerSecret>,
     revoke_secrets: ServerAction<AdminGatewayRevokePeerSecrets>,
+    rotate: ServerAction<AdminGatewayRotateKey>,
 }
 
 impl TrustActions {
@@ -36,11 +38,12 @@ impl TrustActions {
             withdraw: ServerAction::new(),
             issue_secret: ServerAction::new(),
             revoke_secrets: ServerAction::new(),
+            rotate: ServerAction::new(),
         }
     }
 
     /// Changes whenever one of them has run: the overview reloads.
-    fn version(self) -> [usize; 7] {
+    fn version(self) -> [usize; 8] {
         [
             self.set_peer.version().get(),
             self.pin_card.version().get(),
@@ -49,7 +52,52 @@ impl TrustActions {
             self.withdraw.version().get(),
             self.issue_secret.version().get(),
             self.revoke_secrets.version().get(),
+            self.rotate.version().get(),
         ]
+    }
+}
+
+/// This group's own key: what peers pin (the fingerprint to read out on
+/// first contact), and its rotation.
+fn own_keys_section(
+    keys: Vec<(String, String, Option<domain::Timestamp>)>,
+    error: Option<String>,
+    actions: TrustActions,
+) -> impl IntoView {
+    view! {
+        <h3>"This group's key"</h3>
+        {error.map(|error| view! { <p class="error" role="alert">{format!("The key broker did not answer: {error}")}</p> })}
+        {if keys.is_empty() {
+            view! { <p class="muted" data-testid="gateway-own-keys">"This group signs nothing: it has no master key and no Vault broker, so it can receive but not send."</p> }.into_any()
+        } else {
+            view! {
+                <ul class="plain" data-testid="gateway-own-keys">
+                    {keys.into_iter().map(|(kid, fingerprint, until)| view! {
+                        <li>
+                            <code>{kid}</code> " "
+                            {until.map_or_else(|| "signs now".to_owned(), |u| format!("verifies until {}", utc(u)))}
+                            <br/><span class="small">"fingerprint "</span><code class="small">{fingerprint}</code>
+                        </li>
+                    }).collect_view()}
+                </ul>
+                <ActionForm action=actions.rotate attr:class="inline">
+                    <CsrfField/>
+                    <button type="submit" class="secondary">"Rotate this group's key"</button>
+                </ActionForm>
+            }.into_any()
+        }}
+        {outcome(actions.rotate)}
+    }
+}
+
+fn kinds_section(kinds: &[(String, String)]) -> impl IntoView {
+    view! {
+        <h3>"Task kinds"</h3>
+        <ul class="plain" data-testid="gateway-kinds">
+            {kinds.iter().map(|(kind, description)| view! {
+                <li><code>{kind.clone()}</code> " — " {description.clone()}</li>
+            }).collect_view()}
+        </ul>
     }
 }
 
@@ -191,7 +239,7 @@ fn plain_peers_section(
 fn pairs_section(
     me: String,
     pairs: Vec<AllowedPair>,
-    kinds: Vec<String>,
+    kinds: Vec<(String, String)>,
     actions: TrustActions,
 ) -> impl IntoView {
     view! {
@@ -233,7 +281,7 @@ fn pairs_section(
             <input id="gateway-pair-to" name="to" required maxlength="63" autocomplete="off" value=me/>
             <label for="gateway-pair-kind">"Task kind"</label>
             <select id="gateway-pair-kind" name="kind" required>
-                {kinds.into_iter().map(|kind| { let value = kind.clone(); view! { <option value=value>{kind}</option> } }).collect_view()}
+                {kinds.into_iter().map(|(kind, _)| { let value = kind.clone(); view! { <option value=value>{kind}</option> } }).collect_view()}
             </select>
             <label class="check">
                 <input type="checkbox" name="unsigned"/>
@@ -291,6 +339,8 @@ fn overview(info: GatewayInfo, actions: TrustActions) -> impl IntoView {
     };
     view! {
         <p>"This agent group: " <strong data-testid="gateway-group">{group.clone()}</strong></p>
+        {own_keys_section(info.own_keys, info.own_keys_error, actions)}
+        {kinds_section(&info.kinds)}
         {peers_section(info.peers, actions)}
         {keys_section(info.keys, actions)}
         {pairs_section(group, info.pairs, info.kinds, actions)}

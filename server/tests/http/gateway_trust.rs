@@ -366,3 +366,35 @@ async fn a_secret_issued_from_the_page_lets_a_plain_peer_send_until_it_is_revoke
         "{journal:?}"
     );
 }
+
+#[tokio::test]
+async fn an_admin_rotates_the_groups_key_from_the_page_and_a_group_without_one_is_told_why() {
+    let returns = group("returns", None).await;
+    returns.login_ok("admin").await;
+    let (status, body) = admin_posts(&returns, "admin_gateway_rotate_key", &[]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body,
+        "signing with returns/gateway/v2 now; the previous version verifies for 24 hours"
+    );
+    let keys = returns
+        .engine
+        .gateway
+        .as_ref()
+        .unwrap()
+        .own_keys
+        .clone()
+        .unwrap();
+    let published = keys.published().await.unwrap();
+    assert_eq!(published.len(), 2);
+    assert!(
+        published[0].1.usable_until.is_some(),
+        "v1 retired with its overlap"
+    );
+
+    let keyless = TestApp::spawn_with(|s| s.gateway_group = Some("warehouse".into())).await;
+    keyless.login_ok("admin").await;
+    let (status, body) = admin_posts(&keyless, "admin_gateway_rotate_key", &[]).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body.contains("no signing key to rotate"), "{body}");
+}

@@ -27,6 +27,7 @@ mod work_items;
 pub use admin::{GatewayOverview, GatewayTrust, KeyToPin, RefusedTask, TaskChain, TrustError};
 pub use card_pins::{CardPins, fetch_card};
 pub use desk::Forwards;
+pub use gateway::fingerprint as key_fingerprint;
 pub use keys::{KeyBroker, Keys};
 pub use kinds::{RETURNS_INSPECTION, catalogue};
 pub use listing::{ListError, TaskPage, TaskQuery};
