@@ -263,3 +263,24 @@ async fn a_plain_peers_task_this_group_has_no_record_for_is_answered_unknown_and
         "an unsigned task makes no child"
     );
 }
+
+#[tokio::test]
+async fn one_plain_message_delivered_twice_at_once_makes_one_task_and_both_get_it() {
+    let (app, secret) = returns_with_plain_peer(|_| {}).await;
+    let (first, second) = tokio::join!(
+        send_raw(&app, Some(&secret), message("twice", "4821")),
+        send_raw(&app, Some(&secret), message("twice", "4821")),
+    );
+    let id = first["result"]["task"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{first}"));
+    assert_eq!(second["result"]["task"]["id"], id, "{second}");
+    let filter = storage::journal::JournalFilter {
+        stream: Some(storage::journal::GATEWAY_STREAM.to_owned()),
+        ..storage::journal::JournalFilter::default()
+    };
+    let (refusals, _) = storage::journal::list(app.db().conn(), &filter, 0, 10)
+        .await
+        .unwrap();
+    assert!(refusals.is_empty(), "nothing refused: {refusals:?}");
+}

@@ -378,6 +378,18 @@ impl Receiver {
                     resent: true,
                 });
             }
+            Accepted::KeyReused(earlier)
+                if unsigned && super::receive_plain::same_plain_task(&earlier, signed) =>
+            {
+                // Two deliveries of one plain message at once: the other
+                // wrote it (a plain envelope is rebuilt per delivery, so
+                // the inbox sees another digest).
+                tx.rollback().await?;
+                return Ok(ReceivedTask {
+                    task: InboxTaskView::read(earlier)?,
+                    resent: true,
+                });
+            }
             Accepted::KeyReused(_) => {
                 tx.rollback().await?;
                 let refusal = Refusal::KeyReused {

@@ -40,6 +40,17 @@ pub fn is_unsigned(signed: &SignedEnvelope) -> bool {
     signed.signature.signature.is_empty()
 }
 
+/// Whether `earlier` is the task a plain peer's message `asked` makes: the
+/// same message delivered again (its envelope here is rebuilt each time,
+/// so it is compared by what the peer sent: kind and input).
+pub(super) fn same_plain_task(earlier: &inbox::InboxTask, asked: &SignedEnvelope) -> bool {
+    SignedEnvelope::from_stored(&earlier.envelope).is_ok_and(|stored| {
+        is_unsigned(&stored)
+            && stored.envelope.kind == asked.envelope.kind
+            && stored.envelope.input == asked.envelope.input
+    })
+}
+
 fn malformed(why: impl Into<String>) -> Refusal {
     Refusal::Malformed(why.into())
 }
@@ -178,12 +189,7 @@ impl Receiver {
         earlier: inbox::InboxTask,
         now_asked: &SignedEnvelope,
     ) -> Result<ReceivedTask, ReceiveError> {
-        let same = SignedEnvelope::from_stored(&earlier.envelope).is_ok_and(|stored| {
-            is_unsigned(&stored)
-                && stored.envelope.kind == now_asked.envelope.kind
-                && stored.envelope.input == now_asked.envelope.input
-        });
-        if !same {
+        if !same_plain_task(&earlier, now_asked) {
             let refusal = Refusal::KeyReused {
                 task_key: now_asked.envelope.task_key.clone(),
             };
