@@ -73,7 +73,7 @@ pub(crate) async fn pin_keys_of(at: &TestApp, of: &TestApp) {
 /// The two groups pin each other's keys (the returns group verifies the
 /// tasks, the support group the answers); the returns group allows the
 /// support group's inspections when `allow`.
-async fn trust_each_other(returns: &TestApp, support: &TestApp, allow: bool) {
+pub(crate) async fn trust_each_other(returns: &TestApp, support: &TestApp, allow: bool) {
     pin_keys_of(returns, support).await;
     pin_keys_of(support, returns).await;
     if allow {
@@ -98,7 +98,7 @@ async fn allow_inspections(db: &storage::Database) {
 }
 
 /// The support group reaches the returns group at `url`.
-async fn reach(support: &TestApp, url: &str) {
+pub(crate) async fn reach(support: &TestApp, url: &str) {
     peers::set(
         support.db().conn(),
         peers::Peer {

@@ -4,7 +4,9 @@
 //! them with the public keys Vault publishes, a rotation is Vault's, and a
 //! Vault that is down or lies makes nothing leave.
 
-use crate::groups::{answered, group, inspection, journal_kinds, pin, pin_keys_of, sender};
+use crate::groups::{
+    answered, group, inspection, journal_kinds, pin, reach, sender, trust_each_other,
+};
 use crate::support::TestApp;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -13,7 +15,7 @@ use gateway::{GroupName, KeyId, KeyRef, SigningKey};
 use serde_json::{Value, json};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use storage::gateway::{outbox, peers, trust};
+use storage::gateway::outbox;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate, matchers::any};
 
 const TOKEN: &str = "hvs.test-token";
@@ -163,8 +165,9 @@ impl Respond for &'static Transit {
     }
 }
 
-/// A fake Vault and the support group whose key lives in it.
-async fn support_in_vault() -> (&'static Transit, MockServer, TestApp) {
+/// A fake Vault and the support group whose key lives in it, reaching
+/// Vault with `token`.
+async fn support_in_vault_with(token: &str) -> (&'static Transit, MockServer, TestApp) {
     let transit: &'static Transit = Box::leak(Box::default());
     let vault = MockServer::start().await;
     Mock::given(any()).respond_with(transit).mount(&vault).await;
@@ -173,10 +176,14 @@ async fn support_in_vault() -> (&'static Transit, MockServer, TestApp) {
         s.gateway_group = Some("support".into());
         s.gateway_key_broker = server::config::KeyBrokerKind::Vault;
         s.gateway_vault_address = Some(address);
-        s.gateway_vault_token = Some(TOKEN.to_owned().into());
+        s.gateway_vault_token = Some(token.to_owned().into());
     })
     .await;
     (transit, vault, support)
+}
+
+async fn support_in_vault() -> (&'static Transit, MockServer, TestApp) {
+    support_in_vault_with(TOKEN).await
 }
 
 /// The returns group trusts support's Vault-held key and answers it.
@@ -185,31 +192,8 @@ async fn returns_for(support: &TestApp) -> TestApp {
     engine::demo::seed_returned_parcels(returns.db(), Utc::now())
         .await
         .unwrap();
-    pin_keys_of(&returns, support).await;
-    pin_keys_of(support, &returns).await;
-    trust::allow_pair(
-        returns.db().conn(),
-        trust::PairRow {
-            from_group: "support".into(),
-            to_group: "returns".into(),
-            kind: "returns.inspection".into(),
-            allowed_by: "usr_admin".into(),
-            allowed_at: Utc::now(),
-        },
-    )
-    .await
-    .unwrap();
-    peers::set(
-        support.db().conn(),
-        peers::Peer {
-            group_name: "returns".into(),
-            url: returns.url("/a2a"),
-            updated_by: "usr_admin".into(),
-            updated_at: Utc::now(),
-        },
-    )
-    .await
-    .unwrap();
+    trust_each_other(&returns, support, true).await;
+    reach(support, &returns.url("/a2a")).await;
     returns
 }
 
@@ -348,17 +332,7 @@ async fn a_vault_that_is_down_refuses_or_lies_sends_nothing_and_says_why() {
 
 #[tokio::test]
 async fn a_vault_token_without_permission_is_refused_in_vaults_own_words() {
-    let transit: &'static Transit = Box::leak(Box::default());
-    let vault = MockServer::start().await;
-    Mock::given(any()).respond_with(transit).mount(&vault).await;
-    let address = vault.uri();
-    let support = TestApp::spawn_with(|s| {
-        s.gateway_group = Some("support".into());
-        s.gateway_key_broker = server::config::KeyBrokerKind::Vault;
-        s.gateway_vault_address = Some(address);
-        s.gateway_vault_token = Some("hvs.wrong".to_owned().into());
-    })
-    .await;
+    let (_transit, _vault, support) = support_in_vault_with("hvs.wrong").await;
     let refused = sender(&support).send(inspection("4821")).await.unwrap_err();
     assert!(
         refused
