@@ -16,6 +16,8 @@ use domain::{SettingChange, SettingKind};
 use gateway::{
     BrokerError, GroupName, KeyId, KeyRef, KeyRing, KeyVersion, MasterKey, PinnedKey, SealedSeed,
 };
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use storage::gateway::own_keys::{self, OwnKeyRow};
 use storage::{Database, StorageError};
 
@@ -47,6 +49,9 @@ pub struct OwnKeys {
     group: GroupName,
     master: MasterKey,
     overlap: Duration,
+    /// Sealed versions as last read: a version's sealed seed never
+    /// changes, so signing with one named a moment ago needs no read.
+    sealed: Arc<Mutex<HashMap<KeyRef, KeyVersion>>>,
 }
 
 fn corrupt(why: impl Into<String>) -> OwnKeyError {
@@ -94,6 +99,7 @@ impl OwnKeys {
             group,
             master,
             overlap,
+            sealed: Arc::default(),
         }
     }
 
@@ -103,6 +109,11 @@ impl OwnKeys {
             .iter()
             .map(|row| version_of(row, &self.group))
             .collect::<Result<Vec<_>, _>>()?;
+        let mut sealed = self.sealed.lock().unwrap_or_else(PoisonError::into_inner);
+        for version in &versions {
+            sealed.insert(version.key.clone(), version.clone());
+        }
+        drop(sealed);
         Ok(KeyRing {
             versions,
             overlap: self.overlap,
@@ -187,8 +198,20 @@ impl OwnKeys {
 
     /// Signs `message` with version `key`, opened for this one use.
     async fn sign_with(&self, key: &KeyRef, message: &[u8]) -> Result<Vec<u8>, OwnKeyError> {
-        let signer = self.load().await?.signer_for(key, &self.master)?;
-        Ok(signer.sign(message))
+        let known = self
+            .sealed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .cloned();
+        let ring = match known {
+            Some(version) => KeyRing {
+                versions: vec![version],
+                overlap: self.overlap,
+            },
+            None => self.load().await?,
+        };
+        Ok(ring.signer_for(key, &self.master)?.sign(message))
     }
 }
 
