@@ -86,13 +86,14 @@ pub(super) async fn agent_card(State(state): State<A2aState>) -> Response {
                                 (a data part, metadata.kind); its tasks are taken unsigned.",
                 // Not required: a plain peer an admin allowed talks without it.
                 "required": false,
-                // For a peer's admin to pin (by hand or with the CLI);
-                // nothing here is trusted without that.
+                // For a peer's admin to pin (from /admin, with the CLI, or
+                // by hand); nothing here is trusted without that.
                 "params": { "keys": keys },
             }],
         },
-        // Reading a task (GetTask) needs the sending group's proof: a
-        // short-lived JWT signed with its pinned gateway key.
+        // Reading a task (GetTask, ListTasks, CancelTask) needs the sending
+        // group's proof: a short-lived JWT signed with its pinned gateway
+        // key, or a plain peer's secret.
         "securitySchemes": {
             "countersignPeer": {
                 "httpAuthSecurityScheme": {
