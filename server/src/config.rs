@@ -423,7 +423,6 @@ impl Settings {
     ) -> Option<engine::gateway::Keys> {
         let group = gateway::GroupName::parse(self.gateway_group.as_deref()?).ok()?;
         let source = self.key_source().ok()??;
-        // Long enough for peers to learn a new key from the card.
         Some(source.open(db, &clock, &group, KEY_OVERLAP))
     }
 

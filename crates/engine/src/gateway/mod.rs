@@ -34,7 +34,7 @@ pub use listing::{ListError, TaskPage, TaskQuery};
 pub use own_keys::{GATEWAY_KEY_ID, OwnKeyError, OwnKeys};
 pub use peer_secrets::{PEER_SECRET_PREFIX, secret_digest};
 pub use receive::{CancelError, InboxTaskView, ReceiveError, ReceivedTask, Receiver};
-pub use receive_plain::{PlainTask, UNSIGNED_KEY_ID, is_unsigned};
+pub use receive_plain::{PlainTask, is_unsigned};
 pub use send::{OutboundTask, OutboxTaskView, SendError, Sender};
 pub use vault::VaultKeys;
 

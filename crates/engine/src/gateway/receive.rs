@@ -381,9 +381,9 @@ impl Receiver {
             Accepted::KeyReused(earlier)
                 if unsigned && super::receive_plain::same_plain_task(&earlier, signed) =>
             {
-                // Two deliveries of one plain message at once: the other
-                // wrote it (a plain envelope is rebuilt per delivery, so
-                // the inbox sees another digest).
+                // A plain message delivered again (or twice at once): the
+                // task it made. Its envelope is rebuilt per delivery, so
+                // the inbox sees another digest; kind and input decide.
                 tx.rollback().await?;
                 return Ok(ReceivedTask {
                     task: InboxTaskView::read(earlier)?,

@@ -1,12 +1,12 @@
 //! Receiving from a plain A2A peer: a message with no signed envelope, from
 //! a group that proved itself with the secret an admin issued it
 //! (`peer_secrets`). Load (the pairs allowed without signatures, the kind's
-//! schema, an earlier delivery of the same message) → decide → save as any
-//! task is saved, with an envelope built here on the peer's behalf and no
+//! schema) → decide → save as any task is saved (the inbox recognises the
+//! same message delivered again), with an envelope built here on the peer's behalf and no
 //! signature: the task is a root (route: the peer alone), its budget one
 //! step, it is never passed on, and everything about it says unsigned.
 
-use super::receive::{InboxTaskView, ReceiveError, ReceivedTask, Receiver};
+use super::receive::{ReceiveError, ReceivedTask, Receiver};
 use chrono::Duration;
 use gateway::build::{self, NewTask};
 use gateway::{
@@ -32,7 +32,7 @@ pub struct PlainTask {
 const PLAIN_DEADLINE_MINUTES: i64 = 10;
 
 /// The key id an envelope built for a plain peer names: no key signed it.
-pub const UNSIGNED_KEY_ID: &str = "unsigned";
+const UNSIGNED_KEY_ID: &str = "unsigned";
 
 /// Whether `signed` was built for a plain peer, not signed by one.
 #[must_use]
@@ -61,7 +61,8 @@ impl Receiver {
     /// # Errors
     /// [`ReceiveError::Refused`] (journaled) for a pair not allowed without
     /// signatures, an unknown kind or an input its schema refuses, a message
-    /// id that is not a task key, or one used before for another task;
+    /// id that is not a task key, or one used before for another task (a
+    /// resend of the same message is the task it made);
     /// storage failures (nothing was accepted).
     pub async fn receive_plain(
         &self,
@@ -82,15 +83,9 @@ impl Receiver {
             Ok(signed) => signed,
             Err(refusal) => return Err(self.refuse(&claims, refusal).await),
         };
-        if let Some(earlier) = inbox::find(
-            self.db.conn(),
-            from.as_str(),
-            signed.envelope.task_key.as_str(),
-        )
-        .await?
-        {
-            return self.resent(&claims, earlier, &signed).await;
-        }
+        // A resend of the same message, or a clash with another task under
+        // its id, is the inbox's to tell (`Receiver::save`), in the
+        // transaction that would write it.
         let raw = serde_json::to_value(&signed)
             .map_err(|e| ReceiveError::Storage(storage::StorageError::Corrupt(e.to_string())))?;
         self.save(&raw, &signed, now).await
@@ -178,26 +173,6 @@ impl Receiver {
                 protected: String::new(),
                 signature: String::new(),
             },
-        })
-    }
-
-    /// The same message delivered again is the task it made; a message id
-    /// used before for another kind or input is refused.
-    async fn resent(
-        &self,
-        claims: &Value,
-        earlier: inbox::InboxTask,
-        now_asked: &SignedEnvelope,
-    ) -> Result<ReceivedTask, ReceiveError> {
-        if !same_plain_task(&earlier, now_asked) {
-            let refusal = Refusal::KeyReused {
-                task_key: now_asked.envelope.task_key.clone(),
-            };
-            return Err(self.refuse(claims, refusal).await);
-        }
-        Ok(ReceivedTask {
-            task: InboxTaskView::read(earlier)?,
-            resent: true,
         })
     }
 }

@@ -18,7 +18,7 @@ use connectors::vault::{TransitClient, TransitKey, VaultError};
 use gateway::key_ring::published;
 use gateway::{GroupName, KeyId, KeyRef, PinnedKey, PublicVersion};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use storage::Database;
 
 /// This group's key, kept by Vault's transit engine.
@@ -59,6 +59,11 @@ impl VaultKeys {
         }
     }
 
+    /// The public halves read so far.
+    fn known(&self) -> MutexGuard<'_, HashMap<u32, [u8; 32]>> {
+        self.public.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn key_ref(&self, version: u32) -> KeyRef {
         KeyRef {
             group: self.group.clone(),
@@ -86,10 +91,7 @@ impl VaultKeys {
                     version.public_key.len()
                 ))
             })?;
-            self.public
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(version.version, public_key);
+            self.known().insert(version.version, public_key);
             versions.push(PublicVersion {
                 key: self.key_ref(version.version),
                 public_key,
@@ -139,18 +141,11 @@ impl VaultKeys {
     }
 
     async fn public_key(&self, version: u32) -> Result<[u8; 32], OwnKeyError> {
-        if let Some(key) = self
-            .public
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&version)
-        {
+        if let Some(key) = self.known().get(&version) {
             return Ok(*key);
         }
         self.read().await?;
-        self.public
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.known()
             .get(&version)
             .copied()
             .ok_or_else(|| malformed(format!("Vault lists no version {version} of the key")))

@@ -126,11 +126,6 @@ async fn receive(
 /// The plain A2A peer sending a message without an envelope, known by its
 /// secret; anyone else is told how to send a task here.
 async fn plain_peer(state: &A2aState, headers: &HeaderMap) -> Result<gateway::GroupName, RpcError> {
-    let how = format!(
-        "this group takes signed Countersign tasks (the signed envelope in \
-         params.message.metadata[\"{EXTENSION}\"]), or, from a plain A2A peer, a message \
-         with Authorization: Bearer <the secret this group's admin issued it>"
-    );
     match bearer(headers) {
         Some(token) if token.starts_with(engine::gateway::PEER_SECRET_PREFIX) => {
             match state.gateway.receiver.authenticate(token).await {
@@ -139,7 +134,11 @@ async fn plain_peer(state: &A2aState, headers: &HeaderMap) -> Result<gateway::Gr
                 Err(error) => Err(RpcError::internal(&error.to_string())),
             }
         }
-        _ => Err(RpcError::extension_required(&how)),
+        _ => Err(RpcError::extension_required(&format!(
+            "this group takes signed Countersign tasks (the signed envelope in \
+             params.message.metadata[\"{EXTENSION}\"]), or, from a plain A2A peer, a message \
+             with Authorization: Bearer <the secret this group's admin issued it>"
+        ))),
     }
 }
 
