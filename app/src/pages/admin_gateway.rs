@@ -197,6 +197,7 @@ fn plain_peers_section(
         .filter(|(_, _, revoked)| !revoked)
         .map(|(group, _, _)| group.clone())
         .collect();
+    live.sort();
     live.dedup();
     view! {
         <h3>"Plain A2A peers"</h3>
