@@ -260,21 +260,9 @@ async fn a_lying_group_that_passes_a_task_back_to_the_group_it_came_through_is_r
         parent: Some(Box::new(child)),
     };
     let signed = gateway::jws::sign(back, &rogue_key).unwrap();
-    let answer: serde_json::Value = returns
-        .bare_client()
-        .post(returns.url("/a2a"))
-        .header("A2A-Version", "1.0")
-        .json(
-            &serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-            "params": { "message": { "messageId": "m", "role": "ROLE_USER", "parts": [],
-                "metadata": { gateway::EXTENSION: signed } } } }),
-        )
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let message = serde_json::json!({ "messageId": "m", "role": "ROLE_USER", "parts": [],
+        "metadata": { gateway::EXTENSION: signed } });
+    let answer = crate::groups::send_message(&returns, None, message).await;
     // Returns verified its own link in the chain, then saw itself on the
     // signed route: refused as the cycle it is, and journaled.
     let metadata = &answer["error"]["data"][0]["metadata"];

@@ -546,14 +546,7 @@ async fn an_admin_rotates_the_groups_key_and_the_old_version_stays_published_for
 async fn an_admin_pins_a_peers_keys_from_its_signed_card_first_by_fingerprint_then_by_its_vouching()
 {
     let returns = crate::groups::group("returns", None).await;
-    let own_keys = returns
-        .engine
-        .gateway
-        .as_ref()
-        .unwrap()
-        .own_keys
-        .clone()
-        .unwrap();
+    let own_keys = crate::groups::own_keys(&returns);
     let (v1, first) = own_keys.published().await.unwrap().remove(0);
     let print = gateway::fingerprint(&first.public_key);
     let test = TestDatabase::new().await;

@@ -311,25 +311,9 @@ async fn a_secret_issued_from_the_page_lets_a_plain_peer_send_until_it_is_revoke
     )
     .await;
     let send = |id: &'static str| {
-        let (returns, secret) = (&returns, secret.clone());
-        async move {
-            let body = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-                "params": { "message": { "messageId": id, "role": "ROLE_USER",
-                    "parts": [{ "data": { "order_id": "4821" } }] } } });
-            let answer: serde_json::Value = returns
-                .bare_client()
-                .post(returns.url("/a2a"))
-                .header("A2A-Version", "1.0")
-                .bearer_auth(secret)
-                .json(&body)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            answer
-        }
+        let message = serde_json::json!({ "messageId": id, "role": "ROLE_USER",
+            "parts": [{ "data": { "order_id": "4821" } }] });
+        crate::groups::send_message(&returns, Some(&secret), message)
     };
     let taken = send("from-page-1").await;
     assert_eq!(
@@ -377,14 +361,7 @@ async fn an_admin_rotates_the_groups_key_from_the_page_and_a_group_without_one_i
         body,
         "signing with returns/gateway/v2 now; the previous version verifies for 24 hours"
     );
-    let keys = returns
-        .engine
-        .gateway
-        .as_ref()
-        .unwrap()
-        .own_keys
-        .clone()
-        .unwrap();
+    let keys = crate::groups::own_keys(&returns);
     let published = keys.published().await.unwrap();
     assert_eq!(published.len(), 2);
     assert!(

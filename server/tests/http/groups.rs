@@ -8,7 +8,7 @@ use crate::support::TestApp;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{Duration, Utc};
-use engine::gateway::{OutboundTask, OutboxTaskView, Sender};
+use engine::gateway::{Keys, OutboundTask, OutboxTaskView, Sender};
 use gateway::{Budget, GroupName, TaskKind};
 use serde_json::json;
 use std::sync::Arc;
@@ -62,12 +62,40 @@ pub(crate) async fn pin_db(
     .unwrap();
 }
 
+/// The broker of `app`'s own gateway keys (the group must have them).
+pub(crate) fn own_keys(app: &TestApp) -> Keys {
+    app.engine
+        .gateway
+        .as_ref()
+        .and_then(|parts| parts.own_keys.clone())
+        .expect("a gateway group with its own keys")
+}
+
 /// `at` pins the current keys of `of` (from its published versions).
 pub(crate) async fn pin_keys_of(at: &TestApp, of: &TestApp) {
-    let keys = of.engine.gateway.as_ref().unwrap().own_keys.clone();
-    for (key, pinned) in keys.unwrap().published().await.unwrap() {
+    for (key, pinned) in own_keys(of).published().await.unwrap() {
         pin(at, &key, &pinned).await;
     }
+}
+
+/// A raw A2A JSON-RPC `SendMessage` of `message` to `app`, with `bearer`
+/// if any: what a peer sends, built by hand so tests can send what no
+/// well-behaved sender would.
+pub(crate) async fn send_message(
+    app: &TestApp,
+    bearer: Option<&str>,
+    message: serde_json::Value,
+) -> serde_json::Value {
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": { "message": message } });
+    let mut request = app
+        .bare_client()
+        .post(app.url("/a2a"))
+        .header("A2A-Version", "1.0")
+        .json(&body);
+    if let Some(bearer) = bearer {
+        request = request.bearer_auth(bearer);
+    }
+    request.send().await.unwrap().json().await.unwrap()
 }
 
 /// The two groups pin each other's keys (the returns group verifies the
@@ -242,7 +270,7 @@ async fn a_task_sent_while_the_returns_group_is_down_is_delivered_once_it_is_bac
 
     // It comes back with what it had before it went down: its parcels,
     // support's key pinned and support's inspections allowed.
-    let support_keys = support.engine.gateway.as_ref().unwrap().own_keys.clone();
+    let support_keys = own_keys(&support);
     let master = gateway::MasterKey::generate();
     let returns = TestApp::spawn_prepared(
         |s| {
@@ -254,7 +282,7 @@ async fn a_task_sent_while_the_returns_group_is_down_is_delivered_once_it_is_bac
             engine::demo::seed_returned_parcels(&db, Utc::now())
                 .await
                 .unwrap();
-            for (key, pinned) in support_keys.unwrap().published().await.unwrap() {
+            for (key, pinned) in support_keys.published().await.unwrap() {
                 pin_db(&db, &key, &pinned).await;
             }
             allow_inspections(&db).await;

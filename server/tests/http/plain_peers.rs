@@ -3,6 +3,7 @@
 //! issued it, bound by a pair allowed without signatures, answered from
 //! this group's records, marked unsigned, never passed on.
 
+use crate::groups::send_message;
 use crate::support::TestApp;
 use engine::gateway::{GatewayTrust, InboxTaskView};
 use gateway::GroupName;
@@ -83,19 +84,6 @@ async fn final_state(app: &TestApp, id: &str) -> InboxTaskView {
     seen
 }
 
-/// A raw JSON-RPC SendMessage without an envelope, with `bearer` if any.
-async fn send_raw(app: &TestApp, bearer: Option<&str>, message: Value) -> Value {
-    let mut request = app
-        .bare_client()
-        .post(app.url("/a2a"))
-        .header("A2A-Version", "1.0")
-        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": { "message": message } }));
-    if let Some(bearer) = bearer {
-        request = request.bearer_auth(bearer);
-    }
-    request.send().await.unwrap().json().await.unwrap()
-}
-
 fn message(id: &str, order_id: &str) -> Value {
     json!({
         "messageId": id,
@@ -144,7 +132,7 @@ async fn a_plain_a2a_sdk_agent_with_its_secret_has_its_task_answered_once_and_ma
     assert_eq!(received.actor, format!("group:{PEER}"));
 
     // The same message id for another order is another task: refused.
-    let reused = send_raw(&app, Some(&secret), message("msg-1", "4822")).await;
+    let reused = send_message(&app, Some(&secret), message("msg-1", "4822")).await;
     assert_eq!(
         reused["error"]["data"][0]["metadata"]["countersignReason"], "key_reused",
         "{reused}"
@@ -155,7 +143,7 @@ async fn a_plain_a2a_sdk_agent_with_its_secret_has_its_task_answered_once_and_ma
 async fn a_message_without_an_envelope_needs_a_live_secret_and_an_allowed_pair() {
     let (app, secret) = returns_with_plain_peer(|_| {}).await;
     // No secret: told how to send a task here.
-    let anonymous = send_raw(&app, None, message("m-a", "4821")).await;
+    let anonymous = send_message(&app, None, message("m-a", "4821")).await;
     assert_eq!(anonymous["error"]["code"], -32008, "{anonymous}");
     assert!(
         anonymous["error"]["message"]
@@ -165,7 +153,7 @@ async fn a_message_without_an_envelope_needs_a_live_secret_and_an_allowed_pair()
         "{anonymous}"
     );
     // A secret nobody issued.
-    let forged = send_raw(&app, Some("cspk_not-issued"), message("m-b", "4821")).await;
+    let forged = send_message(&app, Some("cspk_not-issued"), message("m-b", "4821")).await;
     assert!(
         forged["error"]["message"]
             .as_str()
@@ -176,12 +164,12 @@ async fn a_message_without_an_envelope_needs_a_live_secret_and_an_allowed_pair()
     // A kind the pair does not allow, and an input the schema refuses.
     let mut other_kind = message("m-c", "4821");
     other_kind["metadata"] = json!({ "kind": "returns.teleport" });
-    let refused = send_raw(&app, Some(&secret), other_kind).await;
+    let refused = send_message(&app, Some(&secret), other_kind).await;
     assert_eq!(
         refused["error"]["data"][0]["metadata"]["countersignReason"], "pair_not_allowed",
         "{refused}"
     );
-    let bad_input = send_raw(
+    let bad_input = send_message(
         &app,
         Some(&secret),
         json!({ "messageId": "m-d", "role": "ROLE_USER", "parts": [{ "data": { "order": 4821 } }] }),
@@ -191,7 +179,7 @@ async fn a_message_without_an_envelope_needs_a_live_secret_and_an_allowed_pair()
         bad_input["error"]["data"][0]["metadata"]["countersignReason"], "invalid_input",
         "{bad_input}"
     );
-    let no_data = send_raw(
+    let no_data = send_message(
         &app,
         Some(&secret),
         json!({ "messageId": "m-e", "role": "ROLE_USER", "parts": [{ "text": "order 4821 please" }] }),
@@ -203,7 +191,7 @@ async fn a_message_without_an_envelope_needs_a_live_secret_and_an_allowed_pair()
     let trust = GatewayTrust::new(app.db().clone(), engine::Clock::system());
     let second = trust.issue_peer_secret(&admin(), PEER).await.unwrap();
     assert_eq!(trust.revoke_peer_secrets(&admin(), PEER).await.unwrap(), 2);
-    let revoked = send_raw(&app, Some(&secret), message("m-f", "4821")).await;
+    let revoked = send_message(&app, Some(&secret), message("m-f", "4821")).await;
     assert!(
         revoked["error"]["message"]
             .as_str()
@@ -217,7 +205,7 @@ async fn a_message_without_an_envelope_needs_a_live_secret_and_an_allowed_pair()
         .withdraw_unsigned(&admin(), PEER, "returns", "returns.inspection")
         .await
         .unwrap();
-    let withdrawn = send_raw(&app, Some(&third), message("m-g", "4821")).await;
+    let withdrawn = send_message(&app, Some(&third), message("m-g", "4821")).await;
     assert!(
         withdrawn["error"]["message"]
             .as_str()
@@ -248,7 +236,7 @@ async fn a_plain_peers_task_this_group_has_no_record_for_is_answered_unknown_and
         s.gateway_forward = Some("returns.inspection=warehouse".into());
     })
     .await;
-    let answered = send_raw(&app, Some(&secret), message("m-unknown", "4823")).await;
+    let answered = send_message(&app, Some(&secret), message("m-unknown", "4823")).await;
     let id = answered["result"]["task"]["id"]
         .as_str()
         .unwrap_or_else(|| panic!("{answered}"));
@@ -268,8 +256,8 @@ async fn a_plain_peers_task_this_group_has_no_record_for_is_answered_unknown_and
 async fn one_plain_message_delivered_twice_at_once_makes_one_task_and_both_get_it() {
     let (app, secret) = returns_with_plain_peer(|_| {}).await;
     let (first, second) = tokio::join!(
-        send_raw(&app, Some(&secret), message("twice", "4821")),
-        send_raw(&app, Some(&secret), message("twice", "4821")),
+        send_message(&app, Some(&secret), message("twice", "4821")),
+        send_message(&app, Some(&secret), message("twice", "4821")),
     );
     let id = first["result"]["task"]["id"]
         .as_str()

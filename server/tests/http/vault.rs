@@ -216,14 +216,7 @@ async fn a_task_signed_by_vault_transit_is_verified_by_the_peer_and_answered_and
 
     // A rotation is Vault's: the next task is signed by v2, which the
     // returns group verifies once it pins it (from the card, or by hand).
-    let keys = support
-        .engine
-        .gateway
-        .as_ref()
-        .unwrap()
-        .own_keys
-        .clone()
-        .unwrap();
+    let keys = crate::groups::own_keys(&support);
     let rotated = keys
         .rotate(&engine::settings::ChangedBy::console())
         .await
@@ -277,14 +270,7 @@ async fn the_agent_card_of_a_group_keyed_in_vault_is_signed_by_vault_and_pins_by
         .json()
         .await
         .unwrap();
-    let keys = support
-        .engine
-        .gateway
-        .as_ref()
-        .unwrap()
-        .own_keys
-        .clone()
-        .unwrap();
+    let keys = crate::groups::own_keys(&support);
     let published = keys.published().await.unwrap();
     let print = gateway::fingerprint(&published[0].1.public_key);
     // Every listed version signed the card as served, or it is not read.
