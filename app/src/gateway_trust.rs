@@ -255,8 +255,8 @@ pub async fn admin_gateway_revoke_peer_secrets(
 }
 
 /// Rotates this group's key: a new version signs from now on; the one
-/// before still verifies for 24 hours while peers learn the new one from
-/// the agent card.
+/// before still verifies for the broker's overlap while peers learn the new
+/// one from the agent card.
 #[server(prefix = "/fn", endpoint = "admin_gateway_rotate_key")]
 pub async fn admin_gateway_rotate_key(csrf_token: String) -> Result<String, AppError> {
     crate::server::check_csrf(&csrf_token)?;
@@ -275,7 +275,5 @@ pub async fn admin_gateway_rotate_key(csrf_token: String) -> Result<String, AppE
         .rotate(&engine::settings::ChangedBy::person(&me.actor()))
         .await
         .map_err(|e| crate::server::fail(AppError::Unavailable(e.to_string())))?;
-    Ok(format!(
-        "signing with {key} now; the previous version verifies for 24 hours"
-    ))
+    Ok(keys.rotated_in_words(&key))
 }

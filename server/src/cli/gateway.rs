@@ -190,10 +190,11 @@ pub async fn run(command: GatewayCommand, settings: &Settings) -> anyhow::Result
                 actor.roles.contains(domain::Role::Admin),
                 "only admins rotate the group's key"
             );
-            let key = own_keys()?
+            let keys = own_keys()?;
+            let key = keys
                 .rotate(&engine::settings::ChangedBy::person(&actor))
                 .await?;
-            println!("signing with {key} now; the previous version verifies for 24 hours");
+            println!("{}", keys.rotated_in_words(&key));
         }
         GatewayCommand::Trust => {
             let (keys, pairs) = trust.list().await?;

@@ -31,6 +31,9 @@ pub trait KeyBroker: Send + Sync {
     /// would (and, where the broker verifies, the way it does): a sentence
     /// for people saying where the key is and that it signs.
     async fn check(&self) -> Result<String, OwnKeyError>;
+
+    /// How long a retired version still verifies after a rotation.
+    fn overlap(&self) -> chrono::Duration;
 }
 
 /// This group's key, whichever broker holds it.
@@ -102,6 +105,16 @@ impl Keys {
     /// As the broker answers.
     pub async fn rotate(&self, by: &ChangedBy) -> Result<KeyRef, OwnKeyError> {
         self.0.rotate(by).await
+    }
+
+    /// What a person who rotated the key is told: the version that signs
+    /// now and how long the one before still verifies.
+    #[must_use]
+    pub fn rotated_in_words(&self, key: &KeyRef) -> String {
+        format!(
+            "signing with {key} now; the previous version verifies for {} hours",
+            self.0.overlap().num_hours()
+        )
     }
 
     /// # Errors

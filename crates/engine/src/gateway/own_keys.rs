@@ -250,6 +250,10 @@ impl KeyBroker for OwnKeys {
         OwnKeys::rotate(self, by).await
     }
 
+    fn overlap(&self) -> Duration {
+        self.overlap
+    }
+
     async fn check(&self) -> Result<String, OwnKeyError> {
         let ring = self.ring().await?;
         let current = ring.current()?;

@@ -2,9 +2,10 @@
 //! a group that proved itself with the secret an admin issued it
 //! (`peer_secrets`). Load (the pairs allowed without signatures, the kind's
 //! schema) → decide → save as any task is saved (the inbox recognises the
-//! same message delivered again), with an envelope built here on the peer's behalf and no
-//! signature: the task is a root (route: the peer alone), its budget one
-//! step, it is never passed on, and everything about it says unsigned.
+//! same message delivered again), with an envelope built here on the peer's
+//! behalf and no signature: the task is a root (route: the peer alone), its
+//! budget one step, it is never passed on, and everything about it says
+//! unsigned.
 
 use super::receive::{ReceiveError, ReceivedTask, Receiver};
 use chrono::Duration;

@@ -186,6 +186,10 @@ impl KeyBroker for VaultKeys {
         Ok(self.key_ref(latest))
     }
 
+    fn overlap(&self) -> Duration {
+        self.overlap
+    }
+
     async fn check(&self) -> Result<String, OwnKeyError> {
         let key = self.current().await?;
         let signature = self.sign(&key, PROBE).await?;
