@@ -396,7 +396,8 @@ pub async fn new_conversation(csrf_token: String) -> Result<ChatView, AppError> 
 }
 
 /// Sends a message and waits for the agents' reply (one turn); returns the
-/// conversation as it is afterwards. A message while a turn runs is a conflict.
+/// conversation as it is afterwards. A message while a turn runs is stored
+/// and waits for the next turn.
 #[server(prefix = "/fn", endpoint = "send_message")]
 pub async fn send_message(
     csrf_token: String,
@@ -412,7 +413,13 @@ pub async fn send_message(
     let id = id.trim();
     ctx.engine
         .chat
-        .chat_turn(&actor, id, &text, engine::assistant::TurnControl::new())
+        .chat_turn(
+            &actor,
+            id,
+            &text,
+            engine::assistant::Priority::Later,
+            engine::assistant::TurnControl::new(),
+        )
         .await
         .map_err(backend::chat_error)?;
     let conversation = ctx
@@ -424,7 +431,8 @@ pub async fn send_message(
     backend::view(&ctx, &me, conversation).await
 }
 
-/// Stops the turn in flight; it ends cleanly and its transcript is saved.
+/// Stops the turn in flight (it ends cleanly and its transcript is saved)
+/// and cancels the messages waiting for a turn.
 #[server(prefix = "/fn", endpoint = "stop_turn")]
 pub async fn stop_turn(csrf_token: String, id: String) -> Result<(), AppError> {
     use crate::server;
@@ -435,6 +443,7 @@ pub async fn stop_turn(csrf_token: String, id: String) -> Result<(), AppError> {
         .chat
         .stop_turn(&me.actor(), id.trim())
         .await
+        .map(|_receipt| ())
         .map_err(backend::chat_error)
 }
 

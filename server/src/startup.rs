@@ -390,6 +390,13 @@ impl Application {
         // before a crash, and the sweeps look at what fell due meanwhile.
         if let Some(runner) = &self.runner {
             runner.start().await.map_err(std::io::Error::other)?;
+            // Messages that were waiting for a turn when a process stopped
+            // go into a turn now (or when that turn's claim runs out).
+            match self.engine.chat.resume_waiting().await {
+                Ok(0) => {}
+                Ok(count) => tracing::info!(count, "conversations with waiting messages resumed"),
+                Err(error) => tracing::warn!(%error, "waiting messages could not be looked up"),
+            }
         }
         let served = axum::serve(
             self.listener,

@@ -589,7 +589,8 @@ async fn silent_model_server() -> (String, tokio::sync::mpsc::UnboundedReceiver<
 }
 
 #[tokio::test]
-async fn stop_over_http_ends_a_turn_stuck_on_a_slow_model_and_a_second_message_conflicts() {
+async fn stop_over_http_ends_a_turn_stuck_on_a_slow_model_and_cancels_the_message_queued_behind_it()
+{
     let (base_url, mut model_calls) = silent_model_server().await;
     let app = ChatApp::spawn_with(|settings| {
         settings.model_backend = ModelBackend::Openai;
@@ -640,12 +641,51 @@ async fn stop_over_http_ends_a_turn_stuck_on_a_slow_model_and_a_second_message_c
         .unwrap();
     assert_eq!(conversation["running"], true);
 
+    // A second message is kept, not refused: it waits for the next turn.
+    let unknown_priority = app
+        .post(
+            &customer,
+            &path,
+            &json!({ "text": "hello?", "priority": "urgent" }),
+        )
+        .await;
+    assert_eq!(unknown_priority.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let error: Value = unknown_priority.json().await.unwrap();
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("priority must be \"now\" or \"later\""),
+        "{error}"
+    );
     let second = app
         .post(&customer, &path, &json!({ "text": "hello?" }))
         .await;
-    assert_eq!(second.status(), StatusCode::CONFLICT);
-    let error: Value = second.json().await.unwrap();
-    assert_eq!(error["error"]["code"], "turn_in_progress");
+    assert_eq!(second.status(), StatusCode::ACCEPTED);
+    let queued: Value = second.json().await.unwrap();
+    assert_eq!(queued["priority"], "later");
+    assert_eq!(queued["state"], "waiting");
+    assert_eq!(queued["preempting"], false);
+    let queued_id = queued["message_id"].as_str().unwrap().to_owned();
+    let conversation: Value = app
+        .get(&customer, &format!("/api/v1/conversations/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let queue: Vec<(&str, &str)> = conversation["queue"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["text"].as_str().unwrap(), m["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        queue,
+        [
+            ("what is your refund policy?", "running"),
+            ("hello?", "waiting")
+        ]
+    );
 
     let stopped_at = Instant::now();
     let stop = app
@@ -656,6 +696,9 @@ async fn stop_over_http_ends_a_turn_stuck_on_a_slow_model_and_a_second_message_c
         )
         .await;
     assert_eq!(stop.status(), StatusCode::ACCEPTED);
+    let receipt: Value = stop.json().await.unwrap();
+    assert_eq!(receipt["stopping"], true);
+    assert_eq!(receipt["cancelled_messages"], json!([queued_id]));
     let response = turn.await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     let result: Value = response.json().await.unwrap();
@@ -680,6 +723,19 @@ async fn stop_over_http_ends_a_turn_stuck_on_a_slow_model_and_a_second_message_c
     assert_eq!(
         texts,
         ["what is your refund policy?", "Stopped before finishing."]
+    );
+    let states: Vec<(&str, &str)> = conversation["queue"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["text"].as_str().unwrap(), m["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("what is your refund policy?", "answered"),
+            ("hello?", "cancelled")
+        ]
     );
     // Operators see how long Stop took to land (timed per process; tests
     // share it: at least ours).

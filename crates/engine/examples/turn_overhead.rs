@@ -177,16 +177,21 @@ async fn main() {
                 &customer,
                 &id,
                 "check order 4821 and refund it if it qualifies",
+                engine::assistant::Priority::Later,
                 TurnControl::new(),
             )
             .await
-            .unwrap();
+            .unwrap()
+            .answered()
+            .expect("no turn was running");
         let middle = Instant::now();
         let proposed = engine
             .chat
-            .chat_turn(&customer, &id, "no, still sealed", TurnControl::new())
+            .chat_turn(&customer, &id, "no, still sealed", engine::assistant::Priority::Later, TurnControl::new())
             .await
-            .unwrap();
+            .unwrap()
+            .answered()
+            .expect("no turn was running");
         let done = Instant::now();
         assert_eq!(asked.questions.len(), 1);
         // One live proposal per order: the round's proposal is rejected

@@ -229,10 +229,13 @@ async fn interactive(
                 customer,
                 &conversation,
                 "what is the status of order 4821?",
+                engine::assistant::Priority::Later,
                 TurnControl::new(),
             )
             .await
-            .unwrap();
+            .unwrap()
+            .answered()
+            .expect("no turn was running");
         turns.push(started.elapsed());
     }
     (approvals, turns)

@@ -5,6 +5,7 @@
 
 pub mod approvals;
 mod bulk;
+pub mod conversation_messages;
 pub mod conversations;
 pub mod db;
 pub mod entities;

@@ -32,9 +32,11 @@ async fn the_approver_sees_the_customers_answer_quoted_with_a_link_to_the_messag
         let turn = app
             .engine
             .chat
-            .chat_turn(&customer, &conversation.id, text, TurnControl::new())
+            .chat_turn(&customer, &conversation.id, text, engine::assistant::Priority::Later, TurnControl::new())
             .await
-            .unwrap();
+            .unwrap()
+            .answered()
+            .expect("no turn was running");
         proposal = proposal.or(turn.proposal_id);
     }
     let proposal = proposal.expect("a proposal once the customer answered");
@@ -99,9 +101,11 @@ async fn an_outside_agent_cannot_cite_a_customer_message_for_an_answer_the_custo
     let said = "check order 4821 and refund it if it qualifies";
     app.engine
         .chat
-        .chat_turn(&customer, &conversation.id, said, TurnControl::new())
+        .chat_turn(&customer, &conversation.id, said, engine::assistant::Priority::Later, TurnControl::new())
         .await
-        .unwrap();
+        .unwrap()
+            .answered()
+            .expect("no turn was running");
     let agent = app
         .engine
         .accounts

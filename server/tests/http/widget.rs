@@ -412,9 +412,11 @@ async fn web_app_proposal(app: &TestApp, customer: &engine::Actor) -> (String, S
         let turn = app
             .engine
             .chat
-            .chat_turn(customer, &opened.id, text, TurnControl::new())
+            .chat_turn(customer, &opened.id, text, engine::assistant::Priority::Later, TurnControl::new())
             .await
-            .unwrap();
+            .unwrap()
+            .answered()
+            .expect("no turn was running");
         proposal = proposal.or(turn.proposal_id);
     }
     (opened.id, proposal.expect("a proposal for order 4821"))

@@ -33,8 +33,8 @@ pub use agents::{
     Workflow,
 };
 pub use chat::{
-    ChatError, Conversation, ConversationEvent, MAX_MESSAGE_CHARS, OpenConversationError, TurnEnd,
-    TurnResult,
+    ChatError, Conversation, ConversationEvent, Delivery, MAX_MESSAGE_CHARS, OpenConversationError,
+    Priority, QueueEntry, QueuedMessage, StopReceipt, TurnEnd, TurnResult,
 };
 pub use offline::OfflineRules;
 pub use running::RunningTurns;

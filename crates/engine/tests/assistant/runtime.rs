@@ -1,13 +1,15 @@
 //! The runtime's guarantees through the engine: handoffs checked in code,
-//! the step bound, Stop during a slow model call, one turn at a time, and
-//! conversations that outlive the process.
+//! the step bound, Stop during a slow model call, one turn at a time with
+//! the messages that arrive meanwhile kept, and conversations that outlive
+//! the process.
 
 use crate::support::{Chat, call, result_of, say};
 use agents::{ChatModel, ModelError, ModelRequest, ModelResponse, ScriptedModel, StopPoint};
 use async_trait::async_trait;
 use engine::assistant::team::standard_workflow;
 use engine::assistant::{
-    Assistant, ChatError, DEFAULT_RUNNER_CONFIG, RunnerConfig, TurnControl, TurnEnd,
+    Assistant, ChatError, DEFAULT_RUNNER_CONFIG, Delivery, Priority, QueueEntry, QueuedMessage,
+    RunnerConfig, TurnControl, TurnEnd,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -139,6 +141,7 @@ async fn stop_during_a_slow_model_call_ends_the_turn_with_a_consistent_saved_tra
                     &customer,
                     &id,
                     "what is your refund policy?",
+                    Priority::Later,
                     TurnControl::new(),
                 )
                 .await
@@ -154,7 +157,7 @@ async fn stop_during_a_slow_model_call_ends_the_turn_with_a_consistent_saved_tra
     );
     let stopped_at = Instant::now();
     chat.engine.chat.stop_turn(&customer, &id).await.unwrap();
-    let result = turn.await.unwrap().unwrap();
+    let result = turn.await.unwrap().unwrap().answered().unwrap();
     assert!(stopped_at.elapsed() < Duration::from_secs(5));
     assert_eq!(
         result.end,
@@ -186,35 +189,239 @@ async fn stop_during_a_slow_model_call_ends_the_turn_with_a_consistent_saved_tra
     ));
 }
 
-#[tokio::test]
-async fn a_second_message_while_a_turn_runs_is_a_conflict() {
-    let (model, called) = slow_model();
-    let chat = Chat::scripted(model).await;
-    let (customer, id) = chat.open("customer").await;
-    let control = TurnControl::new();
-    let turn = {
-        let engine = chat.engine.clone();
-        let (customer, id, control) = (customer.clone(), id.clone(), control.clone());
-        tokio::spawn(async move {
-            engine
-                .chat
-                .chat_turn(&customer, &id, "hello", control)
-                .await
-        })
+/// A model whose first call waits until the test releases it; every later
+/// call answers at once, quoting the last message it read.
+struct GatedModel {
+    called: Arc<Notify>,
+    release: Arc<Notify>,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait]
+impl ChatModel for GatedModel {
+    fn name(&self) -> &str {
+        "gated"
+    }
+
+    async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        let first = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+        if first {
+            self.called.notify_one();
+            self.release.notified().await;
+        }
+        let last = request
+            .messages
+            .iter()
+            .rev()
+            .find(|message| message.role == agents::Role::User)
+            .map(|message| message.content.clone())
+            .unwrap_or_default();
+        Ok(ModelResponse::text(format!("read: {last}")))
+    }
+}
+
+struct Gate {
+    called: Arc<Notify>,
+    release: Arc<Notify>,
+}
+
+fn gated_model() -> (Arc<dyn ChatModel>, Gate) {
+    let gate = Gate {
+        called: Arc::new(Notify::new()),
+        release: Arc::new(Notify::new()),
     };
-    wait_until_in_model_call(&chat, &id, &called).await;
-    let second = chat
+    let model = GatedModel {
+        called: gate.called.clone(),
+        release: gate.release.clone(),
+        calls: Default::default(),
+    };
+    (Arc::new(model), gate)
+}
+
+/// Starts the first turn of `id` with `text`; it waits in its model call.
+fn first_turn(
+    chat: &Chat,
+    customer: &engine::Actor,
+    id: &str,
+    text: &'static str,
+) -> tokio::task::JoinHandle<Result<Delivery, ChatError>> {
+    let engine = chat.engine.clone();
+    let (customer, id) = (customer.clone(), id.to_owned());
+    tokio::spawn(async move {
+        engine
+            .chat
+            .chat_turn(&customer, &id, text, Priority::Later, TurnControl::new())
+            .await
+    })
+}
+
+async fn send(
+    chat: &Chat,
+    customer: &engine::Actor,
+    id: &str,
+    text: &str,
+    priority: Priority,
+) -> QueuedMessage {
+    match chat
         .engine
         .chat
-        .chat_turn(&customer, &id, "hello again", TurnControl::new())
-        .await;
-    assert!(
-        matches!(second, Err(ChatError::TurnInProgress(_))),
-        "{second:?}"
+        .chat_turn(customer, id, text, priority, TurnControl::new())
+        .await
+        .unwrap()
+    {
+        Delivery::Queued(queued) => queued,
+        Delivery::Answered(result) => panic!("answered at once, no turn was running: {result:?}"),
+    }
+}
+
+/// Waits (on the live updates, never on a timer) until the conversation
+/// has saved `turns` turns.
+async fn until_turns(
+    chat: &Chat,
+    customer: &engine::Actor,
+    id: &str,
+    live: &mut tokio::sync::broadcast::Receiver<engine::live::LiveEvent>,
+    turns: u64,
+) -> engine::assistant::Conversation {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let stored = chat.reload(customer, id).await;
+            if stored.turns >= turns && !stored.running {
+                return stored;
+            }
+            let _ = live.recv().await;
+        }
+    })
+    .await
+    .expect("the turn never ended")
+}
+
+fn states(queue: &[QueueEntry]) -> Vec<(String, String, Option<u64>)> {
+    queue
+        .iter()
+        .map(|entry| (entry.text.clone(), entry.state.clone(), entry.turn))
+        .collect()
+}
+
+#[tokio::test]
+async fn messages_sent_while_a_turn_runs_are_kept_and_collected_into_the_next_turn() {
+    let (model, gate) = gated_model();
+    let chat = Chat::scripted(model).await;
+    let (customer, id) = chat.open("customer").await;
+    let mut live = chat.engine.live.subscribe();
+    let turn = first_turn(&chat, &customer, &id, "hello");
+    tokio::time::timeout(Duration::from_secs(10), gate.called.notified())
+        .await
+        .expect("the first turn never reached the model");
+
+    let first = send(&chat, &customer, &id, "it is order 4821", Priority::Later).await;
+    let second = send(&chat, &customer, &id, "and it arrived broken", Priority::Later).await;
+    assert!(!first.preempting && !second.preempting);
+    let queue = chat.engine.chat.queue(&customer, &id).await.unwrap();
+    assert_eq!(
+        states(&queue),
+        vec![
+            ("hello".into(), "running".into(), None),
+            ("it is order 4821".into(), "waiting".into(), None),
+            ("and it arrived broken".into(), "waiting".into(), None),
+        ]
     );
-    control.stop();
-    let first = turn.await.unwrap().unwrap();
+
+    gate.release.notify_one();
+    let answered = turn.await.unwrap().unwrap().answered().unwrap();
+    assert_eq!(answered.end, TurnEnd::Answered);
+    assert_eq!(answered.reply, "read: hello");
+    let stored = until_turns(&chat, &customer, &id, &mut live, 2).await;
+    stored.state.check_consistency().unwrap();
+    let last = stored.state.messages().last().unwrap();
+    assert_eq!(last.content, "read: it is order 4821\n\nand it arrived broken");
+    let queue = chat.engine.chat.queue(&customer, &id).await.unwrap();
+    assert_eq!(
+        states(&queue),
+        vec![
+            ("hello".into(), "answered".into(), Some(1)),
+            ("it is order 4821".into(), "collected".into(), Some(2)),
+            ("and it arrived broken".into(), "collected".into(), Some(2)),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_now_message_stops_the_running_turn_and_is_answered_next_with_a_consistent_transcript()
+{
+    let (model, gate) = gated_model();
+    let chat = Chat::scripted(model).await;
+    let (customer, id) = chat.open("customer").await;
+    let mut live = chat.engine.live.subscribe();
+    let turn = first_turn(&chat, &customer, &id, "what is your refund policy?");
+    tokio::time::timeout(Duration::from_secs(10), gate.called.notified())
+        .await
+        .expect("the first turn never reached the model");
+
+    let urgent = send(&chat, &customer, &id, "forget that, check order 4821", Priority::Now).await;
+    assert!(urgent.preempting);
+    let first = turn.await.unwrap().unwrap().answered().unwrap();
+    assert_eq!(
+        first.end,
+        TurnEnd::Stopped {
+            during: StopPoint::ModelCall
+        }
+    );
+    let stored = until_turns(&chat, &customer, &id, &mut live, 2).await;
+    stored.state.check_consistency().unwrap();
+    let texts: Vec<&str> = stored
+        .state
+        .messages()
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(
+        texts,
+        vec![
+            "what is your refund policy?",
+            "Stopped before finishing.",
+            "forget that, check order 4821",
+            "read: forget that, check order 4821",
+        ]
+    );
+    let queue = chat.engine.chat.queue(&customer, &id).await.unwrap();
+    assert_eq!(
+        states(&queue),
+        vec![
+            ("what is your refund policy?".into(), "answered".into(), Some(1)),
+            ("forget that, check order 4821".into(), "answered".into(), Some(2)),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn stop_cancels_the_queued_messages_so_none_of_them_runs_afterwards() {
+    let (model, gate) = gated_model();
+    let chat = Chat::scripted(model).await;
+    let (customer, id) = chat.open("customer").await;
+    let turn = first_turn(&chat, &customer, &id, "hello");
+    tokio::time::timeout(Duration::from_secs(10), gate.called.notified())
+        .await
+        .expect("the first turn never reached the model");
+    let queued = send(&chat, &customer, &id, "and refund 4821", Priority::Later).await;
+
+    let receipt = chat.engine.chat.stop_turn(&customer, &id).await.unwrap();
+    assert!(receipt.turn_stopping);
+    assert_eq!(receipt.cancelled_messages, vec![queued.id.clone()]);
+    let first = turn.await.unwrap().unwrap().answered().unwrap();
     assert!(matches!(first.end, TurnEnd::Stopped { .. }));
+
+    // Nothing waits any more: a start-up finds nothing to resume, and the
+    // cancelled message keeps its one outcome.
+    assert_eq!(chat.engine.chat.resume_waiting().await.unwrap(), 0);
+    let queue = chat.engine.chat.queue(&customer, &id).await.unwrap();
+    assert_eq!(
+        states(&queue),
+        vec![
+            ("hello".into(), "answered".into(), Some(1)),
+            ("and refund 4821".into(), "cancelled".into(), None),
+        ]
+    );
     let stored = chat.reload(&customer, &id).await;
     assert_eq!(stored.turns, 1);
     assert!(
@@ -222,7 +429,57 @@ async fn a_second_message_while_a_turn_runs_is_a_conflict() {
             .state
             .messages()
             .iter()
-            .all(|m| m.content != "hello again")
+            .all(|m| !m.content.contains("refund 4821"))
+    );
+    // A second Stop finds nothing to stop and says so.
+    assert!(matches!(
+        chat.engine.chat.stop_turn(&customer, &id).await,
+        Err(ChatError::NoTurnRunning(_))
+    ));
+}
+
+#[tokio::test]
+async fn messages_left_waiting_by_a_process_that_died_are_answered_after_the_restart() {
+    let chat = Chat::offline().await;
+    let (customer, id) = chat.open("customer").await;
+    // What a killed process leaves: a message stored while a turn ran, and
+    // one carried by that turn, whose claim is gone with its process.
+    let now = chrono::Utc::now();
+    let tx = chat.engine.db.begin_write().await.unwrap();
+    for (message_id, text) in [("msg_a", "hello"), ("msg_b", "what is your refund policy?")] {
+        storage::conversation_messages::insert(
+            &*tx,
+            storage::conversation_messages::NewMessage {
+                id: message_id,
+                conversation_id: &id,
+                sender_id: &customer.user_id,
+                priority: "later",
+                text,
+                received_at: now,
+            },
+        )
+        .await
+        .unwrap();
+    }
+    storage::conversation_messages::carry_waiting(&*tx, &id, "trn_of_a_dead_process")
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let mut live = chat.engine.live.subscribe();
+
+    assert_eq!(chat.engine.chat.resume_waiting().await.unwrap(), 1);
+    let stored = until_turns(&chat, &customer, &id, &mut live, 1).await;
+    stored.state.check_consistency().unwrap();
+    assert_eq!(
+        stored.state.messages()[0].content,
+        "hello\n\nwhat is your refund policy?"
+    );
+    let queue = chat.engine.chat.queue(&customer, &id).await.unwrap();
+    assert!(
+        queue
+            .iter()
+            .all(|entry| entry.state == "collected" && entry.turn == Some(1)),
+        "{queue:?}"
     );
 }
 
@@ -237,7 +494,7 @@ async fn stop_from_another_server_lands_through_the_database() {
         tokio::spawn(async move {
             engine
                 .chat
-                .chat_turn(&customer, &id, "hello", TurnControl::new())
+                .chat_turn(&customer, &id, "hello", Priority::Later, TurnControl::new())
                 .await
         })
     };
@@ -245,7 +502,7 @@ async fn stop_from_another_server_lands_through_the_database() {
     let other = chat.another_engine(Assistant::offline()).await;
     let stopped_at = Instant::now();
     other.chat.stop_turn(&customer, &id).await.unwrap();
-    let result = turn.await.unwrap().unwrap();
+    let result = turn.await.unwrap().unwrap().answered().unwrap();
     assert!(matches!(result.end, TurnEnd::Stopped { .. }));
     assert!(stopped_at.elapsed() < Duration::from_secs(5));
     chat.reload(&customer, &id)
@@ -276,9 +533,11 @@ async fn a_conversation_resumes_after_a_restart_where_it_left_off() {
     let restarted = chat.another_engine(Assistant::offline()).await;
     let second = restarted
         .chat
-        .chat_turn(&customer, &id, "no, still sealed", TurnControl::new())
+        .chat_turn(&customer, &id, "no, still sealed", Priority::Later, TurnControl::new())
         .await
-        .unwrap();
+        .unwrap()
+            .answered()
+            .expect("no turn was running");
     let proposal_id = second.proposal_id.expect("a proposal after the restart");
     assert!(second.reply.contains(&proposal_id), "{}", second.reply);
     assert!(
@@ -306,7 +565,7 @@ async fn a_model_failure_keeps_the_message_and_reports_it() {
     let failed = chat
         .engine
         .chat
-        .chat_turn(&customer, &id, "hello", TurnControl::new())
+        .chat_turn(&customer, &id, "hello", Priority::Later, TurnControl::new())
         .await;
     assert!(
         matches!(&failed, Err(ChatError::ModelFailed { kind, .. }) if kind == "unavailable"),

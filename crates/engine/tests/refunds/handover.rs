@@ -23,9 +23,11 @@ async fn staff_who_took_over_the_chat_cannot_approve_the_refund_prepared_in_it()
     ] {
         h.engine
             .chat
-            .chat_turn(&customer, &id, text, TurnControl::new())
+            .chat_turn(&customer, &id, text, engine::assistant::Priority::Later, TurnControl::new())
             .await
-            .unwrap();
+            .unwrap()
+            .answered()
+            .expect("no turn was running");
     }
     let stored = h.engine.chat.conversation(&customer, &id).await.unwrap();
     let (_, proposal_id) = stored.proposals.first().cloned().expect("a proposal");

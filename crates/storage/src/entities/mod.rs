@@ -5,6 +5,7 @@ pub mod approval;
 pub mod approval_limit;
 pub mod conversation;
 pub mod conversation_event;
+pub mod conversation_message;
 pub mod four_eyes_threshold;
 pub mod journal_checkpoint;
 pub mod journal_event;

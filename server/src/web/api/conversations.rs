@@ -1,7 +1,8 @@
 //! `/api/v1/conversations`: the customer chat for machines and the widget.
 //! Open a conversation, send a message (the reply, the speaking agent, the
-//! evidence and any proposal come back), stop the turn in flight, read the
-//! transcript and its agent events.
+//! evidence and any proposal come back; while a turn runs, the message is
+//! queued with its priority), stop everything in flight, read the
+//! transcript, the queue and the agent events.
 
 use super::Caller;
 use super::extract::{ApiJson, ApiPath};
@@ -13,9 +14,11 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use engine::assistant::{
-    ChatError, Conversation, ConversationEvent, MAX_MESSAGE_CHARS, Message, OpenConversationError,
-    Provenance, Role, TurnControl, TurnEnd, TurnResult,
+    ChatError, Conversation, ConversationEvent, Delivery, MAX_MESSAGE_CHARS, Message,
+    OpenConversationError, Priority, Provenance, QueueEntry, QueuedMessage, Role, StopReceipt,
+    TurnControl, TurnEnd, TurnResult,
 };
+use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -33,6 +36,44 @@ pub struct CreateConversationBody {
 pub struct MessageBody {
     /// 1 to 4000 characters.
     pub text: String,
+    /// How the message meets a turn that is already running (it is stored
+    /// first either way). `later` (the default): it waits for the turn to
+    /// end and goes into the next turn with whatever else waited. `now`:
+    /// the running turn is stopped at its next await (cut tool calls get a
+    /// recorded "cancelled" result) and the next turn starts with it.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "later")]
+    pub priority: Option<String>,
+}
+
+/// A message stored while a turn runs (202).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct QueuedView {
+    pub conversation_id: String,
+    pub message_id: String,
+    /// `now` or `later`.
+    pub priority: String,
+    /// A `now` message asked the running turn to stop.
+    pub preempting: bool,
+    /// Always `waiting`: its outcome appears in the conversation's `queue`.
+    pub state: String,
+}
+
+/// A message of the conversation's queue.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct QueueEntryView {
+    pub id: String,
+    /// `now` or `later`.
+    pub priority: String,
+    pub text: String,
+    /// `waiting`; `running` (a turn took it in); or its one outcome:
+    /// `answered` (its turn's only message), `collected` (taken into a turn
+    /// with others that waited), `cancelled` (by Stop, before any turn ran it).
+    pub state: String,
+    /// The turn it went into.
+    pub turn: Option<u64>,
+    pub received_at: DateTime<Utc>,
+    pub settled_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -53,6 +94,9 @@ pub struct ConversationView {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub messages: Vec<MessageView>,
+    /// Messages waiting for or taken into the running turn, and the most
+    /// recent settled ones with their outcome, oldest first.
+    pub queue: Vec<QueueEntryView>,
     /// Proposals this conversation prepared.
     pub proposals: Vec<LinkedProposalView>,
 }
@@ -122,7 +166,13 @@ pub struct TurnView {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct StopView {
     pub conversation_id: String,
+    /// A running turn was asked to stop (it ends at its next await and its
+    /// transcript is saved).
     pub stopping: bool,
+    /// Queued messages cancelled: none of them will run.
+    pub cancelled_messages: Vec<String>,
+    /// The conversation's tasks at other groups told to stop.
+    pub peer_tasks_told: usize,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -151,7 +201,10 @@ pub async fn create(
         .create_conversation(&identity.actor(), body.customer_id.as_deref())
         .await
         .map_err(open_error)?;
-    Ok((StatusCode::CREATED, Json(view(&state, &conversation))))
+    Ok((
+        StatusCode::CREATED,
+        Json(view(&state, &conversation, Vec::new())),
+    ))
 }
 
 /// The conversation and its transcript, for its owner, its customer or staff.
@@ -169,21 +222,29 @@ pub async fn get_one(
         .conversation(&identity.actor(), &id)
         .await
         .map_err(chat_error)?;
-    Ok(Json(view(&state, &conversation)))
+    let queue = state
+        .engine
+        .chat
+        .queue(&identity.actor(), &id)
+        .await
+        .map_err(chat_error)?;
+    Ok(Json(view(&state, &conversation, queue)))
 }
 
-/// Send a message and wait for the reply. One turn at a time per
-/// conversation: a message while a turn runs is a 409.
+/// Send a message. It is stored first. With no turn running, its turn runs
+/// and the reply comes back (200). While a turn runs it is queued with its
+/// `priority` (202) and goes into the next turn; follow its state in the
+/// conversation's `queue`.
 #[utoipa::path(post, path = "/api/v1/conversations/{id}/messages", tag = "chat", request_body = MessageBody,
     params(("id" = String, Path, description = "The conversation id")),
-    responses((status = 200, body = TurnView), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 409, body = ErrorBody), (status = 422, body = ErrorBody), (status = 502, body = ErrorBody)))]
+    responses((status = 200, body = TurnView), (status = 202, body = QueuedView), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 422, body = ErrorBody), (status = 502, body = ErrorBody)))]
 pub async fn message(
     State(state): State<AppState>,
     Caller(identity): Caller,
     ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<MessageBody>,
-) -> Result<Json<TurnView>, ApiError> {
+) -> Result<Response, ApiError> {
     let chars = body.text.trim().chars().count();
     if chars == 0 || chars > MAX_MESSAGE_CHARS {
         return Err(ApiError::new(
@@ -192,16 +253,39 @@ pub async fn message(
             format!("text must be 1 to {MAX_MESSAGE_CHARS} characters, got {chars}"),
         ));
     }
-    let result = state
+    let priority = match body.priority.as_deref() {
+        None => Priority::default(),
+        Some(word) => Priority::parse(word).ok_or_else(|| {
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid",
+                format!("priority must be \"now\" or \"later\", got {word:?}"),
+            )
+        })?,
+    };
+    let delivery = state
         .engine
         .chat
-        .chat_turn(&identity.actor(), &id, &body.text, TurnControl::new())
+        .chat_turn(
+            &identity.actor(),
+            &id,
+            &body.text,
+            priority,
+            TurnControl::new(),
+        )
         .await
         .map_err(chat_error)?;
-    Ok(Json(turn_view(result)))
+    Ok(match delivery {
+        Delivery::Answered(result) => Json(turn_view(result)).into_response(),
+        Delivery::Queued(queued) => {
+            (StatusCode::ACCEPTED, Json(queued_view(queued))).into_response()
+        }
+    })
 }
 
-/// Stop the turn in flight; it ends cleanly and its transcript is saved.
+/// Stop everything of the conversation: the running turn (it ends at its
+/// next await and its transcript is saved), the queued messages (cancelled,
+/// never run) and its tasks at other groups. 409 when nothing runs or waits.
 #[utoipa::path(post, path = "/api/v1/conversations/{id}/stop", tag = "chat",
     params(("id" = String, Path, description = "The conversation id")),
     responses((status = 202, body = StopView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
@@ -210,19 +294,44 @@ pub async fn stop(
     Caller(identity): Caller,
     ApiPath(id): ApiPath<String>,
 ) -> Result<(StatusCode, Json<StopView>), ApiError> {
-    state
+    let receipt = state
         .engine
         .chat
         .stop_turn(&identity.actor(), &id)
         .await
         .map_err(chat_error)?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(StopView {
-            conversation_id: id,
-            stopping: true,
-        }),
-    ))
+    Ok((StatusCode::ACCEPTED, Json(stop_view(id, receipt))))
+}
+
+fn stop_view(conversation_id: String, receipt: StopReceipt) -> StopView {
+    StopView {
+        conversation_id,
+        stopping: receipt.turn_stopping,
+        cancelled_messages: receipt.cancelled_messages,
+        peer_tasks_told: receipt.peer_tasks_told,
+    }
+}
+
+fn queued_view(queued: QueuedMessage) -> QueuedView {
+    QueuedView {
+        conversation_id: queued.conversation_id,
+        message_id: queued.id,
+        priority: queued.priority.as_str().to_owned(),
+        preempting: queued.preempting,
+        state: "waiting".to_owned(),
+    }
+}
+
+fn queue_entry_view(entry: QueueEntry) -> QueueEntryView {
+    QueueEntryView {
+        id: entry.id,
+        priority: entry.priority,
+        text: entry.text,
+        state: entry.state,
+        turn: entry.turn,
+        received_at: entry.received_at,
+        settled_at: entry.settled_at,
+    }
 }
 
 /// The agent events of a conversation (model calls, tool calls and their
@@ -244,7 +353,7 @@ pub async fn events(
     Ok(Json(events.into_iter().map(event_view).collect()))
 }
 
-fn view(state: &AppState, conversation: &Conversation) -> ConversationView {
+fn view(state: &AppState, conversation: &Conversation, queue: Vec<QueueEntry>) -> ConversationView {
     ConversationView {
         id: conversation.id.clone(),
         owner_id: conversation.owner_id.clone(),
@@ -262,6 +371,7 @@ fn view(state: &AppState, conversation: &Conversation) -> ConversationView {
             .iter()
             .map(message_view)
             .collect(),
+        queue: queue.into_iter().map(queue_entry_view).collect(),
         proposals: conversation
             .proposals
             .iter()

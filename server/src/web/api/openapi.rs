@@ -286,6 +286,8 @@ fn retry_after() -> utoipa::openapi::header::Header {
         conversations::EvidenceItemView,
         conversations::TurnView,
         conversations::StopView,
+        conversations::QueuedView,
+        conversations::QueueEntryView,
         conversations::ConversationEventView,
         handover::HandoverView,
         handover::PersonMessageBody,

@@ -3,12 +3,17 @@
 //!
 //! A conversation belongs to the user who opened it and is about one
 //! customer, whose records are all its tools may read. Turns are serialized
-//! per conversation by a claim on its row (a second message while one runs
-//! is a conflict, on any replica); the transcript and the turn's events are
-//! written in one transaction when the turn ends, however it ends.
+//! per conversation by a claim on its row, on any replica; a message sent
+//! while a turn runs is stored and waits for the next turn (see `queue`).
+//! The transcript, the turn's events and the outcome of the messages it
+//! took in are written in one transaction when the turn ends, however it
+//! ends.
 
 mod open;
+mod queue;
 mod turn;
+
+pub use queue::{Delivery, Priority, QueueEntry, QueuedMessage};
 
 use agents::{ConversationState, Provenance, StopPoint};
 use chrono::Duration;
@@ -96,6 +101,25 @@ pub struct TurnResult {
     pub questions: Vec<String>,
 }
 
+/// What a Stop reached.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StopReceipt {
+    /// A running turn was asked to stop; it ends at its next await.
+    pub turn_stopping: bool,
+    /// Messages that waited for a turn, cancelled: none of them will run.
+    pub cancelled_messages: Vec<String>,
+    /// The conversation's tasks at other groups that were told to stop.
+    pub peer_tasks_told: usize,
+}
+
+impl StopReceipt {
+    /// Whether the Stop reached anything at all.
+    #[must_use]
+    pub fn stopped_anything(&self) -> bool {
+        self.turn_stopping || !self.cancelled_messages.is_empty() || self.peer_tasks_told > 0
+    }
+}
+
 /// Why a conversation could not be opened.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenConversationError {
@@ -122,7 +146,7 @@ pub enum ChatError {
     ReadOnly(String),
     #[error("a turn of conversation {0} is still running; wait for its reply or stop it")]
     TurnInProgress(String),
-    #[error("no turn of conversation {0} is running")]
+    #[error("nothing of conversation {0} is running or waiting: no turn, no queued message")]
     NoTurnRunning(String),
     #[error(
         "the turn lost its claim on conversation {0} (it ran past its lease); its reply was not saved"
@@ -161,7 +185,7 @@ fn within_widget_lane(actor: &Actor, stored: &StoredConversation) -> bool {
 }
 
 /// Its owner, its customer and staff may read a conversation.
-fn may_read(actor: &Actor, stored: &StoredConversation) -> bool {
+pub(super) fn may_read(actor: &Actor, stored: &StoredConversation) -> bool {
     within_widget_lane(actor, stored)
         && (stored.owner_id == actor.user_id
             || stored.customer_id == actor.user_id

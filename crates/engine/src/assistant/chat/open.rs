@@ -1,7 +1,7 @@
 //! Opening a conversation, reading it back, and Stop.
 
 use super::{
-    ChatError, Conversation, ConversationEvent, OpenConversationError, decode_state, is_staff,
+    ChatError, StopReceipt, Conversation, ConversationEvent, OpenConversationError, decode_state, is_staff,
     may_read, may_stop,
 };
 use crate::assistant::Chat;
@@ -157,15 +157,17 @@ impl Chat {
             .collect())
     }
 
-    /// Stops the turn in flight, wherever it runs: directly when it runs in
-    /// this process, through the conversation row otherwise. The turn then
-    /// ends cleanly and its transcript is saved.
+    /// Stops everything of the conversation: the turn in flight, wherever
+    /// it runs (directly when it runs in this process, through the
+    /// conversation row otherwise; it then ends cleanly and its transcript
+    /// is saved), the messages waiting for a turn (cancelled, never run),
+    /// and its tasks at other groups.
     ///
     /// # Errors
-    /// [`ChatError::NoTurnRunning`] when no turn runs, [`ChatError::NotFound`]
-    /// for a conversation the actor cannot see, [`ChatError::ReadOnly`] for
-    /// one they may only read.
-    pub async fn stop_turn(&self, actor: &Actor, id: &str) -> Result<(), ChatError> {
+    /// [`ChatError::NoTurnRunning`] when nothing runs or waits,
+    /// [`ChatError::NotFound`] for a conversation the actor cannot see,
+    /// [`ChatError::ReadOnly`] for one they may only read.
+    pub async fn stop_turn(&self, actor: &Actor, id: &str) -> Result<StopReceipt, ChatError> {
         let stored = self.readable(actor, id).await?;
         if !may_stop(actor, &stored) {
             return Err(ChatError::ReadOnly(id.to_owned()));
@@ -181,12 +183,28 @@ impl Chat {
                     "the conversation's tasks at other groups could not be canceled"),
             }
         }
+        let now = self.now();
         let tx = self.db.begin_write().await?;
-        let flagged = storage::conversations::request_stop(&*tx, id, self.now()).await?;
+        let flagged = storage::conversations::request_stop(&*tx, id, now).await?;
+        // Read in the transaction: the turn that holds the conversation now
+        // keeps what it took in (it is being stopped); the rest is cancelled.
+        let live_turn = storage::conversations::get(&*tx, id)
+            .await?
+            .filter(|row| row.is_running(now))
+            .and_then(|row| row.turn_id);
+        let cancelled =
+            storage::conversation_messages::cancel_waiting(&*tx, id, live_turn.as_deref(), now)
+                .await?;
         tx.commit().await?;
-        if here || flagged || peers_told > 0 {
-            tracing::info!(conversation.id = %id, local = here, peers_told, "stop requested");
-            Ok(())
+        let receipt = StopReceipt {
+            turn_stopping: here || flagged,
+            cancelled_messages: cancelled.into_iter().map(|message| message.id).collect(),
+            peer_tasks_told: peers_told,
+        };
+        if receipt.stopped_anything() {
+            tracing::info!(conversation.id = %id, local = here, peers_told,
+                cancelled = receipt.cancelled_messages.len(), "stop requested");
+            Ok(receipt)
         } else {
             Err(ChatError::NoTurnRunning(id.to_owned()))
         }

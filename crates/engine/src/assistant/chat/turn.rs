@@ -5,6 +5,7 @@
 //! neither cancels it half-way nor leaves the conversation claimed; only
 //! Stop ends a turn early, and then cleanly.
 
+use super::queue::{Delivery, Priority, QueuedMessage, combined_text};
 use super::{
     ChatError, RENEW_EVERY, STOP_POLL, TURN_LEASE, TurnEnd, TurnResult, checked_message,
     decode_state, may_write,
@@ -25,30 +26,33 @@ use agents::{
 };
 use std::collections::HashMap;
 use storage::Database;
-use storage::conversations::{NewEvent, SavedTurn};
+use storage::conversation_messages::{self as messages, NewMessage, StoredMessage};
+use storage::conversations::{NewEvent, SavedTurn, StoredConversation};
 use storage::ids::new_id;
 use tokio::time::Instant;
 use tracing::Instrument;
 
 impl Chat {
-    /// Runs one turn of conversation `conversation_id`: the actor's
-    /// `message` in, the speaking agent's reply out, with the evidence it
-    /// rests on and any proposal it prepared. `control` stops the turn (so
-    /// does [`Chat::stop_turn`]).
+    /// Sends the actor's `message` to conversation `conversation_id`. It is
+    /// stored first; if no turn runs, its own turn runs and the reply comes
+    /// back ([`Delivery::Answered`]); if one runs, it waits with its
+    /// `priority` ([`Delivery::Queued`]) and goes into the next turn.
+    /// `control` stops the message's own turn (so does
+    /// [`Chat::stop_turn`]).
     ///
     /// # Errors
     /// [`ChatError`]: an invalid message, a conversation the actor cannot
-    /// see or write, a turn already running ([`ChatError::TurnInProgress`]),
-    /// a model that failed after its retries (the transcript is saved
-    /// first), storage failures.
+    /// see or write, a model that failed after its retries (the transcript
+    /// is saved first), storage failures.
     #[tracing::instrument(skip_all, fields(conversation.id = %conversation_id))]
     pub async fn chat_turn(
         &self,
         actor: &Actor,
         conversation_id: &str,
         message: &str,
+        priority: Priority,
         control: TurnControl,
-    ) -> Result<TurnResult, ChatError> {
+    ) -> Result<Delivery, ChatError> {
         let message = checked_message(message)?.to_owned();
         let stored = self.readable(actor, conversation_id).await?;
         if !may_write(actor, &stored) {
@@ -57,11 +61,24 @@ impl Chat {
         // A person was asked for or holds the conversation: the message is
         // theirs and the agents stay silent (see `assistant::handover`).
         if let Some(kept) = self.message_for_person(&stored, &message).await? {
-            return Ok(kept);
+            return Ok(Delivery::Answered(kept));
         }
+        let message_id = new_id("msg");
         let turn_id = new_id("trn");
         let now = self.now();
         let tx = self.db.begin_write().await?;
+        messages::insert(
+            &*tx,
+            NewMessage {
+                id: &message_id,
+                conversation_id,
+                sender_id: &actor.user_id,
+                priority: priority.as_str(),
+                text: &message,
+                received_at: now,
+            },
+        )
+        .await?;
         let claimed = storage::conversations::claim_turn(
             &*tx,
             conversation_id,
@@ -71,21 +88,59 @@ impl Chat {
             now + TURN_LEASE,
         )
         .await?;
+        let carried = if claimed {
+            messages::carry_waiting(&*tx, conversation_id, &turn_id).await?
+        } else {
+            Vec::new()
+        };
+        if carried.len() > 1 {
+            storage::conversations::set_message_being_answered(
+                &*tx,
+                conversation_id,
+                &turn_id,
+                &combined_text(&carried),
+            )
+            .await?;
+        }
         tx.commit().await?;
         if !claimed {
-            return Err(ChatError::TurnInProgress(conversation_id.to_owned()));
+            let preempting = priority == Priority::Now && self.preempt(conversation_id).await?;
+            // The running turn may have ended between its last look at the
+            // queue and this commit: a turn is started here then (nothing
+            // happens while it still runs; it takes the message when it ends).
+            self.drain_soon(conversation_id);
+            return Ok(Delivery::Queued(QueuedMessage {
+                id: message_id,
+                conversation_id: conversation_id.to_owned(),
+                priority,
+                preempting,
+            }));
         }
-        let registration = self
-            .assistant
-            .running()
-            .register(conversation_id, control.clone());
+        self.run_claimed(actor, &stored, turn_id, carried, control)
+            .await
+            .map(Delivery::Answered)
+    }
+
+    /// Runs the turn `turn_id`, which holds the conversation and carries
+    /// `carried`, in its own task, and returns its result.
+    pub(super) async fn run_claimed(
+        &self,
+        actor: &Actor,
+        stored: &StoredConversation,
+        turn_id: String,
+        carried: Vec<StoredMessage>,
+        control: TurnControl,
+    ) -> Result<TurnResult, ChatError> {
+        let registration = self.assistant.running().register(&stored.id, control.clone());
         let job = TurnJob {
             chat: self.clone(),
             actor: actor.clone(),
-            conversation_id: conversation_id.to_owned(),
-            customer_id: stored.customer_id,
+            conversation_id: stored.id.clone(),
+            customer_id: stored.customer_id.clone(),
             turn_id,
-            message,
+            message: combined_text(&carried),
+            carried: carried.into_iter().map(|message| message.id).collect(),
+            stored: stored.clone(),
             control,
             _registration: registration,
         };
@@ -102,13 +157,27 @@ impl Chat {
             Ok(result) => result,
             Err(error) => {
                 // The claim lapses with its lease; the transcript stays as
-                // it was before this turn.
+                // it was before this turn, the messages wait again.
                 tracing::error!(%error, "a chat turn task failed");
                 Err(ChatError::Interrupted)
             }
         };
         record_timing(started, &stop, &result);
         result
+    }
+
+    /// Gives a claim back without a turn, and what it carried to the queue.
+    pub(super) async fn release_turn(&self, id: &str, turn_id: &str) {
+        let released = async {
+            let tx = self.db.begin_write().await?;
+            messages::release(&*tx, id, turn_id).await?;
+            storage::conversations::release_claim(&*tx, id, turn_id).await?;
+            tx.commit().await
+        }
+        .await;
+        if let Err(error) = released {
+            tracing::warn!(%error, "releasing a turn's claim failed; it lapses with its lease");
+        }
     }
 }
 
@@ -137,7 +206,12 @@ struct TurnJob {
     conversation_id: String,
     customer_id: String,
     turn_id: String,
+    /// What the model reads: the carried messages together.
     message: String,
+    /// The ids of the messages this turn took in.
+    carried: Vec<String>,
+    /// The conversation as it was claimed (whom to tell when it is saved).
+    stored: StoredConversation,
     control: TurnControl,
     _registration: Registration,
 }
@@ -265,22 +339,33 @@ impl TurnJob {
             return Err(ChatError::ClaimLost(self.conversation_id.clone()));
         }
         storage::conversations::insert_events(&*tx, &self.conversation_id, &rows).await?;
+        let outcome = if self.carried.len() == 1 {
+            messages::ANSWERED
+        } else {
+            messages::COLLECTED
+        };
+        messages::settle(
+            &*tx,
+            &self.carried,
+            &self.turn_id,
+            outcome,
+            i64::try_from(state.turns()).unwrap_or(i64::MAX),
+            self.chat.now(),
+        )
+        .await?;
         tx.commit().await?;
+        self.chat.announce(&self.stored);
+        // What arrived while this turn ran goes into the next one.
+        self.chat.drain_soon(&self.conversation_id);
         Ok(())
     }
 
-    /// Gives the claim back without saving (the turn never started).
+    /// Gives the claim back without saving (the turn never started); its
+    /// messages wait again.
     async fn release(&self) {
-        let released = async {
-            let tx = self.chat.db.begin_write().await?;
-            storage::conversations::release_claim(&*tx, &self.conversation_id, &self.turn_id)
-                .await?;
-            tx.commit().await
-        }
-        .await;
-        if let Err(error) = released {
-            tracing::warn!(%error, "releasing a turn's claim failed; it lapses with its lease");
-        }
+        self.chat
+            .release_turn(&self.conversation_id, &self.turn_id)
+            .await;
     }
 
     /// The turn's result. Its evidence: what a proposal prepared in it

@@ -128,7 +128,8 @@ impl Chat {
         ))
     }
 
-    fn announce(&self, stored: &StoredConversation) {
+    /// Tells the conversation's readers that it changed.
+    pub(crate) fn announce(&self, stored: &StoredConversation) {
         self.live.publish_conversation(ConversationChanged {
             conversation_id: stored.id.clone(),
             owner_id: stored.owner_id.clone(),

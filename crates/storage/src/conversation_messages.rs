@@ -1,0 +1,297 @@
+//! The messages sent to a conversation: each stored before it is
+//! acknowledged, waiting until a turn takes it in (`carried_by`, set in the
+//! transaction that claims the turn), and ending with exactly one outcome
+//! written in the transaction that saves that turn, or by Stop.
+//!
+//! A message carried by a turn that is no longer the conversation's claim
+//! (its process died) is waiting again: the next claim takes it in.
+
+use crate::entities::conversation_message::{self, Column, Entity};
+use crate::error::StorageError;
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set, sea_query::Expr,
+};
+
+/// Outcome of a message that a turn answered on its own.
+pub const ANSWERED: &str = "answered";
+/// Outcome of a message taken into a turn with others sent while the
+/// previous turn ran.
+pub const COLLECTED: &str = "collected";
+/// Outcome of a message that Stop cancelled before any turn took it in.
+pub const CANCELLED: &str = "cancelled";
+
+/// A message as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredMessage {
+    pub id: String,
+    pub conversation_id: String,
+    pub sender_id: String,
+    pub priority: String,
+    pub text: String,
+    pub carried_by: Option<String>,
+    pub outcome: Option<String>,
+    pub turn: Option<i64>,
+    pub received_at: DateTime<Utc>,
+    pub settled_at: Option<DateTime<Utc>>,
+}
+
+impl From<conversation_message::Model> for StoredMessage {
+    fn from(row: conversation_message::Model) -> Self {
+        StoredMessage {
+            id: row.id,
+            conversation_id: row.conversation_id,
+            sender_id: row.sender_id,
+            priority: row.priority,
+            text: row.text,
+            carried_by: row.carried_by,
+            outcome: row.outcome,
+            turn: row.turn,
+            received_at: row.received_at,
+            settled_at: row.settled_at,
+        }
+    }
+}
+
+/// A message to store.
+#[derive(Debug, Clone, Copy)]
+pub struct NewMessage<'a> {
+    pub id: &'a str,
+    pub conversation_id: &'a str,
+    pub sender_id: &'a str,
+    pub priority: &'a str,
+    pub text: &'a str,
+    pub received_at: DateTime<Utc>,
+}
+
+/// Stores a message as waiting.
+///
+/// # Errors
+/// [`StorageError::Conflict`] for a duplicate id or an unknown conversation.
+pub async fn insert(db: &impl ConnectionTrait, new: NewMessage<'_>) -> Result<(), StorageError> {
+    conversation_message::ActiveModel {
+        id: Set(new.id.to_owned()),
+        conversation_id: Set(new.conversation_id.to_owned()),
+        sender_id: Set(new.sender_id.to_owned()),
+        priority: Set(new.priority.to_owned()),
+        text: Set(new.text.to_owned()),
+        carried_by: Set(None),
+        outcome: Set(None),
+        turn: Set(None),
+        received_at: Set(new.received_at),
+        settled_at: Set(None),
+    }
+    .insert(db)
+    .await?;
+    Ok(())
+}
+
+/// Takes every message of the conversation without an outcome into the
+/// turn `turn_id`, which has just claimed the conversation (so a message
+/// carried by another turn was left by one that died). Returns them in the
+/// order received.
+///
+/// # Errors
+/// Database failures.
+pub async fn carry_waiting(
+    db: &impl ConnectionTrait,
+    conversation_id: &str,
+    turn_id: &str,
+) -> Result<Vec<StoredMessage>, StorageError> {
+    Entity::update_many()
+        .col_expr(Column::CarriedBy, Expr::value(turn_id))
+        .filter(Column::ConversationId.eq(conversation_id))
+        .filter(Column::Outcome.is_null())
+        .exec(db)
+        .await?;
+    carried_by(db, conversation_id, turn_id).await
+}
+
+/// The messages the turn `turn_id` carries, in the order received.
+///
+/// # Errors
+/// Database failures.
+pub async fn carried_by(
+    db: &impl ConnectionTrait,
+    conversation_id: &str,
+    turn_id: &str,
+) -> Result<Vec<StoredMessage>, StorageError> {
+    Ok(Entity::find()
+        .filter(Column::ConversationId.eq(conversation_id))
+        .filter(Column::CarriedBy.eq(turn_id))
+        .filter(Column::Outcome.is_null())
+        .order_by_asc(Column::ReceivedAt)
+        .order_by_asc(Column::Id)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(StoredMessage::from)
+        .collect())
+}
+
+/// Records the outcome of messages the turn `turn_id` carried, as turn
+/// number `turn`. Messages already settled keep their outcome.
+///
+/// # Errors
+/// Database failures.
+pub async fn settle(
+    db: &impl ConnectionTrait,
+    ids: &[String],
+    turn_id: &str,
+    outcome: &str,
+    turn: i64,
+    at: DateTime<Utc>,
+) -> Result<(), StorageError> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    Entity::update_many()
+        .col_expr(Column::Outcome, Expr::value(outcome))
+        .col_expr(Column::Turn, Expr::value(turn))
+        .col_expr(Column::SettledAt, Expr::value(at))
+        .filter(Column::Id.is_in(ids.iter().map(String::as_str)))
+        .filter(Column::CarriedBy.eq(turn_id))
+        .filter(Column::Outcome.is_null())
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Gives back, as waiting, what the turn `turn_id` carried and did not
+/// settle (a turn that could not start).
+///
+/// # Errors
+/// Database failures.
+pub async fn release(
+    db: &impl ConnectionTrait,
+    conversation_id: &str,
+    turn_id: &str,
+) -> Result<(), StorageError> {
+    Entity::update_many()
+        .col_expr(Column::CarriedBy, Expr::value(None::<String>))
+        .filter(Column::ConversationId.eq(conversation_id))
+        .filter(Column::CarriedBy.eq(turn_id))
+        .filter(Column::Outcome.is_null())
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Cancels every message of the conversation that no live turn carries
+/// (`live_turn`: the claim that holds the conversation now, if any) and
+/// returns them.
+///
+/// # Errors
+/// Database failures.
+pub async fn cancel_waiting(
+    db: &impl ConnectionTrait,
+    conversation_id: &str,
+    live_turn: Option<&str>,
+    at: DateTime<Utc>,
+) -> Result<Vec<StoredMessage>, StorageError> {
+    let mut waiting = Entity::find()
+        .filter(Column::ConversationId.eq(conversation_id))
+        .filter(Column::Outcome.is_null())
+        .order_by_asc(Column::ReceivedAt)
+        .order_by_asc(Column::Id)
+        .lock_exclusive()
+        .all(db)
+        .await?;
+    waiting.retain(|row| row.carried_by.is_none() || row.carried_by.as_deref() != live_turn);
+    if waiting.is_empty() {
+        return Ok(Vec::new());
+    }
+    Entity::update_many()
+        .col_expr(Column::Outcome, Expr::value(CANCELLED))
+        .col_expr(Column::SettledAt, Expr::value(at))
+        .filter(Column::Id.is_in(waiting.iter().map(|row| row.id.as_str())))
+        .filter(Column::Outcome.is_null())
+        .exec(db)
+        .await?;
+    Ok(waiting
+        .into_iter()
+        .map(|row| StoredMessage {
+            outcome: Some(CANCELLED.to_owned()),
+            settled_at: Some(at),
+            ..row.into()
+        })
+        .collect())
+}
+
+/// Whether messages of the conversation wait for a turn (none carried by
+/// `live_turn`).
+///
+/// # Errors
+/// Database failures.
+pub async fn any_waiting(
+    db: &impl ConnectionTrait,
+    conversation_id: &str,
+    live_turn: Option<&str>,
+) -> Result<bool, StorageError> {
+    let mut query = Entity::find()
+        .select_only()
+        .column(Column::Id)
+        .filter(Column::ConversationId.eq(conversation_id))
+        .filter(Column::Outcome.is_null());
+    if let Some(turn) = live_turn {
+        query = query.filter(
+            Column::CarriedBy
+                .is_null()
+                .or(Column::CarriedBy.ne(turn)),
+        );
+    }
+    Ok(query.into_tuple::<String>().one(db).await?.is_some())
+}
+
+/// The conversation's most recent messages, newest last: every one still
+/// waiting or running, and up to `settled` that have their outcome.
+///
+/// # Errors
+/// Database failures.
+pub async fn recent(
+    db: &impl ConnectionTrait,
+    conversation_id: &str,
+    settled: u64,
+) -> Result<Vec<StoredMessage>, StorageError> {
+    let open = Entity::find()
+        .filter(Column::ConversationId.eq(conversation_id))
+        .filter(Column::Outcome.is_null())
+        .all(db)
+        .await?;
+    let done = Entity::find()
+        .filter(Column::ConversationId.eq(conversation_id))
+        .filter(Column::Outcome.is_not_null())
+        .order_by_desc(Column::ReceivedAt)
+        .order_by_desc(Column::Id)
+        .limit(settled)
+        .all(db)
+        .await?;
+    let mut all: Vec<StoredMessage> = open
+        .into_iter()
+        .chain(done)
+        .map(StoredMessage::from)
+        .collect();
+    all.sort_by(|a, b| (a.received_at, &a.id).cmp(&(b.received_at, &b.id)));
+    Ok(all)
+}
+
+/// Conversations with messages that wait and no live turn: a process died
+/// with them queued, or a turn ended while they were stored.
+///
+/// # Errors
+/// Database failures.
+pub async fn conversations_waiting(
+    db: &impl ConnectionTrait,
+    limit: u64,
+) -> Result<Vec<String>, StorageError> {
+    Ok(Entity::find()
+        .select_only()
+        .column(Column::ConversationId)
+        .filter(Column::Outcome.is_null())
+        .distinct()
+        .limit(limit)
+        .into_tuple::<String>()
+        .all(db)
+        .await?)
+}
