@@ -33,6 +33,19 @@ pub struct ChatView {
     pub proposals: Vec<ChatProposal>,
     /// Whether the agents answer, a person is awaited, or a person holds it.
     pub handover: crate::handover::ChatHandover,
+    /// Messages sent while a turn ran that are not in the transcript: those
+    /// waiting for the next turn, and those Stop cancelled.
+    pub queue: Vec<QueuedLine>,
+}
+
+/// A message waiting for the next turn, or cancelled before one took it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueuedLine {
+    pub id: String,
+    pub text: String,
+    /// `now`, `this_turn` or `later`.
+    pub priority: String,
+    pub cancelled: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -171,6 +184,21 @@ mod backend {
         }
         let own = conversation.owner_id == me.user_id;
         let handover = crate::handover::backend::chat_handover(ctx, me, &conversation.id).await?;
+        let queue = ctx
+            .engine
+            .chat
+            .queue(&me.actor(), &conversation.id)
+            .await
+            .map_err(chat_error)?
+            .into_iter()
+            .filter(|entry| matches!(entry.state.as_str(), "waiting" | "cancelled"))
+            .map(|entry| QueuedLine {
+                cancelled: entry.state == "cancelled",
+                priority: entry.priority,
+                id: entry.id,
+                text: entry.text,
+            })
+            .collect();
         Ok(ChatView {
             messages: transcript(conversation.state.messages(), own),
             can_write: own,
@@ -182,6 +210,7 @@ mod backend {
             id: conversation.id,
             proposals,
             handover,
+            queue,
         })
     }
 
@@ -403,6 +432,9 @@ pub async fn send_message(
     csrf_token: String,
     id: String,
     text: String,
+    // "now" stops the running turn for this message, "this_turn" is read by
+    // the running turn before its next step; anything else waits.
+    #[server(default)] priority: String,
 ) -> Result<ChatView, AppError> {
     use crate::server;
     server::check_csrf(&csrf_token)?;
@@ -417,7 +449,7 @@ pub async fn send_message(
             &actor,
             id,
             &text,
-            engine::assistant::Priority::Later,
+            engine::assistant::Priority::parse(&priority).unwrap_or_default(),
             engine::assistant::TurnControl::new(),
         )
         .await

@@ -16,7 +16,9 @@ test("Stop ends a reply being written at once, and the conversation goes on", as
   await input.fill("what is your returns policy for unopened items?");
   await input.press("Enter");
   await expect(page.getByTestId("chat-thinking")).toBeVisible();
-  await expect(send).toBeDisabled();
+  // Sending again would wait for this reply, or stop it for the new message.
+  await expect(send).toHaveText("Send (after this reply)");
+  await expect(page.getByTestId("chat-send-now")).toBeVisible();
   await expect(stop).toBeEnabled();
 
   const pressed = Date.now();
@@ -28,7 +30,8 @@ test("Stop ends a reply being written at once, and the conversation goes on", as
   await expect(transcript.locator(".msg.customer").last()).toHaveText(/what is your returns policy for unopened items\?/);
   await expect(transcript.locator(".msg").last()).toHaveText(/Stopped before finishing\./);
   await expect(page.getByTestId("chat-next-agent")).not.toHaveText("A reply is being written…");
-  await expect(send).toBeEnabled();
+  await expect(send).toHaveText("Send");
+  await expect(page.getByTestId("chat-send-now")).toHaveCount(0);
   await expect(stop).toBeDisabled();
   await page.screenshot({ path: test.info().outputPath("chat-stopped.png"), fullPage: true });
 });
@@ -44,11 +47,11 @@ test("after a reload mid-reply the page follows the running turn, and Stop still
 
   await page.reload();
   await waitForHydration(page);
-  // The reply is still being written: no second message can be sent over it, but it can be stopped.
+  // The reply is still being written: a second message would wait for it, and it can be stopped.
   await expect(page.getByTestId("chat-next-agent")).toHaveText("A reply is being written…");
   await expect(page.locator(".transcript.pending .msg.customer")).toHaveText(/is order 4822 still refundable\?/);
   await expect(page.getByTestId("chat-thinking")).toBeVisible();
-  await expect(page.getByTestId("chat-send")).toBeDisabled();
+  await expect(page.getByTestId("chat-send")).toHaveText("Send (after this reply)");
   await page.getByTestId("chat-stop").click();
   // The page learns the turn ended without a reload.
   await expect(page.getByTestId("chat-next-agent")).not.toHaveText("A reply is being written…", { timeout: 10_000 });
@@ -56,7 +59,7 @@ test("after a reload mid-reply the page follows the running turn, and Stop still
   const transcript = page.getByTestId("transcript");
   await expect(transcript.locator(".msg.customer").last()).toHaveText(/is order 4822 still refundable\?/);
   await expect(transcript.locator(".msg").last()).toHaveText(/Stopped before finishing\./);
-  await expect(page.getByTestId("chat-send")).toBeEnabled();
+  await expect(page.getByTestId("chat-send")).toHaveText("Send");
   await expect(page.getByTestId("chat-stop")).toBeDisabled();
 });
 
@@ -80,4 +83,61 @@ test("while a reply is written the sent text leaves the field, and a new draft t
   await expect(page.getByTestId("chat-thinking")).toHaveCount(0, { timeout: 10_000 });
   await expect(page.getByTestId("transcript").locator(".msg").last()).toHaveText(/Stopped before finishing\./);
   await expect(input).toHaveValue("and for damaged ones?");
+});
+
+test("a message sent while a reply is written waits in view instead of being refused, and Stop cancels it", async ({ page }) => {
+  await signIn(page, "customer");
+  await page.goto("/chat");
+  await waitForHydration(page);
+  await page.getByTestId("chat-new").click();
+  await expect(page).toHaveURL(/conversation=/);
+  await waitForHydration(page);
+  const input = page.getByTestId("chat-input");
+  await input.fill("what is your returns policy for unopened items?");
+  await input.press("Enter");
+  await expect(page.getByTestId("chat-thinking")).toBeVisible();
+
+  await input.fill("and is order 4821 still refundable?");
+  await input.press("Enter");
+  const queued = page.getByTestId("chat-queue").locator("[data-queued]");
+  await expect(queued).toHaveCount(1);
+  await expect(queued).toHaveAttribute("data-state", "waiting");
+  await expect(queued).toContainText("and is order 4821 still refundable?");
+  await expect(queued.getByTestId("chat-queue-fate")).toHaveText(/Waiting: the assistant reads it when the current reply is done\./);
+  await expect(input).toHaveValue("");
+
+  await page.getByTestId("chat-stop").click();
+  await expect(page.getByTestId("chat-thinking")).toHaveCount(0, { timeout: 10_000 });
+  await expect(queued).toHaveAttribute("data-state", "cancelled", { timeout: 10_000 });
+  await expect(queued.getByTestId("chat-queue-fate")).toHaveText(/Cancelled by Stop/);
+  const transcript = page.getByTestId("transcript");
+  await expect(transcript.locator(".msg").last()).toHaveText(/Stopped before finishing\./);
+  await expect(transcript).not.toContainText("and is order 4821 still refundable?");
+  await expect(page.getByTestId("chat-stop")).toBeDisabled();
+});
+
+test("Send now stops the reply being written and the new message is answered next", async ({ page }) => {
+  await signIn(page, "customer2");
+  await page.goto("/chat");
+  await waitForHydration(page);
+  await page.getByTestId("chat-new").click();
+  await expect(page).toHaveURL(/conversation=/);
+  await waitForHydration(page);
+  const input = page.getByTestId("chat-input");
+  await input.fill("what is your returns policy for opened items?");
+  await input.press("Enter");
+  await expect(page.getByTestId("chat-thinking")).toBeVisible();
+
+  await input.fill("forget that: is order 4822 still refundable?");
+  await page.getByTestId("chat-send-now").click();
+  // The first reply stops at once; the new message is the one being answered now.
+  const transcript = page.getByTestId("transcript");
+  await expect(transcript.locator(".msg").last()).toHaveText(/Stopped before finishing\./, { timeout: 10_000 });
+  await expect(page.locator(".transcript.pending .msg.customer")).toHaveText(/forget that: is order 4822 still refundable\?/, { timeout: 10_000 });
+  await expect(page.getByTestId("chat-queue")).toHaveCount(0);
+
+  await page.getByTestId("chat-stop").click();
+  await expect(page.getByTestId("chat-thinking")).toHaveCount(0, { timeout: 10_000 });
+  const customerLines = transcript.locator(".msg.customer");
+  await expect(customerLines).toHaveText([/opened items\?/, /forget that: is order 4822 still refundable\?/]);
 });

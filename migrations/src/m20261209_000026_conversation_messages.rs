@@ -64,7 +64,11 @@ impl MigrationTrait for Migration {
                             .string_len(16)
                             .null(),
                     )
-                    .col(ColumnDef::new(ConversationMessages::Turn).big_integer().null())
+                    .col(
+                        ColumnDef::new(ConversationMessages::Turn)
+                            .big_integer()
+                            .null(),
+                    )
                     .col(utc(ConversationMessages::ReceivedAt))
                     .col(
                         ColumnDef::new(ConversationMessages::SettledAt)

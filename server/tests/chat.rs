@@ -655,7 +655,7 @@ async fn stop_over_http_ends_a_turn_stuck_on_a_slow_model_and_cancels_the_messag
         error["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("priority must be \"now\" or \"later\""),
+            .contains("priority must be \"now\", \"this_turn\" or \"later\""),
         "{error}"
     );
     let second = app

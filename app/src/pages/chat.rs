@@ -1,7 +1,9 @@
 //! `/chat`: the customer talks to the coordinator and the refund specialist.
 //! Every agent message names its agent and shows the sources it rests on;
-//! proposals appear as cards whose status follows the proposal live. Stop
-//! ends the turn in flight. The conversation survives a reload (the latest
+//! proposals appear as cards whose status follows the proposal live. A
+//! message sent while a reply is written waits for the next turn ("Send
+//! now" stops the reply for it instead) and is shown waiting until a turn
+//! takes it. Stop ends the turn in flight and cancels what waits. The conversation survives a reload (the latest
 //! one is resumed; `?conversation=ID` opens a given one, which is how staff
 //! read a customer's conversation). A customer without one gets an empty
 //! chat: their first message opens the conversation (by POST; loading the
@@ -12,7 +14,8 @@
 
 use crate::chat::{
     ChatMessage, ChatProposal, ChatView, EvidenceChip, MAX_MESSAGE_CHARS, MessageKind, MyChat,
-    NewConversation, SendMessage, StopTurn, check_message, conversation_view, my_conversation,
+    NewConversation, QueuedLine, SendMessage, StopTurn, check_message, conversation_view,
+    my_conversation,
 };
 use crate::components::handover_bar::HandoverBar;
 use crate::components::proposal_card::StatusBadge;
@@ -135,7 +138,9 @@ fn FirstMessage(changes: ReadSignal<u64>) -> impl IntoView {
                     <Show when=move || open.pending().get()>
                         <p class="muted small" role="status">"Opening your conversation…"</p>
                     </Show>
-                    <ChatForm text on_send busy=Signal::derive(move || open.pending().get())
+                    <ChatForm text on_send blocked=Signal::derive(move || open.pending().get())
+                        running=Signal::derive(|| false) on_send_now=Callback::new(|_: String| {})
+                        on_add_to_turn=Callback::new(|_: String| {})
                         stop_enabled=Signal::derive(|| false) on_stop=Callback::new(|()| {})/>
                     {refused.get().or_else(|| failed.and_then(Result::err).map(|e| e.to_string())).map(|error| view! {
                         <p class="error" role="alert" data-testid="chat-send-error">{error}</p>
@@ -156,6 +161,9 @@ fn Conversation(
     let can_write = initial.can_write;
     let model = initial.model.clone();
     let send = ServerAction::<SendMessage>::new();
+    // Messages sent while a reply is written: stored at once, answered in
+    // a later turn (this page does not wait for that turn).
+    let queue_send = ServerAction::<SendMessage>::new();
     let stop = ServerAction::<StopTurn>::new();
     // Opened by the first message (see `FirstMessage`): send it now.
     let first = StoredValue::new(first_message);
@@ -168,6 +176,7 @@ fn Conversation(
                 csrf_token: csrf_token(),
                 id: first_id.clone(),
                 text,
+                priority: String::new(),
             });
         }
     });
@@ -187,10 +196,23 @@ fn Conversation(
         Some(Err(_)) if text.get_untracked().is_empty() => text.set(last_sent.get_value()),
         _ => {}
     });
+    // While this page waits for its own turn, only the queue is taken from
+    // the view a queued message brings (the transcript comes with the turn).
+    Effect::new(move |_| match queue_send.value().get() {
+        Some(Ok(view)) if send.pending().get_untracked() => {
+            current.update(|shown| shown.queue = view.queue);
+        }
+        Some(Ok(view)) => current.set(view),
+        Some(Err(_)) if text.get_untracked().is_empty() => text.set(last_sent.get_value()),
+        _ => {}
+    });
+    let waiting = move || current.with(|v| v.queue.iter().any(|line| !line.cancelled));
     // A turn running without this page waiting on it (started before a
-    // reload, or in another tab) is followed until it ends.
+    // reload, in another tab, or for messages that waited) is followed
+    // until it ends and nothing waits.
     let poll = RwSignal::new(0u32);
-    let running_elsewhere = move || current.with(|v| v.running) && !send.pending().get();
+    let running_elsewhere =
+        move || (current.with(|v| v.running) || waiting()) && !send.pending().get();
     Effect::new(move |_| {
         if running_elsewhere() {
             set_timeout(
@@ -203,6 +225,7 @@ fn Conversation(
     Effect::new(move |first_run: Option<()>| {
         changes.track();
         stop.version().track();
+        queue_send.version().track();
         poll.track();
         if first_run.is_none() {
             return;
@@ -225,8 +248,10 @@ fn Conversation(
         });
     });
     let pending = move || send.pending().get();
-    // Stop works on whatever turn is running, this page's or not.
+    // A reply is being written: this page's turn or any other.
     let busy = move || pending() || current.with(|v| v.running);
+    // Stop works on whatever runs or waits, this page's or not.
+    let stoppable = move || busy() || waiting();
     // The message being answered: sent from this page, or (after a reload,
     // or from another tab) the one the running turn holds.
     let pending_text = move || {
@@ -236,10 +261,11 @@ fn Conversation(
             .or_else(|| current.with(|v| v.message_being_answered.clone().filter(|_| v.running)))
     };
     let send_error = move || {
-        if pending() {
-            return None;
-        }
-        send.value().get().and_then(Result::err).map(|error| {
+        let queued = queue_send.value().get().and_then(Result::err);
+        let sent = (!pending())
+            .then(|| send.value().get().and_then(Result::err))
+            .flatten();
+        queued.or(sent).map(|error| {
             view! { <p class="error" role="alert" data-testid="chat-send-error">{error.to_string()}</p> }
         })
     };
@@ -256,18 +282,26 @@ fn Conversation(
         });
     });
     let send_id = id.clone();
-    let on_send = Callback::new(move |message: String| {
-        if busy() {
-            return;
-        }
+    let dispatch = move |message: String, priority: &str| {
         last_sent.set_value(message.clone());
         text.set(String::new());
-        send.dispatch(SendMessage {
+        let message = SendMessage {
             csrf_token: csrf_token(),
             id: send_id.clone(),
             text: message,
-        });
-    });
+            priority: priority.to_owned(),
+        };
+        if busy() {
+            queue_send.dispatch(message);
+        } else {
+            send.dispatch(message);
+        }
+    };
+    let send_later = dispatch.clone();
+    let add_to_turn = dispatch.clone();
+    let on_send = Callback::new(move |message: String| send_later(message, "later"));
+    let on_add_to_turn = Callback::new(move |message: String| add_to_turn(message, "this_turn"));
+    let on_send_now = Callback::new(move |message: String| dispatch(message, "now"));
     // The newest message stays in view: on opening (unless the address
     // names a message), whenever one is added or a reply is awaited, and
     // when the transcript is drawn again while the reader was at its end
@@ -326,8 +360,10 @@ fn Conversation(
             }
             {if can_write {
                 view! {
-                    <ChatForm text on_send busy=Signal::derive(busy)
-                        stop_enabled=Signal::derive(busy) on_stop/>
+                    <Queued lines=Signal::derive(move || current.with(|v| v.queue.clone()))/>
+                    <ChatForm text on_send blocked=Signal::derive(move || queue_send.pending().get())
+                        running=Signal::derive(busy) on_send_now on_add_to_turn
+                        stop_enabled=Signal::derive(stoppable) on_stop/>
                     {send_error}
                     {stop_error}
                 }.into_any()
@@ -459,13 +495,51 @@ fn ProposalMini(proposal: ChatProposal, customer: bool) -> impl IntoView {
     }
 }
 
+/// The messages waiting for the next turn, and those Stop cancelled.
+#[component]
+fn Queued(lines: Signal<Vec<QueuedLine>>) -> impl IntoView {
+    view! {
+        <Show when=move || lines.with(|l| !l.is_empty())>
+            <ol class="transcript queued" aria-label="Messages not yet answered" aria-live="polite" data-testid="chat-queue">
+                {move || lines.get().into_iter().map(|line| {
+                    let fate = if line.cancelled {
+                        "Cancelled by Stop: not sent to the assistant."
+                    } else {
+                        match line.priority.as_str() {
+                            "now" => "Sent now: the reply in progress stops, this comes next.",
+                            "this_turn" => "For this reply: the assistant reads it before its next step.",
+                            _ => "Waiting: the assistant reads it when the current reply is done.",
+                        }
+                    };
+                    let state = if line.cancelled { "cancelled" } else { "waiting" };
+                    view! {
+                        <li class="msg customer sending" data-queued=line.id.clone() data-state=state>
+                            <span class="speaker">"You"</span>
+                            <p class="text">{line.text.clone()}</p>
+                            <p class="muted small" data-testid="chat-queue-fate">{fate}</p>
+                        </li>
+                    }
+                }).collect_view()}
+            </ol>
+        </Show>
+    }
+}
+
 /// The message field with its length shown as it nears the limit (a long
-/// paste is never cut silently), Send and Stop.
+/// paste is never cut silently), Send (which queues while a reply is being
+/// written), and only then Add to this reply (read before its next step)
+/// and Send now (it stops that reply); Stop.
 #[component]
 fn ChatForm(
     text: RwSignal<String>,
     on_send: Callback<String>,
-    busy: Signal<bool>,
+    /// Sending is not possible now (the conversation is being opened, or a
+    /// queued message is on its way).
+    blocked: Signal<bool>,
+    /// A reply is being written.
+    running: Signal<bool>,
+    on_send_now: Callback<String>,
+    on_add_to_turn: Callback<String>,
     stop_enabled: Signal<bool>,
     on_stop: Callback<()>,
 ) -> impl IntoView {
@@ -503,10 +577,29 @@ fn ChatForm(
                 placeholder="Ask about an order or a policy, e.g. “check order 4821 and refund it if it qualifies”"
                 data-testid="chat-input"
                 prop:value=text on:input=move |ev| text.set(event_target_value(&ev))/>
-            <button type="submit" data-testid="chat-send" disabled=move || busy.get() || over()>"Send"</button>
+            <button type="submit" data-testid="chat-send" disabled=move || blocked.get() || over()
+                title=move || if running.get() { "Your message waits until the reply being written is done" } else { "Send your message" }>
+                {move || if running.get() { "Send (after this reply)" } else { "Send" }}
+            </button>
+            <Show when=move || running.get()>
+                <button type="button" class="secondary" data-testid="chat-add-to-turn"
+                    disabled=move || blocked.get() || over() || text.with(|t| t.trim().is_empty())
+                    on:click=move |_| on_add_to_turn.run(text.get_untracked())
+                    title="The assistant reads this before its next step of the reply being written">
+                    "Add to this reply"
+                </button>
+            </Show>
+            <Show when=move || running.get()>
+                <button type="button" class="secondary" data-testid="chat-send-now"
+                    disabled=move || blocked.get() || over() || text.with(|t| t.trim().is_empty())
+                    on:click=move |_| on_send_now.run(text.get_untracked())
+                    title="Stop the reply being written and answer this message instead">
+                    "Send now"
+                </button>
+            </Show>
             <button type="button" class="secondary" data-testid="chat-stop"
                 disabled=move || !stop_enabled.get() on:click=move |_| on_stop.run(())
-                title="Stop the reply being written">
+                title="Stop the reply being written and cancel the messages waiting">
                 "Stop"
             </button>
         </form>

@@ -1,8 +1,43 @@
 //! Stop always lands. The turn loop checks this control at every step and
 //! races it against the model call and every tool call, so a Stop ends the
 //! turn promptly even while the agent waits on something slow.
+//!
+//! The control also carries steering: messages sent "for this turn" while
+//! it runs. The turn takes them before its next model call (from a
+//! [`Steering`] source the application provides, which records the taking
+//! first), so the model reads them without the turn being restarted.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
+
+use async_trait::async_trait;
+
+use crate::transcript::UserMessage;
+
+/// Where a running turn takes the messages sent to steer it. `take` is
+/// called only after [`TurnControl::steering_waiting`] said something
+/// waits, right before a model call; what it returns is delivered to the
+/// model, so it records the taking before returning. The messages will
+/// stand in the transcript from position `first_index` on, in order.
+#[async_trait]
+pub trait Steering: Send + Sync {
+    async fn take(&self, first_index: usize) -> Vec<UserMessage>;
+}
+
+#[derive(Default)]
+struct SteeringSlot {
+    waiting: AtomicBool,
+    source: OnceLock<Arc<dyn Steering>>,
+}
+
+impl std::fmt::Debug for SteeringSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SteeringSlot")
+            .field("waiting", &self.waiting.load(Ordering::Relaxed))
+            .field("source", &self.source.get().is_some())
+            .finish()
+    }
+}
 
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
@@ -14,6 +49,7 @@ use tokio_util::sync::CancellationToken;
 pub struct TurnControl {
     token: CancellationToken,
     requested_at: Arc<OnceLock<Instant>>,
+    steering: Arc<SteeringSlot>,
 }
 
 impl TurnControl {
@@ -30,6 +66,34 @@ impl TurnControl {
         Self {
             token: parent.child_token(),
             requested_at: Arc::default(),
+            steering: Arc::default(),
+        }
+    }
+
+    /// Where the turn takes steering messages from (the first source set
+    /// stays).
+    #[must_use]
+    pub fn with_steering(self, source: Arc<dyn Steering>) -> Self {
+        let _ = self.steering.source.set(source);
+        self
+    }
+
+    /// Says a steering message waits: the turn asks its source before its
+    /// next model call.
+    pub fn steering_waiting(&self) {
+        self.steering.waiting.store(true, Ordering::SeqCst);
+    }
+
+    /// The steering messages waiting, taken from the source to stand from
+    /// `first_index` on (none without a source or a signal, and then
+    /// nothing is asked).
+    pub(crate) async fn take_steering(&self, first_index: usize) -> Vec<UserMessage> {
+        if !self.steering.waiting.swap(false, Ordering::SeqCst) {
+            return Vec::new();
+        }
+        match self.steering.source.get() {
+            Some(source) => source.take(first_index).await,
+            None => Vec::new(),
         }
     }
 

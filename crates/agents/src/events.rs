@@ -40,6 +40,12 @@ pub enum EventKind {
         #[serde(default)]
         unanswered_message_closed: bool,
     },
+    /// Messages sent while the turn ran, for it, were given to the model
+    /// before its next call.
+    SteeringDelivered {
+        step: u32,
+        messages: usize,
+    },
     ModelCallStarted {
         step: u32,
         model: String,

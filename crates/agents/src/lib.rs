@@ -41,7 +41,7 @@ mod workflow;
 
 pub use agent::{Agent, AgentBuilder, AgentError};
 pub use context::{Extensions, Principal, ToolContext};
-pub use control::{StopPoint, TurnControl};
+pub use control::{Steering, StopPoint, TurnControl};
 pub use events::{Event, EventKind, EventSink, MemorySink, NoopSink};
 pub use handoff::HANDOFF_TOOL;
 pub use model::{

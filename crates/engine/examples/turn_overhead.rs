@@ -187,7 +187,13 @@ async fn main() {
         let middle = Instant::now();
         let proposed = engine
             .chat
-            .chat_turn(&customer, &id, "no, still sealed", engine::assistant::Priority::Later, TurnControl::new())
+            .chat_turn(
+                &customer,
+                &id,
+                "no, still sealed",
+                engine::assistant::Priority::Later,
+                TurnControl::new(),
+            )
             .await
             .unwrap()
             .answered()

@@ -19,6 +19,11 @@ pub const ANSWERED: &str = "answered";
 /// Outcome of a message taken into a turn with others sent while the
 /// previous turn ran.
 pub const COLLECTED: &str = "collected";
+/// Outcome of a message given to the running turn's model before its next
+/// call (sent "for this turn").
+pub const STEERED: &str = "steered";
+/// Priority of a message that steers the running turn.
+pub const THIS_TURN: &str = "this_turn";
 /// Outcome of a message that Stop cancelled before any turn took it in.
 pub const CANCELLED: &str = "cancelled";
 
@@ -219,6 +224,63 @@ pub async fn cancel_waiting(
         .collect())
 }
 
+/// Takes the messages waiting to steer the running turn `turn_id` (sent
+/// "for this turn") into it, and returns them in the order received.
+///
+/// # Errors
+/// Database failures.
+pub async fn take_steering(
+    db: &impl ConnectionTrait,
+    conversation_id: &str,
+    turn_id: &str,
+) -> Result<Vec<StoredMessage>, StorageError> {
+    let waiting: Vec<StoredMessage> = Entity::find()
+        .filter(Column::ConversationId.eq(conversation_id))
+        .filter(Column::Outcome.is_null())
+        .filter(Column::CarriedBy.is_null())
+        .filter(Column::Priority.eq(THIS_TURN))
+        .order_by_asc(Column::ReceivedAt)
+        .order_by_asc(Column::Id)
+        .lock_exclusive()
+        .all(db)
+        .await?
+        .into_iter()
+        .map(StoredMessage::from)
+        .collect();
+    if waiting.is_empty() {
+        return Ok(waiting);
+    }
+    Entity::update_many()
+        .col_expr(Column::CarriedBy, Expr::value(turn_id))
+        .filter(Column::Id.is_in(waiting.iter().map(|row| row.id.as_str())))
+        .filter(Column::CarriedBy.is_null())
+        .filter(Column::Outcome.is_null())
+        .exec(db)
+        .await?;
+    Ok(waiting)
+}
+
+/// Whether a message waits to steer the conversation's running turn.
+///
+/// # Errors
+/// Database failures.
+pub async fn steering_waiting(
+    db: &impl ConnectionTrait,
+    conversation_id: &str,
+) -> Result<bool, StorageError> {
+    Ok(Entity::find()
+        .select_only()
+        .column(Column::Id)
+        .filter(Column::ConversationId.eq(conversation_id))
+        .filter(Column::Outcome.is_null())
+        .filter(Column::CarriedBy.is_null())
+        .filter(Column::Priority.eq(THIS_TURN))
+        .into_tuple::<String>()
+        .one(db)
+        .await?
+        .is_some())
+}
+
 /// Whether messages of the conversation wait for a turn (none carried by
 /// `live_turn`).
 ///
@@ -235,11 +297,7 @@ pub async fn any_waiting(
         .filter(Column::ConversationId.eq(conversation_id))
         .filter(Column::Outcome.is_null());
     if let Some(turn) = live_turn {
-        query = query.filter(
-            Column::CarriedBy
-                .is_null()
-                .or(Column::CarriedBy.ne(turn)),
-        );
+        query = query.filter(Column::CarriedBy.is_null().or(Column::CarriedBy.ne(turn)));
     }
     Ok(query.into_tuple::<String>().one(db).await?.is_some())
 }

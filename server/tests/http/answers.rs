@@ -32,7 +32,13 @@ async fn the_approver_sees_the_customers_answer_quoted_with_a_link_to_the_messag
         let turn = app
             .engine
             .chat
-            .chat_turn(&customer, &conversation.id, text, engine::assistant::Priority::Later, TurnControl::new())
+            .chat_turn(
+                &customer,
+                &conversation.id,
+                text,
+                engine::assistant::Priority::Later,
+                TurnControl::new(),
+            )
             .await
             .unwrap()
             .answered()
@@ -101,11 +107,17 @@ async fn an_outside_agent_cannot_cite_a_customer_message_for_an_answer_the_custo
     let said = "check order 4821 and refund it if it qualifies";
     app.engine
         .chat
-        .chat_turn(&customer, &conversation.id, said, engine::assistant::Priority::Later, TurnControl::new())
+        .chat_turn(
+            &customer,
+            &conversation.id,
+            said,
+            engine::assistant::Priority::Later,
+            TurnControl::new(),
+        )
         .await
         .unwrap()
-            .answered()
-            .expect("no turn was running");
+        .answered()
+        .expect("no turn was running");
     let agent = app
         .engine
         .accounts

@@ -412,7 +412,13 @@ async fn web_app_proposal(app: &TestApp, customer: &engine::Actor) -> (String, S
         let turn = app
             .engine
             .chat
-            .chat_turn(customer, &opened.id, text, engine::assistant::Priority::Later, TurnControl::new())
+            .chat_turn(
+                customer,
+                &opened.id,
+                text,
+                engine::assistant::Priority::Later,
+                TurnControl::new(),
+            )
             .await
             .unwrap()
             .answered()

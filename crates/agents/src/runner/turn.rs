@@ -75,6 +75,7 @@ impl<'a> Turn<'a> {
             if self.step >= self.config.max_steps {
                 return Ok(self.step_limit().await);
             }
+            self.deliver_steering().await;
             self.step += 1;
             let request = self.request();
             let offered: Vec<String> = request.tools.iter().map(|tool| tool.name.clone()).collect();
@@ -158,6 +159,37 @@ impl<'a> Turn<'a> {
                 return Ok(self.stopped(StopPoint::ToolCalls, batch.cancelled).await);
             }
         }
+    }
+
+    /// Messages sent for this turn while it ran join the transcript as
+    /// customer messages before the next model call, after the results of
+    /// the tools the model called. Right after the turn's own message they
+    /// wait (two customer messages in a row are refused by some chat
+    /// templates); a turn that ends without another model call leaves them
+    /// to the next turn.
+    async fn deliver_steering(&mut self) {
+        let after_customer = self
+            .state
+            .messages()
+            .last()
+            .is_none_or(|message| message.role == crate::transcript::Role::User);
+        if after_customer {
+            return;
+        }
+        let first_index = self.state.messages().len();
+        let steering = self.control.take_steering(first_index).await;
+        if steering.is_empty() {
+            return;
+        }
+        let count = steering.len();
+        for message in steering {
+            self.state.push(Message::user_at(message.text, message.at));
+        }
+        self.emit(EventKind::SteeringDelivered {
+            step: self.step,
+            messages: count,
+        })
+        .await;
     }
 
     fn request(&self) -> ModelRequest {

@@ -36,6 +36,14 @@ impl RunningTurns {
         }
     }
 
+    /// Tells the conversation's turn, if it runs here, that a message waits
+    /// to steer it.
+    pub fn steer(&self, conversation_id: &str) {
+        if let Some(control) = self.lock().get(conversation_id) {
+            control.steering_waiting();
+        }
+    }
+
     /// Whether a turn of the conversation runs in this process.
     pub fn is_running(&self, conversation_id: &str) -> bool {
         self.lock().contains_key(conversation_id)

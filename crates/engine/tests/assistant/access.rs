@@ -19,7 +19,13 @@ async fn only_the_owner_writes_and_other_customers_cannot_even_see_it() {
     assert!(matches!(
         chat.engine
             .chat
-            .chat_turn(&other, &id, "hello", engine::assistant::Priority::Later, TurnControl::new())
+            .chat_turn(
+                &other,
+                &id,
+                "hello",
+                engine::assistant::Priority::Later,
+                TurnControl::new()
+            )
             .await,
         Err(ChatError::NotFound(_))
     ));
@@ -36,7 +42,13 @@ async fn only_the_owner_writes_and_other_customers_cannot_even_see_it() {
     assert!(matches!(
         chat.engine
             .chat
-            .chat_turn(&approver, &id, "hello", engine::assistant::Priority::Later, TurnControl::new())
+            .chat_turn(
+                &approver,
+                &id,
+                "hello",
+                engine::assistant::Priority::Later,
+                TurnControl::new()
+            )
             .await,
         Err(ChatError::ReadOnly(_))
     ));
@@ -50,7 +62,13 @@ async fn messages_are_validated() {
         let result = chat
             .engine
             .chat
-            .chat_turn(&customer, &id, bad, engine::assistant::Priority::Later, TurnControl::new())
+            .chat_turn(
+                &customer,
+                &id,
+                bad,
+                engine::assistant::Priority::Later,
+                TurnControl::new(),
+            )
             .await;
         assert!(
             matches!(result, Err(ChatError::InvalidMessage(_))),

@@ -200,7 +200,13 @@ async fn a_reply_cut_off_at_the_output_cap_fails_the_turn_with_a_could_not_finis
     let failed = chat
         .engine
         .chat
-        .chat_turn(&customer, &id, "where is order 4821?", engine::assistant::Priority::Later, TurnControl::new())
+        .chat_turn(
+            &customer,
+            &id,
+            "where is order 4821?",
+            engine::assistant::Priority::Later,
+            TurnControl::new(),
+        )
         .await;
 
     assert!(

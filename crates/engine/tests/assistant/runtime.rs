@@ -195,6 +195,9 @@ struct GatedModel {
     called: Arc<Notify>,
     release: Arc<Notify>,
     calls: std::sync::atomic::AtomicUsize,
+    /// What the first call answers once released (a reply quoting the
+    /// message when None).
+    first: Option<ModelResponse>,
 }
 
 #[async_trait]
@@ -208,6 +211,9 @@ impl ChatModel for GatedModel {
         if first {
             self.called.notify_one();
             self.release.notified().await;
+            if let Some(response) = &self.first {
+                return Ok(response.clone());
+            }
         }
         let last = request
             .messages
@@ -226,6 +232,10 @@ struct Gate {
 }
 
 fn gated_model() -> (Arc<dyn ChatModel>, Gate) {
+    gated_model_first(None)
+}
+
+fn gated_model_first(first: Option<ModelResponse>) -> (Arc<dyn ChatModel>, Gate) {
     let gate = Gate {
         called: Arc::new(Notify::new()),
         release: Arc::new(Notify::new()),
@@ -234,6 +244,7 @@ fn gated_model() -> (Arc<dyn ChatModel>, Gate) {
         called: gate.called.clone(),
         release: gate.release.clone(),
         calls: Default::default(),
+        first,
     };
     (Arc::new(model), gate)
 }
@@ -315,7 +326,14 @@ async fn messages_sent_while_a_turn_runs_are_kept_and_collected_into_the_next_tu
         .expect("the first turn never reached the model");
 
     let first = send(&chat, &customer, &id, "it is order 4821", Priority::Later).await;
-    let second = send(&chat, &customer, &id, "and it arrived broken", Priority::Later).await;
+    let second = send(
+        &chat,
+        &customer,
+        &id,
+        "and it arrived broken",
+        Priority::Later,
+    )
+    .await;
     assert!(!first.preempting && !second.preempting);
     let queue = chat.engine.chat.queue(&customer, &id).await.unwrap();
     assert_eq!(
@@ -334,7 +352,10 @@ async fn messages_sent_while_a_turn_runs_are_kept_and_collected_into_the_next_tu
     let stored = until_turns(&chat, &customer, &id, &mut live, 2).await;
     stored.state.check_consistency().unwrap();
     let last = stored.state.messages().last().unwrap();
-    assert_eq!(last.content, "read: it is order 4821\n\nand it arrived broken");
+    assert_eq!(
+        last.content,
+        "read: it is order 4821\n\nand it arrived broken"
+    );
     let queue = chat.engine.chat.queue(&customer, &id).await.unwrap();
     assert_eq!(
         states(&queue),
@@ -347,8 +368,7 @@ async fn messages_sent_while_a_turn_runs_are_kept_and_collected_into_the_next_tu
 }
 
 #[tokio::test]
-async fn a_now_message_stops_the_running_turn_and_is_answered_next_with_a_consistent_transcript()
-{
+async fn a_now_message_stops_the_running_turn_and_is_answered_next_with_a_consistent_transcript() {
     let (model, gate) = gated_model();
     let chat = Chat::scripted(model).await;
     let (customer, id) = chat.open("customer").await;
@@ -358,7 +378,14 @@ async fn a_now_message_stops_the_running_turn_and_is_answered_next_with_a_consis
         .await
         .expect("the first turn never reached the model");
 
-    let urgent = send(&chat, &customer, &id, "forget that, check order 4821", Priority::Now).await;
+    let urgent = send(
+        &chat,
+        &customer,
+        &id,
+        "forget that, check order 4821",
+        Priority::Now,
+    )
+    .await;
     assert!(urgent.preempting);
     let first = turn.await.unwrap().unwrap().answered().unwrap();
     assert_eq!(
@@ -388,8 +415,113 @@ async fn a_now_message_stops_the_running_turn_and_is_answered_next_with_a_consis
     assert_eq!(
         states(&queue),
         vec![
-            ("what is your refund policy?".into(), "answered".into(), Some(1)),
-            ("forget that, check order 4821".into(), "answered".into(), Some(2)),
+            (
+                "what is your refund policy?".into(),
+                "answered".into(),
+                Some(1)
+            ),
+            (
+                "forget that, check order 4821".into(),
+                "answered".into(),
+                Some(2)
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_message_for_this_turn_reaches_the_model_before_its_next_call_without_a_restart() {
+    // The first call reads the policies; the second sees the message sent
+    // meanwhile, after the tool's result.
+    let (model, gate) = gated_model_first(Some(call(
+        "c1",
+        "search_policy",
+        json!({ "query": "refunds" }),
+    )));
+    let chat = Chat::scripted(model).await;
+    let (customer, id) = chat.open("customer").await;
+    let turn = first_turn(&chat, &customer, &id, "what is your refund policy?");
+    tokio::time::timeout(Duration::from_secs(10), gate.called.notified())
+        .await
+        .expect("the first turn never reached the model");
+
+    let steering = send(
+        &chat,
+        &customer,
+        &id,
+        "for an opened item",
+        Priority::ThisTurn,
+    )
+    .await;
+    assert!(!steering.preempting);
+    gate.release.notify_one();
+    let result = turn.await.unwrap().unwrap().answered().unwrap();
+
+    assert_eq!(result.end, TurnEnd::Answered);
+    assert_eq!(result.turn, 1, "one turn: steered, not restarted");
+    assert_eq!(result.reply, "read: for an opened item");
+    let stored = chat.reload(&customer, &id).await;
+    stored.state.check_consistency().unwrap();
+    let roles: Vec<(agents::Role, &str)> = stored
+        .state
+        .messages()
+        .iter()
+        .map(|m| (m.role, m.content.as_str()))
+        .filter(|(role, _)| *role != agents::Role::Tool)
+        .collect();
+    assert_eq!(
+        roles,
+        vec![
+            (agents::Role::User, "what is your refund policy?"),
+            (agents::Role::Assistant, ""),
+            (agents::Role::User, "for an opened item"),
+            (agents::Role::Assistant, "read: for an opened item"),
+        ]
+    );
+    let queue = chat.engine.chat.queue(&customer, &id).await.unwrap();
+    assert_eq!(
+        states(&queue),
+        vec![
+            (
+                "what is your refund policy?".into(),
+                "answered".into(),
+                Some(1)
+            ),
+            ("for an opened item".into(), "steered".into(), Some(1)),
+        ]
+    );
+    let kinds = chat.event_kinds(&customer, &id).await;
+    assert!(kinds.iter().any(|k| k == "steering_delivered"), "{kinds:?}");
+}
+
+#[tokio::test]
+async fn a_message_for_this_turn_that_ends_without_another_model_call_goes_into_the_next_turn() {
+    let (model, gate) = gated_model();
+    let chat = Chat::scripted(model).await;
+    let (customer, id) = chat.open("customer").await;
+    let mut live = chat.engine.live.subscribe();
+    let turn = first_turn(&chat, &customer, &id, "hello");
+    tokio::time::timeout(Duration::from_secs(10), gate.called.notified())
+        .await
+        .expect("the first turn never reached the model");
+    send(&chat, &customer, &id, "one more thing", Priority::ThisTurn).await;
+    gate.release.notify_one();
+    // The first call answers at once: no next call to steer.
+    let first = turn.await.unwrap().unwrap().answered().unwrap();
+    assert_eq!(first.reply, "read: hello");
+
+    let stored = until_turns(&chat, &customer, &id, &mut live, 2).await;
+    stored.state.check_consistency().unwrap();
+    assert_eq!(
+        stored.state.messages().last().unwrap().content,
+        "read: one more thing"
+    );
+    let queue = chat.engine.chat.queue(&customer, &id).await.unwrap();
+    assert_eq!(
+        states(&queue),
+        vec![
+            ("hello".into(), "answered".into(), Some(1)),
+            ("one more thing".into(), "answered".into(), Some(2)),
         ]
     );
 }
@@ -533,11 +665,17 @@ async fn a_conversation_resumes_after_a_restart_where_it_left_off() {
     let restarted = chat.another_engine(Assistant::offline()).await;
     let second = restarted
         .chat
-        .chat_turn(&customer, &id, "no, still sealed", Priority::Later, TurnControl::new())
+        .chat_turn(
+            &customer,
+            &id,
+            "no, still sealed",
+            Priority::Later,
+            TurnControl::new(),
+        )
         .await
         .unwrap()
-            .answered()
-            .expect("no turn was running");
+        .answered()
+        .expect("no turn was running");
     let proposal_id = second.proposal_id.expect("a proposal after the restart");
     assert!(second.reply.contains(&proposal_id), "{}", second.reply);
     assert!(

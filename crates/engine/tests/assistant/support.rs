@@ -72,7 +72,13 @@ impl Chat {
     pub async fn say(&self, actor: &Actor, conversation_id: &str, text: &str) -> TurnResult {
         self.engine
             .chat
-            .chat_turn(actor, conversation_id, text, engine::assistant::Priority::Later, TurnControl::new())
+            .chat_turn(
+                actor,
+                conversation_id,
+                text,
+                engine::assistant::Priority::Later,
+                TurnControl::new(),
+            )
             .await
             .unwrap()
             .answered()

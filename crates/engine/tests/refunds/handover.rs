@@ -23,7 +23,13 @@ async fn staff_who_took_over_the_chat_cannot_approve_the_refund_prepared_in_it()
     ] {
         h.engine
             .chat
-            .chat_turn(&customer, &id, text, engine::assistant::Priority::Later, TurnControl::new())
+            .chat_turn(
+                &customer,
+                &id,
+                text,
+                engine::assistant::Priority::Later,
+                TurnControl::new(),
+            )
             .await
             .unwrap()
             .answered()

@@ -12,13 +12,13 @@ use crate::web::api_error::ApiError;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use engine::assistant::{
     ChatError, Conversation, ConversationEvent, Delivery, MAX_MESSAGE_CHARS, Message,
     OpenConversationError, Priority, Provenance, QueueEntry, QueuedMessage, Role, StopReceipt,
     TurnControl, TurnEnd, TurnResult,
 };
-use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -38,9 +38,12 @@ pub struct MessageBody {
     pub text: String,
     /// How the message meets a turn that is already running (it is stored
     /// first either way). `later` (the default): it waits for the turn to
-    /// end and goes into the next turn with whatever else waited. `now`:
-    /// the running turn is stopped at its next await (cut tool calls get a
-    /// recorded "cancelled" result) and the next turn starts with it.
+    /// end and goes into the next turn with whatever else waited.
+    /// `this_turn`: the running turn's model reads it before its next call
+    /// (after the results of the tools it called); if the turn ends without
+    /// another call, it goes into the next turn. `now`: the running turn is
+    /// stopped at its next await (cut tool calls get a recorded "cancelled"
+    /// result) and the next turn starts with it.
     #[serde(default)]
     #[schema(value_type = Option<String>, example = "later")]
     pub priority: Option<String>,
@@ -51,7 +54,7 @@ pub struct MessageBody {
 pub struct QueuedView {
     pub conversation_id: String,
     pub message_id: String,
-    /// `now` or `later`.
+    /// `now`, `this_turn` or `later`.
     pub priority: String,
     /// A `now` message asked the running turn to stop.
     pub preempting: bool,
@@ -63,11 +66,12 @@ pub struct QueuedView {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct QueueEntryView {
     pub id: String,
-    /// `now` or `later`.
+    /// `now`, `this_turn` or `later`.
     pub priority: String,
     pub text: String,
     /// `waiting`; `running` (a turn took it in); or its one outcome:
-    /// `answered` (its turn's only message), `collected` (taken into a turn
+    /// `answered` (its turn's only message), `steered` (read by the running
+    /// turn's model before its next call), `collected` (taken into a turn
     /// with others that waited), `cancelled` (by Stop, before any turn ran it).
     pub state: String,
     /// The turn it went into.
@@ -259,7 +263,7 @@ pub async fn message(
             ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "invalid",
-                format!("priority must be \"now\" or \"later\", got {word:?}"),
+                format!("priority must be \"now\", \"this_turn\" or \"later\", got {word:?}"),
             )
         })?,
     };

@@ -122,6 +122,8 @@ const FRAME_TEMPLATE: &str = r#"<!DOCTYPE html>
       placeholder="Ask about an order, e.g. refund order 4821"></textarea>
     <div class="widget-actions">
       <button type="submit" id="send">Send</button>
+      <button type="button" id="add-to-turn" hidden title="The assistant reads this before its next step of the reply being written">Add to this reply</button>
+      <button type="button" id="send-now" hidden title="Stop the reply being written and answer this message instead">Send now</button>
       <button type="button" id="stop" hidden>Stop</button>
       <button type="button" id="person" class="widget-person">Talk to a person</button>
     </div>

@@ -1,8 +1,8 @@
 //! Opening a conversation, reading it back, and Stop.
 
 use super::{
-    ChatError, StopReceipt, Conversation, ConversationEvent, OpenConversationError, decode_state, is_staff,
-    may_read, may_stop,
+    ChatError, Conversation, ConversationEvent, OpenConversationError, StopReceipt, decode_state,
+    is_staff, may_read, may_stop,
 };
 use crate::assistant::Chat;
 use crate::core::Actor;

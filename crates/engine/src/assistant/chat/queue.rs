@@ -1,10 +1,13 @@
 //! Messages that arrive while a turn runs. Each is stored before it is
 //! acknowledged and waits with its priority: **later** waits for the
-//! running turn to end, **now** stops the running turn at its next await.
-//! When a turn's transcript is saved, whatever waits is taken into the next
-//! turn together ("collected"), on whichever replica claims it; Stop
-//! cancels what waits. A message ends with exactly one outcome: answered
-//! (it was its turn's only message), collected into a turn, or cancelled.
+//! running turn to end, **this turn** is given to the running turn's model
+//! before its next call (after the results of the tools it called),
+//! **now** stops the running turn at its next await. When a turn's
+//! transcript is saved, whatever waits is taken into the next turn together
+//! ("collected"), on whichever replica claims it; Stop cancels what waits.
+//! A message ends with exactly one outcome: answered (it was its turn's
+//! only message), steered into the running turn, collected into a turn, or
+//! cancelled.
 
 use super::{ChatError, TurnResult, may_read};
 use crate::assistant::Chat;
@@ -23,6 +26,9 @@ pub enum Priority {
     /// Stops the running turn at its next await; a new turn starts with
     /// this message (and anything else waiting).
     Now,
+    /// Given to the running turn's model before its next call; if the turn
+    /// ends without one, it goes into the next turn.
+    ThisTurn,
     /// Waits for the running turn to end, then goes into the next turn with
     /// the other messages that waited.
     #[default]
@@ -35,6 +41,7 @@ impl Priority {
     pub fn as_str(self) -> &'static str {
         match self {
             Priority::Now => "now",
+            Priority::ThisTurn => messages::THIS_TURN,
             Priority::Later => "later",
         }
     }
@@ -44,6 +51,7 @@ impl Priority {
     pub fn parse(text: &str) -> Option<Self> {
         match text {
             "now" => Some(Priority::Now),
+            messages::THIS_TURN => Some(Priority::ThisTurn),
             "later" => Some(Priority::Later),
             _ => None,
         }
@@ -87,7 +95,7 @@ pub struct QueueEntry {
     pub priority: String,
     pub text: String,
     /// `waiting`, `running` (a turn has taken it in), or its outcome:
-    /// `answered`, `collected`, `cancelled`.
+    /// `answered`, `steered`, `collected`, `cancelled`.
     pub state: String,
     /// The turn it went into.
     pub turn: Option<u64>,

@@ -25,6 +25,7 @@ use agents::{
     TurnControl, TurnOutcome, UserMessage,
 };
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use storage::Database;
 use storage::conversation_messages::{self as messages, NewMessage, StoredMessage};
 use storage::conversations::{NewEvent, SavedTurn, StoredConversation};
@@ -105,6 +106,11 @@ impl Chat {
         tx.commit().await?;
         if !claimed {
             let preempting = priority == Priority::Now && self.preempt(conversation_id).await?;
+            if priority == Priority::ThisTurn {
+                // At once if the turn runs here; its claim watcher sees it
+                // otherwise.
+                self.assistant.running().steer(conversation_id);
+            }
             // The running turn may have ended between its last look at the
             // queue and this commit: a turn is started here then (nothing
             // happens while it still runs; it takes the message when it ends).
@@ -131,7 +137,10 @@ impl Chat {
         carried: Vec<StoredMessage>,
         control: TurnControl,
     ) -> Result<TurnResult, ChatError> {
-        let registration = self.assistant.running().register(&stored.id, control.clone());
+        let registration = self
+            .assistant
+            .running()
+            .register(&stored.id, control.clone());
         let job = TurnJob {
             chat: self.clone(),
             actor: actor.clone(),
@@ -141,6 +150,7 @@ impl Chat {
             message: combined_text(&carried),
             carried: carried.into_iter().map(|message| message.id).collect(),
             stored: stored.clone(),
+            steered: Arc::default(),
             control,
             _registration: registration,
         };
@@ -212,6 +222,9 @@ struct TurnJob {
     carried: Vec<String>,
     /// The conversation as it was claimed (whom to tell when it is saved).
     stored: StoredConversation,
+    /// The messages given to the model while the turn ran (sent "for this
+    /// turn"), recorded as taken when they were given.
+    steered: Arc<Mutex<Vec<String>>>,
     control: TurnControl,
     _registration: Registration,
 }
@@ -243,7 +256,7 @@ impl TurnJob {
             at: Some(sent_at),
         });
         let scope = TurnScope::new(
-            std::sync::Arc::new(self.chat.clone()),
+            Arc::new(self.chat.clone()),
             self.actor.clone(),
             self.conversation_id.clone(),
             self.customer_id.clone(),
@@ -259,7 +272,15 @@ impl TurnJob {
                 .collect(),
             customer_id: Some(self.customer_id.clone()),
         })
-        .with_extension(scope);
+        .with_extension(scope.clone());
+        let steering = QueueSteering {
+            db: self.chat.db.clone(),
+            conversation_id: self.conversation_id.clone(),
+            turn_id: self.turn_id.clone(),
+            scope: scope.clone(),
+            taken: self.steered.clone(),
+        };
+        let control = self.control.clone().with_steering(Arc::new(steering));
         let sink = TurnEvents::default();
         let before = state.messages().len();
         let watcher = self.chat.tasks.spawn(
@@ -281,7 +302,7 @@ impl TurnJob {
                 &mut state,
                 UserMessage::new(self.message.as_str(), sent_at),
                 &ctx,
-                &self.control,
+                &control,
                 &sink,
             )
             .await;
@@ -344,15 +365,15 @@ impl TurnJob {
         } else {
             messages::COLLECTED
         };
-        messages::settle(
-            &*tx,
-            &self.carried,
-            &self.turn_id,
-            outcome,
-            i64::try_from(state.turns()).unwrap_or(i64::MAX),
-            self.chat.now(),
-        )
-        .await?;
+        let turn = i64::try_from(state.turns()).unwrap_or(i64::MAX);
+        let now = self.chat.now();
+        messages::settle(&*tx, &self.carried, &self.turn_id, outcome, turn, now).await?;
+        let steered = self
+            .steered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        messages::settle(&*tx, &steered, &self.turn_id, messages::STEERED, turn, now).await?;
         tx.commit().await?;
         self.chat.announce(&self.stored);
         // What arrived while this turn ran goes into the next one.
@@ -489,6 +510,11 @@ async fn watch_claim(
         } else {
             storage::conversations::stop_requested(db.conn(), &id, &turn_id).await
         };
+        if matches!(seen, Ok(Some(false)))
+            && let Ok(true) = storage::conversation_messages::steering_waiting(db.conn(), &id).await
+        {
+            control.steering_waiting();
+        }
         match seen {
             Ok(Some(false)) => {}
             Ok(Some(true)) => {
@@ -518,4 +544,52 @@ async fn renew(
         storage::conversations::renew_claim(&*tx, id, turn_id, clock.now() + TURN_LEASE).await?;
     tx.commit().await?;
     Ok(seen)
+}
+
+/// Takes the messages sent "for this turn" into the running turn, right
+/// before its model reads them: marked as carried by it in the database
+/// first (so Stop, which cancels only what no turn carries, and the turn's
+/// transcript agree), then told to the turn's ledger as the customer's
+/// words at their place in the transcript.
+struct QueueSteering {
+    db: Database,
+    conversation_id: String,
+    turn_id: String,
+    scope: TurnScope,
+    taken: Arc<Mutex<Vec<String>>>,
+}
+
+#[async_trait::async_trait]
+impl agents::Steering for QueueSteering {
+    async fn take(&self, first_index: usize) -> Vec<UserMessage> {
+        let taken = async {
+            let tx = self.db.begin_write().await?;
+            let rows = messages::take_steering(&*tx, &self.conversation_id, &self.turn_id).await?;
+            tx.commit().await?;
+            Ok::<_, storage::StorageError>(rows)
+        }
+        .await;
+        let rows = match taken {
+            Ok(rows) => rows,
+            Err(error) => {
+                // They keep waiting: the claim watcher signals them again.
+                tracing::warn!(%error, "messages for the running turn could not be taken");
+                return Vec::new();
+            }
+        };
+        let mut ledger = self.scope.ledger();
+        let mut ids = self.taken.lock().unwrap_or_else(PoisonError::into_inner);
+        rows.into_iter()
+            .enumerate()
+            .map(|(offset, row)| {
+                ledger.customer_said(CustomerMessage {
+                    text: row.text.clone(),
+                    index: first_index + offset,
+                    at: Some(row.received_at),
+                });
+                ids.push(row.id);
+                UserMessage::new(row.text, row.received_at)
+            })
+            .collect()
+    }
 }

@@ -16,12 +16,16 @@
   var text = $("text");
   var send = $("send");
   var stop = $("stop");
+  var sendNow = $("send-now");
+  var addToTurn = $("add-to-turn");
 
   var session = null; // { session_token, expires_at, customer, conversation_id }
   var conversation = null;
   var proposals = {}; // id -> proposal view
   var live = null;
   var sending = false;
+  // A reply is being written (this frame's or not).
+  var busy = false;
 
   function say(message, isError) {
     statusLine.textContent = message;
@@ -184,6 +188,21 @@
     if (view.running && view.message_being_answered && !sending) {
       list.appendChild(userLine(view.message_being_answered));
     }
+    // Messages sent while a reply was written: waiting for the next turn,
+    // or cancelled by Stop (never sent to the assistant).
+    (view.queue || []).forEach(function (q) {
+      if (q.state !== "waiting" && q.state !== "cancelled") return;
+      var line = userLine(q.text);
+      line.setAttribute("data-queued", q.state);
+      var fate = document.createElement("p");
+      fate.className = "fate";
+      fate.textContent = q.state === "cancelled" ? "Cancelled by Stop: not sent to the assistant."
+        : q.priority === "now" ? "Sent now: the reply in progress stops, this comes next."
+        : q.priority === "this_turn" ? "For this reply: read before its next step."
+        : "Waiting: read when the current reply is done.";
+      line.appendChild(fate);
+      list.appendChild(line);
+    });
     view.proposals.forEach(function (link) {
       var card = document.createElement("li");
       card.className = "proposal";
@@ -224,15 +243,26 @@
   }
 
   // A turn running without this frame waiting on it (started before a
-  // reload) keeps Send off and Stop on, and is followed until it ends.
+  // reload, or for messages that waited) keeps Stop on and "Send now"
+  // offered, and is followed until it ends and nothing waits.
   var following = null;
   function followRunningTurn(view) {
     if (sending) return;
-    send.disabled = view.running;
-    stop.hidden = !view.running;
-    say(view.running ? "Working on it…" : "");
+    var waiting = (view.queue || []).some(function (q) { return q.state === "waiting"; });
+    running(view.running || waiting);
+    say(view.running || waiting ? "Working on it…" : "");
     clearTimeout(following);
-    if (view.running) following = setTimeout(refresh, 1000);
+    if (view.running || waiting) following = setTimeout(refresh, 1000);
+  }
+
+  // While a reply is written, Send queues the message for after it and
+  // "Send now" stops the reply for it; Stop stops everything.
+  function running(yes) {
+    busy = yes;
+    send.textContent = yes ? "Send (after this reply)" : "Send";
+    sendNow.hidden = !yes;
+    addToTurn.hidden = !yes;
+    stop.hidden = !yes;
   }
 
   function userLine(message) {
@@ -280,19 +310,35 @@
     card.appendChild(note);
   }
 
+  function post(message, priority) {
+    return api("POST", "/api/v1/conversations/" + encodeURIComponent(session.conversation_id) + "/messages",
+        { text: message, priority: priority });
+  }
+
+  // A message while a reply is written is stored and waits (202); the
+  // transcript and its queue come back from the server.
+  function queue(priority) {
+    var message = text.value.trim();
+    if (!message || !session) return;
+    text.value = "";
+    send.disabled = true;
+    post(message, priority)
+      .catch(function (e) { text.value = text.value || message; say(e.message, true); })
+      .then(function () { send.disabled = false; return refresh(); });
+  }
+
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     var message = text.value.trim();
-    if (!message || sending || !session) return;
+    if (!message || !session) return;
+    if (sending || busy) return queue("later");
     sending = true;
-    send.disabled = true;
-    stop.hidden = false;
+    running(true);
     say("Working on it…");
     // Show the message at once; the transcript from the server replaces it.
     list.appendChild(userLine(message));
     text.value = "";
-    api("POST", "/api/v1/conversations/" + encodeURIComponent(session.conversation_id) + "/messages",
-        { text: message })
+    post(message, "later")
       .then(function (turn) {
         say(turn.outcome === "stopped" ? "Stopped." : "");
         return refresh();
@@ -303,11 +349,13 @@
       })
       .then(function () {
         sending = false;
-        send.disabled = false;
-        stop.hidden = true;
+        followRunningTurn(conversation || { running: false });
         text.focus();
       });
   });
+
+  sendNow.addEventListener("click", function () { queue("now"); });
+  addToTurn.addEventListener("click", function () { queue("this_turn"); });
 
   text.addEventListener("keydown", function (event) {
     if (event.key === "Enter" && !event.shiftKey) {
@@ -331,7 +379,7 @@
     stop.disabled = true;
     api("POST", "/api/v1/conversations/" + encodeURIComponent(session.conversation_id) + "/stop")
       .catch(function (e) { say(e.message, true); })
-      .then(function () { stop.disabled = false; });
+      .then(function () { stop.disabled = false; return refresh(); });
   });
 
   // --- live proposal states (server-sent events over fetch, with the bearer) ---
