@@ -184,14 +184,24 @@ mod backend {
         }
         let own = conversation.owner_id == me.user_id;
         let handover = crate::handover::backend::chat_handover(ctx, me, &conversation.id).await?;
-        let queue = ctx
+        let entries = ctx
             .engine
             .chat
             .queue(&me.actor(), &conversation.id)
             .await
-            .map_err(chat_error)?
+            .map_err(chat_error)?;
+        // What Stop cancelled shows until a later message is answered.
+        let answered_after = entries
+            .iter()
+            .rposition(|entry| !matches!(entry.state.as_str(), "waiting" | "cancelled"));
+        let queue = entries
             .into_iter()
-            .filter(|entry| matches!(entry.state.as_str(), "waiting" | "cancelled"))
+            .enumerate()
+            .filter(|(at, entry)| {
+                entry.state == "waiting"
+                    || (entry.state == "cancelled" && answered_after.is_none_or(|last| *at > last))
+            })
+            .map(|(_, entry)| entry)
             .map(|entry| QueuedLine {
                 cancelled: entry.state == "cancelled",
                 priority: entry.priority,

@@ -48,7 +48,7 @@ async function say(frame: FrameLocator, text: string) {
   await frame.getByLabel("Your message").fill(text);
   await frame.getByLabel("Your message").press("Enter");
   await expect(frame.locator("#status")).not.toHaveText("Working on it…", { timeout: 30_000 });
-  await expect(frame.getByRole("button", { name: "Send" })).toBeEnabled();
+  await expect(frame.getByRole("button", { name: "Send", exact: true })).toBeEnabled();
   await expect(frame.locator(".message.user")).toHaveCount(before + 1);
   await expect(frame.getByLabel("Your message")).toHaveValue("");
 }
@@ -278,19 +278,29 @@ test.describe.serial("the widget with a model that takes its time", () => {
     await expect(frame.locator("#who")).toHaveText("Signed in as Cora Customer");
     const [input, send, stop] = [
       frame.getByLabel("Your message"),
-      frame.getByRole("button", { name: "Send" }),
+      frame.locator("#send"),
       frame.getByRole("button", { name: "Stop" }),
     ];
 
-    // Stop while this frame waits for the reply.
+    // Stop while this frame waits for the reply; a message sent meanwhile
+    // waits in view, and Stop cancels it too.
     await input.fill("what is your returns policy?");
     await input.press("Enter");
     await expect(frame.locator("#status")).toHaveText("Working on it…");
-    await expect(send).toBeDisabled();
+    await expect(send).toHaveText("Send (after this reply)");
+    await expect(frame.getByRole("button", { name: "Send now" })).toBeVisible();
+    await expect(frame.getByRole("button", { name: "Add to this reply" })).toBeVisible();
+    await input.fill("and is order 4821 still refundable?");
+    await input.press("Enter");
+    const queued = frame.locator("[data-queued]");
+    await expect(queued).toHaveAttribute("data-queued", "waiting");
+    await expect(queued.locator(".fate")).toHaveText("Waiting: read when the current reply is done.");
     await stop.click();
     await expect(frame.locator("#status")).toHaveText("Stopped.", { timeout: 10_000 });
     await expect(frame.locator(".message.assistant").last()).toHaveText(/Stopped before finishing\./);
-    await expect(send).toBeEnabled();
+    await expect(queued).toHaveAttribute("data-queued", "cancelled", { timeout: 10_000 });
+    await expect(queued.locator(".fate")).toHaveText("Cancelled by Stop: not sent to the assistant.");
+    await expect(send).toHaveText("Send");
     await expect(stop).toBeHidden();
 
     // Reloaded mid-reply: the frame shows what is being answered and follows the turn.
@@ -299,13 +309,13 @@ test.describe.serial("the widget with a model that takes its time", () => {
     await expect(frame.locator("#status")).toHaveText("Working on it…");
     await page.reload();
     await page.getByRole("button", { name: "Chat with us" }).click();
-    await expect(frame.locator(".message.user").last()).toHaveText(/and for opened items\?/);
+    await expect(frame.locator(".message.user:not([data-queued])").last()).toHaveText(/and for opened items\?/);
     await expect(frame.locator("#status")).toHaveText("Working on it…");
-    await expect(send).toBeDisabled();
+    await expect(send).toHaveText("Send (after this reply)");
     await stop.click();
     await expect(frame.locator(".message.assistant").last()).toHaveText(/Stopped before finishing\./, { timeout: 10_000 });
-    await expect(frame.locator(".message.user")).toHaveCount(2);
-    await expect(send).toBeEnabled();
+    await expect(frame.locator(".message.user:not([data-queued])")).toHaveCount(2);
+    await expect(send).toHaveText("Send");
     await expect(stop).toBeHidden();
   });
 });

@@ -190,8 +190,12 @@
     }
     // Messages sent while a reply was written: waiting for the next turn,
     // or cancelled by Stop (never sent to the assistant).
-    (view.queue || []).forEach(function (q) {
-      if (q.state !== "waiting" && q.state !== "cancelled") return;
+    // What Stop cancelled shows until a later message is answered.
+    var queue = view.queue || [];
+    var answeredAfter = -1;
+    queue.forEach(function (q, at) { if (q.state !== "waiting" && q.state !== "cancelled") answeredAfter = at; });
+    queue.forEach(function (q, at) {
+      if (q.state !== "waiting" && !(q.state === "cancelled" && at > answeredAfter)) return;
       var line = userLine(q.text);
       line.setAttribute("data-queued", q.state);
       var fate = document.createElement("p");
@@ -250,7 +254,9 @@
     if (sending) return;
     var waiting = (view.queue || []).some(function (q) { return q.state === "waiting"; });
     running(view.running || waiting);
-    say(view.running || waiting ? "Working on it…" : "");
+    // What the last reply ended with ("Stopped.") stays until a turn runs.
+    if (view.running || waiting) say("Working on it…");
+    else if (statusLine.textContent === "Working on it…") say("");
     clearTimeout(following);
     if (view.running || waiting) following = setTimeout(refresh, 1000);
   }
