@@ -371,7 +371,7 @@ mod backend {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MyChat {
     /// The customer's most recent conversation, resumed.
-    Resumed(ChatView),
+    Resumed(Box<ChatView>),
     /// The customer has no conversation yet; their first message opens one.
     NotStarted,
     /// Staff read customers' conversations by id instead.
@@ -398,7 +398,7 @@ pub async fn my_conversation() -> Result<MyChat, AppError> {
     match latest {
         Some(conversation) => backend::view(&ctx, &me, conversation)
             .await
-            .map(MyChat::Resumed),
+            .map(|view| MyChat::Resumed(Box::new(view))),
         None => Ok(MyChat::NotStarted),
     }
 }

@@ -47,7 +47,9 @@ pub fn ChatPage() -> impl IntoView {
         move || (requested(), fresh.version().get()),
         |(requested, _)| async move {
             match requested {
-                Some(id) => conversation_view(id).await.map(MyChat::Resumed),
+                Some(id) => conversation_view(id)
+                    .await
+                    .map(|view| MyChat::Resumed(Box::new(view))),
                 None => my_conversation().await,
             }
         },
@@ -84,7 +86,7 @@ pub fn ChatPage() -> impl IntoView {
             <Suspense fallback=|| view! { <p class="muted" role="status">"Loading your conversation…"</p> }>
                 {move || Suspend::new(async move {
                     match opened.await {
-                        Ok(MyChat::Resumed(initial)) => view! { <Conversation initial first_message=None changes/> }.into_any(),
+                        Ok(MyChat::Resumed(initial)) => view! { <Conversation initial=*initial first_message=None changes/> }.into_any(),
                         Ok(MyChat::NotStarted) => view! { <FirstMessage changes/> }.into_any(),
                         Ok(MyChat::NotACustomer) => view! {
                             <p class="card muted" data-testid="chat-staff-note">

@@ -429,6 +429,26 @@ fn decode(row: conversation::Model) -> StoredConversation {
     }
 }
 
+/// Sets the message the claim `turn_id` is answering (shown until its reply
+/// is saved).
+///
+/// # Errors
+/// Database failures.
+pub async fn set_message_being_answered(
+    db: &impl ConnectionTrait,
+    id: &str,
+    turn_id: &str,
+    message: &str,
+) -> Result<(), StorageError> {
+    conversation::Entity::update_many()
+        .col_expr(conversation::Column::PendingMessage, Expr::value(message))
+        .filter(conversation::Column::Id.eq(id))
+        .filter(conversation::Column::TurnId.eq(turn_id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -465,24 +485,4 @@ mod tests {
         let lapsed = claimed(now - Duration::seconds(1));
         assert_eq!(lapsed.message_being_answered(now), None);
     }
-}
-
-/// Sets the message the claim `turn_id` is answering (shown until its reply
-/// is saved).
-///
-/// # Errors
-/// Database failures.
-pub async fn set_message_being_answered(
-    db: &impl ConnectionTrait,
-    id: &str,
-    turn_id: &str,
-    message: &str,
-) -> Result<(), StorageError> {
-    conversation::Entity::update_many()
-        .col_expr(conversation::Column::PendingMessage, Expr::value(message))
-        .filter(conversation::Column::Id.eq(id))
-        .filter(conversation::Column::TurnId.eq(turn_id))
-        .exec(db)
-        .await?;
-    Ok(())
 }
