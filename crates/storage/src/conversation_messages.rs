@@ -68,28 +68,47 @@ pub struct NewMessage<'a> {
     pub priority: &'a str,
     pub text: &'a str,
     pub received_at: DateTime<Utc>,
+    /// The turn that takes it in at once (it claimed the conversation in
+    /// the same transaction); `None`: it waits.
+    pub carried_by: Option<&'a str>,
 }
 
-/// Stores a message as waiting.
+/// Stores a message, waiting or taken in by the turn that claims the
+/// conversation with it, and returns it as stored.
 ///
 /// # Errors
 /// [`StorageError::Conflict`] for a duplicate id or an unknown conversation.
-pub async fn insert(db: &impl ConnectionTrait, new: NewMessage<'_>) -> Result<(), StorageError> {
-    conversation_message::ActiveModel {
+pub async fn insert(
+    db: &impl ConnectionTrait,
+    new: NewMessage<'_>,
+) -> Result<StoredMessage, StorageError> {
+    let row = conversation_message::ActiveModel {
         id: Set(new.id.to_owned()),
         conversation_id: Set(new.conversation_id.to_owned()),
         sender_id: Set(new.sender_id.to_owned()),
         priority: Set(new.priority.to_owned()),
         text: Set(new.text.to_owned()),
-        carried_by: Set(None),
+        carried_by: Set(new.carried_by.map(str::to_owned)),
         outcome: Set(None),
         turn: Set(None),
         received_at: Set(new.received_at),
         settled_at: Set(None),
-    }
-    .insert(db)
-    .await?;
-    Ok(())
+    };
+    conversation_message::Entity::insert(row.clone())
+        .exec_without_returning(db)
+        .await?;
+    Ok(StoredMessage {
+        id: new.id.to_owned(),
+        conversation_id: new.conversation_id.to_owned(),
+        sender_id: new.sender_id.to_owned(),
+        priority: new.priority.to_owned(),
+        text: new.text.to_owned(),
+        carried_by: new.carried_by.map(str::to_owned),
+        outcome: None,
+        turn: None,
+        received_at: new.received_at,
+        settled_at: None,
+    })
 }
 
 /// Takes every message of the conversation without an outcome into the
@@ -104,35 +123,17 @@ pub async fn carry_waiting(
     conversation_id: &str,
     turn_id: &str,
 ) -> Result<Vec<StoredMessage>, StorageError> {
-    Entity::update_many()
+    let mut carried: Vec<StoredMessage> = Entity::update_many()
         .col_expr(Column::CarriedBy, Expr::value(turn_id))
         .filter(Column::ConversationId.eq(conversation_id))
         .filter(Column::Outcome.is_null())
-        .exec(db)
-        .await?;
-    carried_by(db, conversation_id, turn_id).await
-}
-
-/// The messages the turn `turn_id` carries, in the order received.
-///
-/// # Errors
-/// Database failures.
-pub async fn carried_by(
-    db: &impl ConnectionTrait,
-    conversation_id: &str,
-    turn_id: &str,
-) -> Result<Vec<StoredMessage>, StorageError> {
-    Ok(Entity::find()
-        .filter(Column::ConversationId.eq(conversation_id))
-        .filter(Column::CarriedBy.eq(turn_id))
-        .filter(Column::Outcome.is_null())
-        .order_by_asc(Column::ReceivedAt)
-        .order_by_asc(Column::Id)
-        .all(db)
+        .exec_with_returning(db)
         .await?
         .into_iter()
         .map(StoredMessage::from)
-        .collect())
+        .collect();
+    carried.sort_by(|a, b| (a.received_at, &a.id).cmp(&(b.received_at, &b.id)));
+    Ok(carried)
 }
 
 /// Records the outcome of messages the turn `turn_id` carried, as turn

@@ -588,6 +588,7 @@ async fn messages_left_waiting_by_a_process_that_died_are_answered_after_the_res
                 priority: "later",
                 text,
                 received_at: now,
+                carried_by: None,
             },
         )
         .await

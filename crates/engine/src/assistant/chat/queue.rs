@@ -9,6 +9,7 @@
 //! only message), steered into the running turn, collected into a turn, or
 //! cancelled.
 
+use super::turn::Caller;
 use super::{ChatError, TurnResult, may_read};
 use crate::assistant::Chat;
 use crate::core::Actor;
@@ -229,7 +230,7 @@ impl Chat {
             ..Actor::from(owner)
         };
         let control = TurnControl::new();
-        self.run_claimed(&actor, &stored, turn_id, carried, control)
+        self.run_claimed(&actor, &stored, turn_id, carried, control, Caller::Gone)
             .await?;
         Ok(None)
     }

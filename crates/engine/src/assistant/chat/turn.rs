@@ -67,19 +67,11 @@ impl Chat {
         let message_id = new_id("msg");
         let turn_id = new_id("trn");
         let now = self.now();
+        // Read before writing (most conversations have nothing waiting): a
+        // message that starts waiting after this read goes into the turn
+        // after this one, taken by this turn's end.
+        let others_waiting = messages::any_waiting(self.db.conn(), conversation_id, None).await?;
         let tx = self.db.begin_write().await?;
-        messages::insert(
-            &*tx,
-            NewMessage {
-                id: &message_id,
-                conversation_id,
-                sender_id: &actor.user_id,
-                priority: priority.as_str(),
-                text: &message,
-                received_at: now,
-            },
-        )
-        .await?;
         let claimed = storage::conversations::claim_turn(
             &*tx,
             conversation_id,
@@ -89,10 +81,23 @@ impl Chat {
             now + TURN_LEASE,
         )
         .await?;
-        let carried = if claimed {
-            messages::carry_waiting(&*tx, conversation_id, &turn_id).await?
-        } else {
-            Vec::new()
+        let this = messages::insert(
+            &*tx,
+            NewMessage {
+                id: &message_id,
+                conversation_id,
+                sender_id: &actor.user_id,
+                priority: priority.as_str(),
+                text: &message,
+                received_at: now,
+                carried_by: claimed.then_some(turn_id.as_str()),
+            },
+        )
+        .await?;
+        let carried = match (claimed, others_waiting) {
+            (true, true) => messages::carry_waiting(&*tx, conversation_id, &turn_id).await?,
+            (true, false) => vec![this],
+            (false, _) => Vec::new(),
         };
         if carried.len() > 1 {
             storage::conversations::set_message_being_answered(
@@ -122,7 +127,7 @@ impl Chat {
                 preempting,
             }));
         }
-        self.run_claimed(actor, &stored, turn_id, carried, control)
+        self.run_claimed(actor, &stored, turn_id, carried, control, Caller::Waiting)
             .await
             .map(Delivery::Answered)
     }
@@ -136,6 +141,7 @@ impl Chat {
         turn_id: String,
         carried: Vec<StoredMessage>,
         control: TurnControl,
+        caller: Caller,
     ) -> Result<TurnResult, ChatError> {
         let registration = self
             .assistant
@@ -150,6 +156,7 @@ impl Chat {
             message: combined_text(&carried),
             carried: carried.into_iter().map(|message| message.id).collect(),
             stored: stored.clone(),
+            caller,
             steered: Arc::default(),
             control,
             _registration: registration,
@@ -191,6 +198,14 @@ impl Chat {
     }
 }
 
+/// Whether someone awaits the turn's result (the sender of its message),
+/// or nobody does (a turn for messages that waited).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Caller {
+    Waiting,
+    Gone,
+}
+
 /// The turn's latency by how it ended and, if Stop was pressed, how long
 /// it took from the Stop to the saved end (`/metrics`).
 fn record_timing(started: Instant, stop: &TurnControl, result: &Result<TurnResult, ChatError>) {
@@ -222,6 +237,7 @@ struct TurnJob {
     carried: Vec<String>,
     /// The conversation as it was claimed (whom to tell when it is saved).
     stored: StoredConversation,
+    caller: Caller,
     /// The messages given to the model while the turn ran (sent "for this
     /// turn"), recorded as taken when they were given.
     steered: Arc<Mutex<Vec<String>>>,
@@ -375,7 +391,10 @@ impl TurnJob {
             .clone();
         messages::settle(&*tx, &steered, &self.turn_id, messages::STEERED, turn, now).await?;
         tx.commit().await?;
-        self.chat.announce(&self.stored);
+        if self.caller == Caller::Gone {
+            // Nobody awaits this reply: its readers learn of it here.
+            self.chat.announce(&self.stored);
+        }
         // What arrived while this turn ran goes into the next one.
         self.chat.drain_soon(&self.conversation_id);
         Ok(())
