@@ -10,8 +10,8 @@ use crate::entities::conversation_message::{self, Column, Entity};
 use crate::error::StorageError;
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set, sea_query::Expr,
+    ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+    sea_query::Expr,
 };
 
 /// Outcome of a message that a turn answered on its own.

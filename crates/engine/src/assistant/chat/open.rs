@@ -196,6 +196,8 @@ impl Chat {
             storage::conversation_messages::cancel_waiting(&*tx, id, live_turn.as_deref(), now)
                 .await?;
         tx.commit().await?;
+        // The replica running the turn reads its flag at once.
+        self.announce(&stored);
         let receipt = StopReceipt {
             turn_stopping: here || flagged,
             cancelled_messages: cancelled.into_iter().map(|message| message.id).collect(),

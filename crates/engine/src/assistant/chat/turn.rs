@@ -20,6 +20,7 @@ use crate::assistant::tools::{
 };
 use crate::clock::Clock;
 use crate::core::Actor;
+use crate::live::LiveEvent;
 use agents::{
     ConversationState, Event, OutcomeKind, Principal, Provenance, Role, RunError, ToolContext,
     TurnControl, TurnOutcome, UserMessage,
@@ -30,6 +31,7 @@ use storage::Database;
 use storage::conversation_messages::{self as messages, NewMessage, StoredMessage};
 use storage::conversations::{NewEvent, SavedTurn, StoredConversation};
 use storage::ids::new_id;
+use tokio::sync::broadcast;
 use tokio::time::Instant;
 use tracing::Instrument;
 
@@ -115,6 +117,10 @@ impl Chat {
                 // At once if the turn runs here; its claim watcher sees it
                 // otherwise.
                 self.assistant.running().steer(conversation_id);
+            }
+            if priority != Priority::Later {
+                // The replica running the turn reads its row at once.
+                self.announce(&stored);
             }
             // The running turn may have ended between its last look at the
             // queue and this commit: a turn is started here then (nothing
@@ -304,6 +310,7 @@ impl TurnJob {
             watch_claim(
                 self.chat.db.clone(),
                 self.chat.clock.clone(),
+                self.chat.live.subscribe(),
                 self.conversation_id.clone(),
                 self.turn_id.clone(),
                 self.control.clone(),
@@ -512,17 +519,24 @@ fn event_row(event: &Event) -> NewEvent {
 }
 
 /// Keeps the claim alive while the turn runs and lands a Stop made on
-/// another replica (it sets the conversation's flag; this polls it).
+/// another replica, and the messages sent there for this turn: they set
+/// the conversation's row and announce the change, which this reads at
+/// once (on PostgreSQL the announcement crosses replicas by NOTIFY); the
+/// row is also read every [`STOP_POLL`] in case an announcement is lost.
 async fn watch_claim(
     db: Database,
     clock: Clock,
+    mut changes: broadcast::Receiver<LiveEvent>,
     id: String,
     turn_id: String,
     control: TurnControl,
 ) {
     let mut renewed = Instant::now();
     loop {
-        tokio::time::sleep(STOP_POLL).await;
+        tokio::select! {
+            () = tokio::time::sleep(STOP_POLL) => {}
+            () = announced(&mut changes, &id) => {}
+        }
         let seen = if renewed.elapsed() >= RENEW_EVERY {
             renewed = Instant::now();
             renew(&db, &clock, &id, &turn_id).await
@@ -548,6 +562,19 @@ async fn watch_claim(
             Err(error) => {
                 tracing::warn!(%error, conversation.id = %id, "checking the turn's claim failed")
             }
+        }
+    }
+}
+
+/// Resolves when a change of conversation `id` is announced (or changes
+/// may have been missed); never when the announcements have ended.
+async fn announced(changes: &mut broadcast::Receiver<LiveEvent>, id: &str) {
+    loop {
+        match changes.recv().await {
+            Ok(LiveEvent::Conversation(change)) if change.conversation_id == id => return,
+            Ok(LiveEvent::Resync) | Err(broadcast::error::RecvError::Lagged(_)) => return,
+            Ok(_) => {}
+            Err(broadcast::error::RecvError::Closed) => std::future::pending().await,
         }
     }
 }
