@@ -136,6 +136,28 @@ pub async fn carry_waiting(
     Ok(carried)
 }
 
+/// Cancels what the turn `turn_id` carried and never settled: a turn that
+/// was asked to stop and whose process died before it could save.
+///
+/// # Errors
+/// Database failures.
+pub async fn cancel_carried(
+    db: &impl ConnectionTrait,
+    conversation_id: &str,
+    turn_id: &str,
+    at: DateTime<Utc>,
+) -> Result<u64, StorageError> {
+    let cancelled = Entity::update_many()
+        .col_expr(Column::Outcome, Expr::value(CANCELLED))
+        .col_expr(Column::SettledAt, Expr::value(at))
+        .filter(Column::ConversationId.eq(conversation_id))
+        .filter(Column::CarriedBy.eq(turn_id))
+        .filter(Column::Outcome.is_null())
+        .exec(db)
+        .await?;
+    Ok(cancelled.rows_affected)
+}
+
 /// Records the outcome of messages the turn `turn_id` carried, as turn
 /// number `turn`. Messages already settled keep their outcome.
 ///

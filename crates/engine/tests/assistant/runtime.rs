@@ -617,6 +617,111 @@ async fn messages_left_waiting_by_a_process_that_died_are_answered_after_the_res
 }
 
 #[tokio::test]
+async fn a_stop_made_while_the_turns_process_was_dying_is_honoured_after_the_restart_not_replayed()
+{
+    let chat = Chat::offline().await;
+    let (customer, id) = chat.open("customer").await;
+    // What is left when the process running a turn dies after a Stop was
+    // recorded for it: the claim (its lease run out), the Stop flag, the
+    // turn's own message carried by it, and a message waiting behind it.
+    let now = chrono::Utc::now();
+    let tx = chat.engine.db.begin_write().await.unwrap();
+    assert!(
+        storage::conversations::claim_turn(
+            &*tx,
+            &id,
+            "trn_of_a_dead_process",
+            "refund order 4821",
+            now - chrono::Duration::minutes(2),
+            now + chrono::Duration::minutes(1),
+        )
+        .await
+        .unwrap()
+    );
+    let message = |id: &'static str, text: &'static str, carried_by: Option<&'static str>| {
+        storage::conversation_messages::NewMessage {
+            id,
+            conversation_id: "",
+            sender_id: "",
+            priority: "later",
+            text,
+            received_at: now,
+            carried_by,
+        }
+    };
+    let store = |new: storage::conversation_messages::NewMessage<'static>| {
+        let (tx, id, sender) = (&tx, id.clone(), customer.user_id.clone());
+        async move {
+            storage::conversation_messages::insert(
+                &**tx,
+                storage::conversation_messages::NewMessage {
+                    conversation_id: &id,
+                    sender_id: &sender,
+                    ..new
+                },
+            )
+            .await
+            .unwrap();
+        }
+    };
+    store(message(
+        "msg_a",
+        "refund order 4821",
+        Some("trn_of_a_dead_process"),
+    ))
+    .await;
+    assert!(
+        storage::conversations::request_stop(&*tx, &id, now)
+            .await
+            .unwrap()
+    );
+    // Sent after the Stop, while the claim still looked alive: it waits.
+    store(message("msg_b", "and order 4822", None)).await;
+    // The lease runs out: nobody renews it.
+    storage::conversations::renew_claim(
+        &*tx,
+        &id,
+        "trn_of_a_dead_process",
+        now - chrono::Duration::seconds(1),
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+
+    // The customer writes again after the restart: only the new message runs.
+    let reply = chat
+        .say(&customer, &id, "what is your refund policy?")
+        .await;
+    assert_eq!(reply.turn, 1);
+    let stored = chat.reload(&customer, &id).await;
+    let customer_lines: Vec<&str> = stored
+        .state
+        .messages()
+        .iter()
+        .filter(|m| m.role == agents::Role::User)
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(
+        customer_lines,
+        ["and order 4822\n\nwhat is your refund policy?"]
+    );
+    let queue = chat.engine.chat.queue(&customer, &id).await.unwrap();
+    assert_eq!(
+        states(&queue),
+        vec![
+            ("refund order 4821".into(), "cancelled".into(), None),
+            ("and order 4822".into(), "collected".into(), Some(1)),
+            (
+                "what is your refund policy?".into(),
+                "collected".into(),
+                Some(1)
+            ),
+        ]
+    );
+    assert!(chat.proposals_for("4821").await.is_empty());
+}
+
+#[tokio::test]
 async fn stop_from_another_server_lands_through_the_database() {
     let (model, called) = slow_model();
     let chat = Chat::scripted(model).await;

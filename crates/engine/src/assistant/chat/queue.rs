@@ -17,6 +17,7 @@ use agents::TurnControl;
 use domain::Timestamp;
 use serde::Serialize;
 use storage::conversation_messages::{self as messages, StoredMessage};
+use storage::conversations::StoredConversation;
 use storage::ids::new_id;
 use tracing::Instrument;
 
@@ -203,6 +204,7 @@ impl Chat {
         if !claimed {
             return Ok(None);
         }
+        cancel_what_a_stopped_turn_left(&*tx, &stored, now).await?;
         let carried = messages::carry_waiting(&*tx, id, &turn_id).await?;
         if carried.is_empty() {
             storage::conversations::release_claim(&*tx, id, &turn_id).await?;
@@ -248,6 +250,25 @@ impl Chat {
         }
         Ok(ids.len())
     }
+}
+
+/// A turn asked to stop whose process died before it saved leaves its
+/// messages carried, and its Stop stays recorded on the conversation's row:
+/// they are cancelled (the Stop is honoured), not replayed by the next turn.
+/// Called in the transaction that claims the next turn, with the row as it
+/// was read before the claim.
+pub(super) async fn cancel_what_a_stopped_turn_left(
+    db: &impl storage::ConnectionTrait,
+    before_claim: &StoredConversation,
+    now: Timestamp,
+) -> Result<(), ChatError> {
+    if let (true, Some(dead)) = (before_claim.stop_requested, &before_claim.turn_id) {
+        let cancelled = messages::cancel_carried(db, &before_claim.id, dead, now).await?;
+        if cancelled > 0 {
+            tracing::info!(cancelled, turn.id = %dead, "a stopped turn's process died: its messages are cancelled, not replayed");
+        }
+    }
+    Ok(())
 }
 
 /// What the model reads for the carried messages: each as it was sent,

@@ -5,7 +5,9 @@
 //! neither cancels it half-way nor leaves the conversation claimed; only
 //! Stop ends a turn early, and then cleanly.
 
-use super::queue::{Delivery, Priority, QueuedMessage, combined_text};
+use super::queue::{
+    Delivery, Priority, QueuedMessage, cancel_what_a_stopped_turn_left, combined_text,
+};
 use super::{
     ChatError, RENEW_EVERY, STOP_POLL, TURN_LEASE, TurnEnd, TurnResult, checked_message,
     decode_state, may_write,
@@ -97,7 +99,10 @@ impl Chat {
         )
         .await?;
         let carried = match (claimed, others_waiting) {
-            (true, true) => messages::carry_waiting(&*tx, conversation_id, &turn_id).await?,
+            (true, true) => {
+                cancel_what_a_stopped_turn_left(&*tx, &stored, now).await?;
+                messages::carry_waiting(&*tx, conversation_id, &turn_id).await?
+            }
             (true, false) => vec![this],
             (false, _) => Vec::new(),
         };
