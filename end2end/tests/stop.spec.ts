@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, Page, test } from "@playwright/test";
 import { slowChatPort } from "../playwright.config";
 import { signIn, waitForHydration } from "./helpers";
 
@@ -85,17 +85,23 @@ test("while a reply is written the sent text leaves the field, and a new draft t
   await expect(input).toHaveValue("and for damaged ones?");
 });
 
-test("a message sent while a reply is written waits in view instead of being refused, and Stop cancels it", async ({ page }) => {
-  await signIn(page, "customer");
+/** Opens a new conversation for `user` and sends `text`; the reply is still being written on return. */
+async function replyBeingWritten(page: Page, user: string, text: string) {
+  await signIn(page, user);
   await page.goto("/chat");
   await waitForHydration(page);
   await page.getByTestId("chat-new").click();
   await expect(page).toHaveURL(/conversation=/);
   await waitForHydration(page);
   const input = page.getByTestId("chat-input");
-  await input.fill("what is your returns policy for unopened items?");
+  await input.fill(text);
   await input.press("Enter");
   await expect(page.getByTestId("chat-thinking")).toBeVisible();
+  return input;
+}
+
+test("a message sent while a reply is written waits in view instead of being refused, and Stop cancels it", async ({ page }) => {
+  const input = await replyBeingWritten(page, "customer", "what is your returns policy for unopened items?");
 
   await input.fill("and is order 4821 still refundable?");
   await input.press("Enter");
@@ -117,16 +123,7 @@ test("a message sent while a reply is written waits in view instead of being ref
 });
 
 test("Send now stops the reply being written and the new message is answered next", async ({ page }) => {
-  await signIn(page, "customer2");
-  await page.goto("/chat");
-  await waitForHydration(page);
-  await page.getByTestId("chat-new").click();
-  await expect(page).toHaveURL(/conversation=/);
-  await waitForHydration(page);
-  const input = page.getByTestId("chat-input");
-  await input.fill("what is your returns policy for opened items?");
-  await input.press("Enter");
-  await expect(page.getByTestId("chat-thinking")).toBeVisible();
+  const input = await replyBeingWritten(page, "customer2", "what is your returns policy for opened items?");
 
   await input.fill("forget that: is order 4822 still refundable?");
   await page.getByTestId("chat-send-now").click();

@@ -8,8 +8,8 @@ use agents::{ChatModel, ModelError, ModelRequest, ModelResponse, ScriptedModel, 
 use async_trait::async_trait;
 use engine::assistant::team::standard_workflow;
 use engine::assistant::{
-    Assistant, ChatError, DEFAULT_RUNNER_CONFIG, Delivery, Priority, QueueEntry, QueuedMessage,
-    RunnerConfig, TurnControl, TurnEnd,
+    Assistant, ChatError, DEFAULT_RUNNER_CONFIG, Delivery, Priority, QueuedMessage, RunnerConfig,
+    TurnControl, TurnEnd,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -231,6 +231,15 @@ struct Gate {
     release: Arc<Notify>,
 }
 
+impl Gate {
+    /// Waits until the first turn is in its model call.
+    async fn until_called(&self) {
+        tokio::time::timeout(Duration::from_secs(10), self.called.notified())
+            .await
+            .expect("the first turn never reached the model");
+    }
+}
+
 fn gated_model() -> (Arc<dyn ChatModel>, Gate) {
     gated_model_first(None)
 }
@@ -307,8 +316,17 @@ async fn until_turns(
     .expect("the turn never ended")
 }
 
-fn states(queue: &[QueueEntry]) -> Vec<(String, String, Option<u64>)> {
-    queue
+/// The conversation's queue as (text, state, turn), oldest first.
+async fn queue_states(
+    chat: &Chat,
+    customer: &engine::Actor,
+    id: &str,
+) -> Vec<(String, String, Option<u64>)> {
+    chat.engine
+        .chat
+        .queue(customer, id)
+        .await
+        .unwrap()
         .iter()
         .map(|entry| (entry.text.clone(), entry.state.clone(), entry.turn))
         .collect()
@@ -321,9 +339,7 @@ async fn messages_sent_while_a_turn_runs_are_kept_and_collected_into_the_next_tu
     let (customer, id) = chat.open("customer").await;
     let mut live = chat.engine.live.subscribe();
     let turn = first_turn(&chat, &customer, &id, "hello");
-    tokio::time::timeout(Duration::from_secs(10), gate.called.notified())
-        .await
-        .expect("the first turn never reached the model");
+    gate.until_called().await;
 
     let first = send(&chat, &customer, &id, "it is order 4821", Priority::Later).await;
     let second = send(
@@ -335,9 +351,8 @@ async fn messages_sent_while_a_turn_runs_are_kept_and_collected_into_the_next_tu
     )
     .await;
     assert!(!first.preempting && !second.preempting);
-    let queue = chat.engine.chat.queue(&customer, &id).await.unwrap();
     assert_eq!(
-        states(&queue),
+        queue_states(&chat, &customer, &id).await,
         vec![
             ("hello".into(), "running".into(), None),
             ("it is order 4821".into(), "waiting".into(), None),
@@ -356,9 +371,8 @@ async fn messages_sent_while_a_turn_runs_are_kept_and_collected_into_the_next_tu
         last.content,
         "read: it is order 4821\n\nand it arrived broken"
     );
-    let queue = chat.engine.chat.queue(&customer, &id).await.unwrap();
     assert_eq!(
-        states(&queue),
+        queue_states(&chat, &customer, &id).await,
         vec![
             ("hello".into(), "answered".into(), Some(1)),
             ("it is order 4821".into(), "collected".into(), Some(2)),
@@ -374,9 +388,7 @@ async fn a_now_message_stops_the_running_turn_and_is_answered_next_with_a_consis
     let (customer, id) = chat.open("customer").await;
     let mut live = chat.engine.live.subscribe();
     let turn = first_turn(&chat, &customer, &id, "what is your refund policy?");
-    tokio::time::timeout(Duration::from_secs(10), gate.called.notified())
-        .await
-        .expect("the first turn never reached the model");
+    gate.until_called().await;
 
     let urgent = send(
         &chat,
@@ -411,9 +423,8 @@ async fn a_now_message_stops_the_running_turn_and_is_answered_next_with_a_consis
             "read: forget that, check order 4821",
         ]
     );
-    let queue = chat.engine.chat.queue(&customer, &id).await.unwrap();
     assert_eq!(
-        states(&queue),
+        queue_states(&chat, &customer, &id).await,
         vec![
             (
                 "what is your refund policy?".into(),
@@ -441,9 +452,7 @@ async fn a_message_for_this_turn_reaches_the_model_before_its_next_call_without_
     let chat = Chat::scripted(model).await;
     let (customer, id) = chat.open("customer").await;
     let turn = first_turn(&chat, &customer, &id, "what is your refund policy?");
-    tokio::time::timeout(Duration::from_secs(10), gate.called.notified())
-        .await
-        .expect("the first turn never reached the model");
+    gate.until_called().await;
 
     let steering = send(
         &chat,
@@ -478,9 +487,8 @@ async fn a_message_for_this_turn_reaches_the_model_before_its_next_call_without_
             (agents::Role::Assistant, "read: for an opened item"),
         ]
     );
-    let queue = chat.engine.chat.queue(&customer, &id).await.unwrap();
     assert_eq!(
-        states(&queue),
+        queue_states(&chat, &customer, &id).await,
         vec![
             (
                 "what is your refund policy?".into(),
@@ -501,9 +509,7 @@ async fn a_message_for_this_turn_that_ends_without_another_model_call_goes_into_
     let (customer, id) = chat.open("customer").await;
     let mut live = chat.engine.live.subscribe();
     let turn = first_turn(&chat, &customer, &id, "hello");
-    tokio::time::timeout(Duration::from_secs(10), gate.called.notified())
-        .await
-        .expect("the first turn never reached the model");
+    gate.until_called().await;
     send(&chat, &customer, &id, "one more thing", Priority::ThisTurn).await;
     gate.release.notify_one();
     // The first call answers at once: no next call to steer.
@@ -516,9 +522,8 @@ async fn a_message_for_this_turn_that_ends_without_another_model_call_goes_into_
         stored.state.messages().last().unwrap().content,
         "read: one more thing"
     );
-    let queue = chat.engine.chat.queue(&customer, &id).await.unwrap();
     assert_eq!(
-        states(&queue),
+        queue_states(&chat, &customer, &id).await,
         vec![
             ("hello".into(), "answered".into(), Some(1)),
             ("one more thing".into(), "answered".into(), Some(2)),
@@ -532,9 +537,7 @@ async fn stop_cancels_the_queued_messages_so_none_of_them_runs_afterwards() {
     let chat = Chat::scripted(model).await;
     let (customer, id) = chat.open("customer").await;
     let turn = first_turn(&chat, &customer, &id, "hello");
-    tokio::time::timeout(Duration::from_secs(10), gate.called.notified())
-        .await
-        .expect("the first turn never reached the model");
+    gate.until_called().await;
     let queued = send(&chat, &customer, &id, "and refund 4821", Priority::Later).await;
 
     let receipt = chat.engine.chat.stop_turn(&customer, &id).await.unwrap();
@@ -546,9 +549,8 @@ async fn stop_cancels_the_queued_messages_so_none_of_them_runs_afterwards() {
     // Nothing waits any more: a start-up finds nothing to resume, and the
     // cancelled message keeps its one outcome.
     assert_eq!(chat.engine.chat.resume_waiting().await.unwrap(), 0);
-    let queue = chat.engine.chat.queue(&customer, &id).await.unwrap();
     assert_eq!(
-        states(&queue),
+        queue_states(&chat, &customer, &id).await,
         vec![
             ("hello".into(), "answered".into(), Some(1)),
             ("and refund 4821".into(), "cancelled".into(), None),
@@ -607,12 +609,16 @@ async fn messages_left_waiting_by_a_process_that_died_are_answered_after_the_res
         stored.state.messages()[0].content,
         "hello\n\nwhat is your refund policy?"
     );
-    let queue = chat.engine.chat.queue(&customer, &id).await.unwrap();
-    assert!(
-        queue
-            .iter()
-            .all(|entry| entry.state == "collected" && entry.turn == Some(1)),
-        "{queue:?}"
+    assert_eq!(
+        queue_states(&chat, &customer, &id).await,
+        vec![
+            ("hello".into(), "collected".into(), Some(1)),
+            (
+                "what is your refund policy?".into(),
+                "collected".into(),
+                Some(1)
+            ),
+        ]
     );
 }
 
@@ -705,9 +711,8 @@ async fn a_stop_made_while_the_turns_process_was_dying_is_honoured_after_the_res
         customer_lines,
         ["and order 4822\n\nwhat is your refund policy?"]
     );
-    let queue = chat.engine.chat.queue(&customer, &id).await.unwrap();
     assert_eq!(
-        states(&queue),
+        queue_states(&chat, &customer, &id).await,
         vec![
             ("refund order 4821".into(), "cancelled".into(), None),
             ("and order 4822".into(), "collected".into(), Some(1)),
