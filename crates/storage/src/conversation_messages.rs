@@ -24,6 +24,9 @@ pub const COLLECTED: &str = "collected";
 pub const STEERED: &str = "steered";
 /// Priority of a message that steers the running turn.
 pub const THIS_TURN: &str = "this_turn";
+/// Outcome of a message kept for the person from the team who was asked
+/// for or holds the conversation (no agent turn ran for it).
+pub const FOR_PERSON: &str = "for_person";
 /// Outcome of a message that Stop cancelled before any turn took it in.
 pub const CANCELLED: &str = "cancelled";
 
@@ -134,6 +137,49 @@ pub async fn carry_waiting(
         .collect();
     carried.sort_by(|a, b| (a.received_at, &a.id).cmp(&(b.received_at, &b.id)));
     Ok(carried)
+}
+
+/// The messages of the conversation without an outcome, in the order
+/// received.
+///
+/// # Errors
+/// Database failures.
+pub async fn unsettled(
+    db: &impl ConnectionTrait,
+    conversation_id: &str,
+) -> Result<Vec<StoredMessage>, StorageError> {
+    Ok(Entity::find()
+        .filter(Column::ConversationId.eq(conversation_id))
+        .filter(Column::Outcome.is_null())
+        .order_by_asc(Column::ReceivedAt)
+        .order_by_asc(Column::Id)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(StoredMessage::from)
+        .collect())
+}
+
+/// Records that message `id` went to the person who was asked for or
+/// holds the conversation, in the transcript as of turn `turn`.
+///
+/// # Errors
+/// Database failures.
+pub async fn settle_for_person(
+    db: &impl ConnectionTrait,
+    id: &str,
+    turn: i64,
+    at: DateTime<Utc>,
+) -> Result<(), StorageError> {
+    Entity::update_many()
+        .col_expr(Column::Outcome, Expr::value(FOR_PERSON))
+        .col_expr(Column::Turn, Expr::value(turn))
+        .col_expr(Column::SettledAt, Expr::value(at))
+        .filter(Column::Id.eq(id))
+        .filter(Column::Outcome.is_null())
+        .exec(db)
+        .await?;
+    Ok(())
 }
 
 /// Cancels what the turn `turn_id` carried and never settled: a turn that

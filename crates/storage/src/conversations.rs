@@ -140,6 +140,23 @@ pub async fn get(
         .map(decode))
 }
 
+/// The conversation, its row locked until the transaction ends (on
+/// PostgreSQL; SQLite's writes are serialized anyway): no turn can claim it
+/// or save meanwhile.
+///
+/// # Errors
+/// Database failures.
+pub async fn get_locked(
+    db: &impl ConnectionTrait,
+    id: &str,
+) -> Result<Option<StoredConversation>, StorageError> {
+    Ok(conversation::Entity::find_by_id(id.to_owned())
+        .lock_exclusive()
+        .one(db)
+        .await?
+        .map(decode))
+}
+
 /// Conversations a user opened or that are about them, newest first.
 ///
 /// # Errors

@@ -532,6 +532,49 @@ async fn a_message_for_this_turn_that_ends_without_another_model_call_goes_into_
 }
 
 #[tokio::test]
+async fn a_message_queued_behind_a_turn_that_asks_for_a_person_goes_to_the_person_not_to_an_agent()
+{
+    let (model, gate) = gated_model_first(Some(call("c1", "request_person", json!({}))));
+    let chat = Chat::scripted(model).await;
+    let (customer, id) = chat.open("customer").await;
+    let mut live = chat.engine.live.subscribe();
+    let turn = first_turn(&chat, &customer, &id, "I'd like a person, please");
+    gate.until_called().await;
+    send(&chat, &customer, &id, "are you there?", Priority::Later).await;
+    gate.release.notify_one();
+    turn.await.unwrap().unwrap().answered().unwrap();
+
+    let kept = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let states = queue_states(&chat, &customer, &id).await;
+            if states.iter().all(|(_, state, _)| state != "waiting") {
+                return states;
+            }
+            let _ = live.recv().await;
+        }
+    })
+    .await
+    .expect("the waiting message was never settled");
+    assert_eq!(
+        kept,
+        vec![
+            (
+                "I'd like a person, please".into(),
+                "answered".into(),
+                Some(1)
+            ),
+            ("are you there?".into(), "for_person".into(), Some(1)),
+        ]
+    );
+    let stored = chat.reload(&customer, &id).await;
+    assert_eq!(stored.turns, 1, "no agent turn ran for it");
+    assert_eq!(
+        stored.state.messages().last().unwrap().content,
+        "are you there?"
+    );
+}
+
+#[tokio::test]
 async fn stop_cancels_the_queued_messages_so_none_of_them_runs_afterwards() {
     let (model, gate) = gated_model();
     let chat = Chat::scripted(model).await;

@@ -72,7 +72,9 @@ pub struct QueueEntryView {
     /// `waiting`; `running` (a turn took it in); or its one outcome:
     /// `answered` (its turn's only message), `steered` (read by the running
     /// turn's model before its next call), `collected` (taken into a turn
-    /// with others that waited), `cancelled` (by Stop, before any turn ran it).
+    /// with others that waited), `for_person` (kept for the person of the
+    /// team a turn asked for; no agent answered it), `cancelled` (by Stop,
+    /// before any turn ran it).
     pub state: String,
     /// The turn it went into.
     pub turn: Option<u64>,

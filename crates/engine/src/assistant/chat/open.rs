@@ -172,7 +172,26 @@ impl Chat {
         if !may_stop(actor, &stored) {
             return Err(ChatError::ReadOnly(id.to_owned()));
         }
+        // The database first, with the conversation's row locked: what
+        // waits is cancelled before the running turn is told (which then
+        // saves and looks for waiting messages), and no turn can claim the
+        // conversation between the read of its claim and the cancelling.
+        let now = self.now();
+        let tx = self.db.begin_write().await?;
+        let live_turn = storage::conversations::get_locked(&*tx, id)
+            .await?
+            .filter(|row| row.is_running(now))
+            .and_then(|row| row.turn_id);
+        let flagged = storage::conversations::request_stop(&*tx, id, now).await?;
+        // The turn that holds the conversation keeps what it took in (it is
+        // being stopped); the rest is cancelled.
+        let cancelled =
+            storage::conversation_messages::cancel_waiting(&*tx, id, live_turn.as_deref(), now)
+                .await?;
+        tx.commit().await?;
         let here = self.assistant.running().stop(id);
+        // The replica running the turn reads its flag at once.
+        self.announce(&stored);
         // Tasks the turn sent other groups stop too (told until each peer
         // acknowledges); Stop lands here whatever they answer.
         let mut peers_told = 0;
@@ -183,21 +202,6 @@ impl Chat {
                     "the conversation's tasks at other groups could not be canceled"),
             }
         }
-        let now = self.now();
-        let tx = self.db.begin_write().await?;
-        let flagged = storage::conversations::request_stop(&*tx, id, now).await?;
-        // Read in the transaction: the turn that holds the conversation now
-        // keeps what it took in (it is being stopped); the rest is cancelled.
-        let live_turn = storage::conversations::get(&*tx, id)
-            .await?
-            .filter(|row| row.is_running(now))
-            .and_then(|row| row.turn_id);
-        let cancelled =
-            storage::conversation_messages::cancel_waiting(&*tx, id, live_turn.as_deref(), now)
-                .await?;
-        tx.commit().await?;
-        // The replica running the turn reads its flag at once.
-        self.announce(&stored);
         let receipt = StopReceipt {
             turn_stopping: here || flagged,
             cancelled_messages: cancelled.into_iter().map(|message| message.id).collect(),

@@ -6,8 +6,8 @@
 //! transcript is saved, whatever waits is taken into the next turn together
 //! ("collected"), on whichever replica claims it; Stop cancels what waits.
 //! A message ends with exactly one outcome: answered (it was its turn's
-//! only message), steered into the running turn, collected into a turn, or
-//! cancelled.
+//! only message), steered into the running turn, collected into a turn,
+//! kept for the person a turn asked for (`for_person`), or cancelled.
 
 use super::turn::Caller;
 use super::{ChatError, TurnResult, may_read};
@@ -97,7 +97,7 @@ pub struct QueueEntry {
     pub priority: String,
     pub text: String,
     /// `waiting`, `running` (a turn has taken it in), or its outcome:
-    /// `answered`, `steered`, `collected`, `cancelled`.
+    /// `answered`, `steered`, `collected`, `for_person`, `cancelled`.
     pub state: String,
     /// The turn it went into.
     pub turn: Option<u64>,
@@ -188,6 +188,19 @@ impl Chat {
         };
         if stored.is_running(self.now()) {
             return Ok(stored.turn_lease_until);
+        }
+        // The turn that ended may have asked for a person: what waited is
+        // theirs then, and no agent turn runs for it.
+        for waiting in messages::unsettled(conn, id).await? {
+            let kept = self
+                .message_for_person(&stored, &waiting.text, Some(&waiting.id))
+                .await?;
+            if kept.is_none() {
+                break;
+            }
+        }
+        if !messages::any_waiting(conn, id, None).await? {
+            return Ok(None);
         }
         let turn_id = new_id("trn");
         let now = self.now();

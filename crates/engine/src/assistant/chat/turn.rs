@@ -65,7 +65,7 @@ impl Chat {
         }
         // A person was asked for or holds the conversation: the message is
         // theirs and the agents stay silent (see `assistant::handover`).
-        if let Some(kept) = self.message_for_person(&stored, &message).await? {
+        if let Some(kept) = self.message_for_person(&stored, &message, None).await? {
             return Ok(Delivery::Answered(kept));
         }
         let message_id = new_id("msg");

@@ -10,7 +10,8 @@ use storage::conversations::StoredConversation;
 
 impl Chat {
     /// Keeps `message` for the person when conversation `stored` is waiting
-    /// for one or held by one; `None` when the agents answer it.
+    /// for one or held by one; `None` when the agents answer it. A message
+    /// that waited for a turn (`waited`: its id) is settled with it.
     ///
     /// # Errors
     /// [`ChatError::TurnInProgress`] while an agent turn still runs, storage
@@ -19,6 +20,7 @@ impl Chat {
         &self,
         stored: &StoredConversation,
         message: &str,
+        waited: Option<&str>,
     ) -> Result<Option<TurnResult>, ChatError> {
         // Most conversations never see a person: read before writing.
         if storage::handovers::get(self.db.conn(), &stored.id)
@@ -40,6 +42,10 @@ impl Chat {
         held.state.record_outside_turn(Message::user(message));
         let turn = held.state.turns();
         held.save(&*tx, &stored.id, now).await?;
+        if let Some(id) = waited {
+            let number = i64::try_from(turn).unwrap_or(i64::MAX);
+            storage::conversation_messages::settle_for_person(&*tx, id, number, now).await?;
+        }
         tx.commit().await?;
         self.announce(stored);
         Ok(Some(TurnResult {
