@@ -16,6 +16,9 @@
 //! Options (environment): BENCH_ROUNDS (200 per case), BENCH_WARMUP (10).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::{env_or, percentile};
+
 use agents::{ChatModel, ModelError, ModelRequest, ModelResponse};
 use async_trait::async_trait;
 use connectors::HttpTimeouts;
@@ -45,18 +48,6 @@ impl ChatModel for Hanging {
         self.called.notify_one();
         std::future::pending().await
     }
-}
-
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
 fn report(name: &str, mut samples: Vec<Duration>) {

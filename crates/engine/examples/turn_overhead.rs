@@ -15,6 +15,9 @@
 //! Options (environment): BENCH_CONVERSATIONS (300), BENCH_WARMUP (20).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::{env_or, percentile};
+
 use agents::{ChatModel, ModelError, ModelRequest, ModelResponse, Role, ToolCall};
 use async_trait::async_trait;
 use connectors::HttpTimeouts;
@@ -79,18 +82,6 @@ impl ChatModel for Flagship {
             _ => Ok(ModelResponse::text("Prepared; waiting for approval.")),
         }
     }
-}
-
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
 fn report(name: &str, mut samples: Vec<Duration>) {

@@ -16,6 +16,9 @@
 //! BENCH_ROUNDS (200), BENCH_RAW_SECONDS (3).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::{env_or, percentile};
+
 use connectors::HttpTimeouts;
 use connectors::sandbox::{SandboxConfig, SandboxProvider, SandboxState};
 use engine::assistant::TurnControl;
@@ -31,18 +34,6 @@ use storage::work::NewWork;
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-fn env_or(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
 
 fn summary(mut samples: Vec<Duration>) -> (f64, f64) {
     samples.sort();
@@ -243,7 +234,7 @@ async fn interactive(
 
 #[tokio::main]
 async fn main() {
-    let items = env_or("BENCH_ITEMS", 5000) as usize;
+    let items = env_or::<u64>("BENCH_ITEMS", 5000) as usize;
     let backlog = env_or("BENCH_BACKLOG", 10_000) as usize;
     let rounds = env_or("BENCH_ROUNDS", 200) as usize;
     let raw_seconds = env_or("BENCH_RAW_SECONDS", 3);

@@ -126,17 +126,21 @@ pub async fn carry_waiting(
     conversation_id: &str,
     turn_id: &str,
 ) -> Result<Vec<StoredMessage>, StorageError> {
-    let mut carried: Vec<StoredMessage> = Entity::update_many()
+    let carried = Entity::update_many()
         .col_expr(Column::CarriedBy, Expr::value(turn_id))
         .filter(Column::ConversationId.eq(conversation_id))
         .filter(Column::Outcome.is_null())
         .exec_with_returning(db)
-        .await?
-        .into_iter()
-        .map(StoredMessage::from)
-        .collect();
-    carried.sort_by(|a, b| (a.received_at, &a.id).cmp(&(b.received_at, &b.id)));
-    Ok(carried)
+        .await?;
+    Ok(in_order_received(carried))
+}
+
+/// Rows an `UPDATE … RETURNING` gave back (in no particular order), in the
+/// order the messages were received.
+fn in_order_received(rows: Vec<conversation_message::Model>) -> Vec<StoredMessage> {
+    let mut messages: Vec<StoredMessage> = rows.into_iter().map(StoredMessage::from).collect();
+    messages.sort_by(|a, b| (a.received_at, &a.id).cmp(&(b.received_at, &b.id)));
+    messages
 }
 
 /// The messages of the conversation without an outcome, in the order
@@ -264,33 +268,19 @@ pub async fn cancel_waiting(
     live_turn: Option<&str>,
     at: DateTime<Utc>,
 ) -> Result<Vec<StoredMessage>, StorageError> {
-    let mut waiting = Entity::find()
-        .filter(Column::ConversationId.eq(conversation_id))
-        .filter(Column::Outcome.is_null())
-        .order_by_asc(Column::ReceivedAt)
-        .order_by_asc(Column::Id)
-        .lock_exclusive()
-        .all(db)
-        .await?;
-    waiting.retain(|row| row.carried_by.is_none() || row.carried_by.as_deref() != live_turn);
-    if waiting.is_empty() {
-        return Ok(Vec::new());
-    }
-    Entity::update_many()
+    let not_in_the_live_turn = match live_turn {
+        Some(turn) => Column::CarriedBy.is_null().or(Column::CarriedBy.ne(turn)),
+        None => Expr::value(true),
+    };
+    let cancelled = Entity::update_many()
         .col_expr(Column::Outcome, Expr::value(CANCELLED))
         .col_expr(Column::SettledAt, Expr::value(at))
-        .filter(Column::Id.is_in(waiting.iter().map(|row| row.id.as_str())))
+        .filter(Column::ConversationId.eq(conversation_id))
         .filter(Column::Outcome.is_null())
-        .exec(db)
+        .filter(not_in_the_live_turn)
+        .exec_with_returning(db)
         .await?;
-    Ok(waiting
-        .into_iter()
-        .map(|row| StoredMessage {
-            outcome: Some(CANCELLED.to_owned()),
-            settled_at: Some(at),
-            ..row.into()
-        })
-        .collect())
+    Ok(in_order_received(cancelled))
 }
 
 /// Takes the messages waiting to steer the running turn `turn_id` (sent
@@ -303,30 +293,15 @@ pub async fn take_steering(
     conversation_id: &str,
     turn_id: &str,
 ) -> Result<Vec<StoredMessage>, StorageError> {
-    let waiting: Vec<StoredMessage> = Entity::find()
+    let taken = Entity::update_many()
+        .col_expr(Column::CarriedBy, Expr::value(turn_id))
         .filter(Column::ConversationId.eq(conversation_id))
         .filter(Column::Outcome.is_null())
         .filter(Column::CarriedBy.is_null())
         .filter(Column::Priority.eq(THIS_TURN))
-        .order_by_asc(Column::ReceivedAt)
-        .order_by_asc(Column::Id)
-        .lock_exclusive()
-        .all(db)
-        .await?
-        .into_iter()
-        .map(StoredMessage::from)
-        .collect();
-    if waiting.is_empty() {
-        return Ok(waiting);
-    }
-    Entity::update_many()
-        .col_expr(Column::CarriedBy, Expr::value(turn_id))
-        .filter(Column::Id.is_in(waiting.iter().map(|row| row.id.as_str())))
-        .filter(Column::CarriedBy.is_null())
-        .filter(Column::Outcome.is_null())
-        .exec(db)
+        .exec_with_returning(db)
         .await?;
-    Ok(waiting)
+    Ok(in_order_received(taken))
 }
 
 /// Whether a message waits to steer the conversation's running turn.
@@ -350,25 +325,23 @@ pub async fn steering_waiting(
         .is_some())
 }
 
-/// Whether messages of the conversation wait for a turn (none carried by
-/// `live_turn`).
+/// Whether the conversation has messages without an outcome.
 ///
 /// # Errors
 /// Database failures.
 pub async fn any_waiting(
     db: &impl ConnectionTrait,
     conversation_id: &str,
-    live_turn: Option<&str>,
 ) -> Result<bool, StorageError> {
-    let mut query = Entity::find()
+    Ok(Entity::find()
         .select_only()
         .column(Column::Id)
         .filter(Column::ConversationId.eq(conversation_id))
-        .filter(Column::Outcome.is_null());
-    if let Some(turn) = live_turn {
-        query = query.filter(Column::CarriedBy.is_null().or(Column::CarriedBy.ne(turn)));
-    }
-    Ok(query.into_tuple::<String>().one(db).await?.is_some())
+        .filter(Column::Outcome.is_null())
+        .into_tuple::<String>()
+        .one(db)
+        .await?
+        .is_some())
 }
 
 /// The conversation's most recent messages, newest last: every one still
@@ -394,13 +367,7 @@ pub async fn recent(
         .limit(settled)
         .all(db)
         .await?;
-    let mut all: Vec<StoredMessage> = open
-        .into_iter()
-        .chain(done)
-        .map(StoredMessage::from)
-        .collect();
-    all.sort_by(|a, b| (a.received_at, &a.id).cmp(&(b.received_at, &b.id)));
-    Ok(all)
+    Ok(in_order_received(open.into_iter().chain(done).collect()))
 }
 
 /// Conversations with messages that wait and no live turn: a process died

@@ -88,47 +88,16 @@ async fn a_model_that_never_stops_calling_tools_is_cut_off_at_the_step_bound() {
     assert!(kinds.iter().any(|k| k == "step_limit_reached"), "{kinds:?}");
 }
 
-/// A model that takes a minute to answer, and says when a call reached it.
-struct SlowModel {
-    scripted: ScriptedModel,
-    called: Arc<Notify>,
-}
-
-#[async_trait]
-impl ChatModel for SlowModel {
-    fn name(&self) -> &str {
-        "slow"
-    }
-
-    async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
-        // A permit is kept if nobody waits yet: the test cannot miss it.
-        self.called.notify_one();
-        self.scripted.complete(request).await
-    }
-}
-
-/// The slow model and what it notifies when a turn's call reaches it.
-fn slow_model() -> (Arc<dyn ChatModel>, Arc<Notify>) {
-    let called = Arc::new(Notify::new());
-    let model = SlowModel {
-        scripted: ScriptedModel::from_fn(|_| Ok(ModelResponse::text("finally")))
-            .with_delay(Duration::from_secs(60)),
-        called: called.clone(),
-    };
-    (Arc::new(model), called)
-}
-
-/// Waits until the turn is in its model call (no sleeping: the model says so).
-async fn wait_until_in_model_call(chat: &Chat, id: &str, called: &Notify) {
-    tokio::time::timeout(Duration::from_secs(10), called.notified())
-        .await
-        .expect("the turn never reached the model");
+/// Waits until the turn is in its model call (no sleeping: the model says
+/// so); the gated model holds it there until released.
+async fn wait_until_in_model_call(chat: &Chat, id: &str, gate: &Gate) {
+    gate.until_called().await;
     assert!(chat.engine.assistant.running().is_running(id));
 }
 
 #[tokio::test]
 async fn stop_during_a_slow_model_call_ends_the_turn_with_a_consistent_saved_transcript() {
-    let (model, called) = slow_model();
+    let (model, gate) = gated_model();
     let chat = Chat::scripted(model).await;
     let (customer, id) = chat.open("customer").await;
     let turn = {
@@ -147,7 +116,7 @@ async fn stop_during_a_slow_model_call_ends_the_turn_with_a_consistent_saved_tra
                 .await
         })
     };
-    wait_until_in_model_call(&chat, &id, &called).await;
+    wait_until_in_model_call(&chat, &id, &gate).await;
     // Read meanwhile (a reloaded page): the turn runs, and shows what it answers.
     let during = chat.reload(&customer, &id).await;
     assert!(during.running);
@@ -771,7 +740,7 @@ async fn a_stop_made_while_the_turns_process_was_dying_is_honoured_after_the_res
 
 #[tokio::test]
 async fn stop_from_another_server_lands_through_the_database() {
-    let (model, called) = slow_model();
+    let (model, gate) = gated_model();
     let chat = Chat::scripted(model).await;
     let (customer, id) = chat.open("customer").await;
     let turn = {
@@ -784,7 +753,7 @@ async fn stop_from_another_server_lands_through_the_database() {
                 .await
         })
     };
-    wait_until_in_model_call(&chat, &id, &called).await;
+    wait_until_in_model_call(&chat, &id, &gate).await;
     let other = chat.another_engine(Assistant::offline()).await;
     let stopped_at = Instant::now();
     other.chat.stop_turn(&customer, &id).await.unwrap();

@@ -185,7 +185,7 @@ fn within_widget_lane(actor: &Actor, stored: &StoredConversation) -> bool {
 }
 
 /// Its owner, its customer and staff may read a conversation.
-pub(super) fn may_read(actor: &Actor, stored: &StoredConversation) -> bool {
+fn may_read(actor: &Actor, stored: &StoredConversation) -> bool {
     within_widget_lane(actor, stored)
         && (stored.owner_id == actor.user_id
             || stored.customer_id == actor.user_id

@@ -10,7 +10,7 @@
 //! kept for the person a turn asked for (`for_person`), or cancelled.
 
 use super::turn::Caller;
-use super::{ChatError, TurnResult, may_read};
+use super::{ChatError, TurnResult};
 use crate::assistant::Chat;
 use crate::core::Actor;
 use agents::TurnControl;
@@ -117,7 +117,6 @@ impl Chat {
     /// storage failures.
     pub async fn queue(&self, actor: &Actor, id: &str) -> Result<Vec<QueueEntry>, ChatError> {
         let stored = self.readable(actor, id).await?;
-        debug_assert!(may_read(actor, &stored));
         let live_turn = stored
             .is_running(self.now())
             .then_some(stored.turn_id.as_deref())
@@ -180,7 +179,8 @@ impl Chat {
     /// in when it ends, unless its process is gone).
     async fn drain(&self, id: &str) -> Result<Option<Timestamp>, ChatError> {
         let conn = self.db.conn();
-        if !messages::any_waiting(conn, id, None).await? {
+        let mut waiting = messages::unsettled(conn, id).await?;
+        if waiting.is_empty() {
             return Ok(None);
         }
         let Some(stored) = storage::conversations::get(conn, id).await? else {
@@ -191,25 +191,28 @@ impl Chat {
         }
         // The turn that ended may have asked for a person: what waited is
         // theirs then, and no agent turn runs for it.
-        for waiting in messages::unsettled(conn, id).await? {
+        while let Some(first) = waiting.first() {
             let kept = self
-                .message_for_person(&stored, &waiting.text, Some(&waiting.id))
+                .message_for_person(&stored, &first.text, Some(&first.id))
                 .await?;
             if kept.is_none() {
                 break;
             }
+            waiting.remove(0);
         }
-        if !messages::any_waiting(conn, id, None).await? {
+        if waiting.is_empty() {
             return Ok(None);
         }
         let turn_id = new_id("trn");
         let now = self.now();
         let tx = self.db.begin_write().await?;
+        // Claimed with what was read as waiting; corrected below when a
+        // message arrived meanwhile.
         let claimed = storage::conversations::claim_turn(
             &*tx,
             id,
             &turn_id,
-            "",
+            &combined_text(&waiting),
             now,
             now + super::TURN_LEASE,
         )
@@ -224,13 +227,18 @@ impl Chat {
             tx.commit().await?;
             return Ok(None);
         }
-        storage::conversations::set_message_being_answered(
-            &*tx,
-            id,
-            &turn_id,
-            &combined_text(&carried),
-        )
-        .await?;
+        let ids = |messages: &[StoredMessage]| -> Vec<String> {
+            messages.iter().map(|message| message.id.clone()).collect()
+        };
+        if ids(&carried) != ids(&waiting) {
+            storage::conversations::set_message_being_answered(
+                &*tx,
+                id,
+                &turn_id,
+                &combined_text(&carried),
+            )
+            .await?;
+        }
         tx.commit().await?;
         // Only the owner writes to a conversation, so the waiting messages
         // are theirs; a widget conversation stays in its widget session.

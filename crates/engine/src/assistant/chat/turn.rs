@@ -74,7 +74,7 @@ impl Chat {
         // Read before writing (most conversations have nothing waiting): a
         // message that starts waiting after this read goes into the turn
         // after this one, taken by this turn's end.
-        let others_waiting = messages::any_waiting(self.db.conn(), conversation_id, None).await?;
+        let others_waiting = messages::any_waiting(self.db.conn(), conversation_id).await?;
         let tx = self.db.begin_write().await?;
         let claimed = storage::conversations::claim_turn(
             &*tx,
