@@ -127,7 +127,10 @@ pub fn check_message(text: &str) -> Result<(), AppError> {
 mod backend {
     use super::*;
     use crate::server::{self, Identity};
-    use engine::assistant::tools::{GET_ORDER, PREPARE_REFUND, PreparedProposal, SEARCH_POLICY};
+    use engine::assistant::tools::{
+        GET_ORDER, INVESTIGATE_ORDERS, Investigation, PREPARE_REFUND, PreparedProposal,
+        SEARCH_POLICY,
+    };
     use engine::assistant::{ChatError, Conversation, Message, Provenance, Role};
     use std::collections::HashMap;
 
@@ -352,6 +355,21 @@ mod backend {
                                         turn.proposals.push(prepared.proposal_id);
                                         turn.cited =
                                             Some(provenance.into_iter().map(chip).collect());
+                                    }
+                                }
+                                INVESTIGATE_ORDERS => {
+                                    let value = result.get("value").cloned().unwrap_or_default();
+                                    if let Ok(investigation) =
+                                        serde_json::from_value::<Investigation>(value)
+                                    {
+                                        for order in investigation.orders {
+                                            turn.proposals
+                                                .extend(order.proposal.map(|p| p.proposal_id));
+                                        }
+                                    }
+                                    for item in provenance {
+                                        turn.read.retain(|known| known.reference != item.source);
+                                        turn.read.push(chip(item));
                                     }
                                 }
                                 _ => {}

@@ -12,6 +12,10 @@ use std::time::Duration;
 /// # Errors
 /// An OpenAI-compatible backend whose URL or model id is unusable.
 pub fn assistant(settings: &Settings) -> anyhow::Result<Assistant> {
+    Ok(agents_on_model(settings)?.with_subagent_limit(settings.subagents_per_conversation))
+}
+
+fn agents_on_model(settings: &Settings) -> anyhow::Result<Assistant> {
     let team = TeamOptions {
         returns_desk: settings.gateway_returns_desk.is_some(),
     };

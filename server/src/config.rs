@@ -177,6 +177,9 @@ pub struct Settings {
     /// llama.cpp, most OpenAI models) or `max_completion_tokens` (OpenAI's
     /// reasoning models, which refuse `max_tokens`).
     pub model_output_cap_field: ModelOutputCapField,
+    /// Most subagents of one conversation that run at once (order
+    /// investigators started by the refund specialist); the rest wait.
+    pub subagents_per_conversation: usize,
 }
 
 impl fmt::Debug for Settings {
@@ -247,6 +250,10 @@ impl fmt::Debug for Settings {
             .field("model_api_key", &self.model_api_key)
             .field("model_name", &self.model_name)
             .field("model_timeout_seconds", &self.model_timeout_seconds)
+            .field(
+                "subagents_per_conversation",
+                &self.subagents_per_conversation,
+            )
             .field("model_temperature", &self.model_temperature)
             .field("model_max_output_tokens", &self.model_max_output_tokens)
             .field("model_output_cap_field", &self.model_output_cap_field)
@@ -349,6 +356,7 @@ impl Default for Settings {
             model_temperature: 0.2,
             model_max_output_tokens: 1024,
             model_output_cap_field: ModelOutputCapField::MaxTokens,
+            subagents_per_conversation: engine::assistant::DEFAULT_SUBAGENT_LIMIT,
         }
     }
 }
@@ -624,6 +632,11 @@ impl Settings {
                     "model_backend = \"openai\" needs model_name".into(),
                 ));
             }
+        }
+        if !(1..=32).contains(&self.subagents_per_conversation) {
+            return Err(ConfigError::Invalid(
+                "subagents_per_conversation must be between 1 and 32".into(),
+            ));
         }
         if self.model_timeout_seconds < 1 {
             return Err(ConfigError::Invalid(

@@ -70,6 +70,14 @@ impl TurnControl {
         }
     }
 
+    /// A control for work this turn starts (a subagent): stopped whenever
+    /// this one is, and stoppable on its own without stopping this one.
+    /// It takes no steering: messages for the turn go to the turn.
+    #[must_use]
+    pub fn child(&self) -> Self {
+        Self::child_of(&self.token)
+    }
+
     /// Where the turn takes steering messages from (the first source set
     /// stays).
     #[must_use]

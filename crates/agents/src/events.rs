@@ -20,6 +20,9 @@ pub struct Event {
     pub at: DateTime<Utc>,
     /// The agent active when it happened.
     pub agent: String,
+    /// Set on what a subagent of the turn did: which one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent: Option<String>,
     #[serde(flatten)]
     pub kind: EventKind,
 }
@@ -118,6 +121,27 @@ pub enum EventKind {
     },
     TurnFailed {
         error: String,
+    },
+    /// A tool of the turn started a subagent; it runs once the
+    /// conversation's subagent lane has a place for it.
+    SubagentQueued {
+        /// What it works on, for people ("order 4821").
+        label: String,
+        max_steps: u32,
+    },
+    /// The subagent got its place in the lane and began.
+    SubagentStarted {
+        label: String,
+    },
+    /// The subagent ended: `answered`, `stopped`, `step_limit` or `failed`.
+    SubagentFinished {
+        label: String,
+        outcome: String,
+        steps: u32,
+        latency_ms: u64,
+        /// Where a stop found it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stopped_during: Option<String>,
     },
 }
 

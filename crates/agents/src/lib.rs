@@ -22,6 +22,10 @@
 //! - Model backends sit behind [`ChatModel`]: an OpenAI-compatible client
 //!   ([`OpenAiCompatible`]) and a [`ScriptedModel`] for tests.
 //!
+//! - A tool may start subagents ([`Subagents`]): child agents with their
+//!   own transcript, step budget and events, bounded per conversation by a
+//!   [`SubagentLane`] and stopped with the turn that started them.
+//!
 //! Persistence is not here: [`ConversationState`] is plain serde data the
 //! engine stores and hands back for the next turn.
 
@@ -35,6 +39,7 @@ mod outcome;
 mod outside_turn;
 mod runner;
 mod state;
+mod subagent;
 mod tool;
 mod transcript;
 mod workflow;
@@ -51,6 +56,9 @@ pub use model::{
 pub use outcome::{OutcomeKind, Provenance, ToolOutcome};
 pub use runner::{FAILED_NOTE, RunError, Runner, RunnerConfig, TurnOutcome};
 pub use state::{ConversationState, TranscriptError};
+pub use subagent::{
+    SubagentEnd, SubagentLane, SubagentReport, SubagentStopPoint, SubagentTask, Subagents,
+};
 pub use tool::{Tool, ToolSpec, parse_arguments};
 pub use transcript::{MalformedArguments, Message, Role, ToolCall, UserMessage};
 pub use workflow::{Workflow, WorkflowError};

@@ -29,6 +29,13 @@ pub trait Tool: Send + Sync {
     /// a JSON object, and must be validated (see [`parse_arguments`]).
     async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutcome;
 
+    /// How long one call may take, given the runner's limit for every
+    /// tool. A tool that runs work of its own with its own limits (a
+    /// subagent with a step budget) asks for more here.
+    fn time_limit(&self, runner_limit: Option<std::time::Duration>) -> Option<std::time::Duration> {
+        runner_limit
+    }
+
     /// The specification sent to the model.
     fn spec(&self) -> ToolSpec {
         ToolSpec {

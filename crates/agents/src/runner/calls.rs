@@ -84,7 +84,8 @@ impl Turn<'_> {
                     })
                     .await;
                     let ctx = self.ctx.for_call(agent.name(), &call.id, &batch);
-                    pending.push(invoke(index, tool, ctx, args, self.config.tool_timeout));
+                    let limit = tool.time_limit(self.config.tool_timeout);
+                    pending.push(invoke(index, tool, ctx, args, limit));
                 }
             }
         }

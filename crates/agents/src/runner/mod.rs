@@ -6,6 +6,7 @@ mod markup;
 mod turn;
 
 pub use turn::FAILED_NOTE;
+pub(crate) use turn::millis;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -321,12 +321,13 @@ impl<'a> Turn<'a> {
                 turn: self.number,
                 at: Utc::now(),
                 agent: self.agent.name().to_owned(),
+                subagent: None,
                 kind,
             })
             .await;
     }
 }
 
-pub(super) fn millis(since: Instant) -> u64 {
+pub(crate) fn millis(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }

@@ -16,8 +16,9 @@
 //! the next message its answer instead.
 
 use super::tools::{
-    CHECK_RETURNED_PARCEL, GET_ORDER, PREPARE_REFUND, ParcelInspection, PreparedProposal,
-    RECORD_UNKNOWN, REQUEST_PERSON, RecordedQuestion, SEARCH_POLICY,
+    CHECK_RETURNED_PARCEL, GET_ORDER, INVESTIGATE_ORDERS, Investigation, PREPARE_REFUND,
+    ParcelInspection, PreparedProposal, RECORD_UNKNOWN, REQUEST_PERSON, RecordedQuestion,
+    SEARCH_POLICY,
 };
 use agents::{Message, OutcomeKind, Provenance, Role};
 use domain::Timestamp;
@@ -53,8 +54,8 @@ pub struct AskedQuestion {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ledger {
     conversation_id: String,
-    /// Where the latest customer message stands in the transcript.
-    last_customer_message: Option<usize>,
+    /// The latest customer message.
+    last_customer_message: Option<CustomerMessage>,
     evidence: Vec<Provenance>,
     /// Signed answers of other groups about an order: (order id, what the
     /// answer said, where it came from).
@@ -127,6 +128,11 @@ impl Ledger {
                 }
             }
             REQUEST_PERSON => self.asked_for_person(),
+            INVESTIGATE_ORDERS => {
+                if let Ok(investigation) = serde_json::from_value::<Investigation>(value) {
+                    self.investigated(&investigation);
+                }
+            }
             CHECK_RETURNED_PARCEL => {
                 let provenance: Option<Provenance> = result
                     .get("provenance")
@@ -144,10 +150,52 @@ impl Ledger {
         }
     }
 
+    /// What subagents found about several orders, taken in as if this
+    /// conversation had read, asked and proposed it itself: each order's
+    /// evidence, its question (the customer's next message answers it), its
+    /// proposal and the returns desk's signed answer.
+    pub fn investigated(&mut self, investigation: &Investigation) {
+        for order in &investigation.orders {
+            self.read(&order.evidence);
+            if let Some(parcel) = &order.parcel {
+                self.peer_answered(
+                    &parcel.inspection.order_id,
+                    &parcel.inspection.condition,
+                    parcel.provenance.clone(),
+                );
+            }
+            if let Some(question) = &order.question {
+                self.asked(
+                    question.question.clone(),
+                    question.order_id.clone(),
+                    question.ask,
+                );
+            }
+            if let Some(proposal) = &order.proposal {
+                self.proposed(&proposal.order_id, &proposal.proposal_id);
+            }
+        }
+    }
+
+    /// The latest customer message, if the conversation has one.
+    pub fn last_customer_message(&self) -> Option<&CustomerMessage> {
+        self.last_customer_message.as_ref()
+    }
+
+    /// The customer's answer to the latest question about `order_id`, if
+    /// they gave one and no proposal settled it yet.
+    pub fn answer_for(&self, order_id: &str) -> Option<(&str, &CustomerMessage)> {
+        self.questions
+            .iter()
+            .rev()
+            .find(|q| !q.closed && q.order_id.as_deref() == Some(order_id))
+            .and_then(|q| q.answer.as_ref().map(|a| (q.question.as_str(), a)))
+    }
+
     /// The customer sent `message`: the answer to each question asked in
     /// the turn before, and to no other.
     pub fn customer_said(&mut self, message: CustomerMessage) {
-        self.last_customer_message = Some(message.index);
+        self.last_customer_message = Some(message.clone());
         for question in &mut self.questions {
             if !std::mem::take(&mut question.awaiting_reply) {
                 continue;
@@ -176,7 +224,7 @@ impl Ledger {
     /// The latest customer message asked for a person: it is no answer,
     /// whatever question it followed.
     pub fn asked_for_person(&mut self) {
-        let Some(index) = self.last_customer_message else {
+        let Some(index) = self.last_customer_message.as_ref().map(|m| m.index) else {
             return;
         };
         for question in &mut self.questions {

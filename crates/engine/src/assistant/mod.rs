@@ -14,6 +14,7 @@
 //! | `chat/` | use cases: open, read, run a turn, stop a turn |
 //! | `handover/` | a person takes over: request, inbox, take over, reply, hand back |
 //! | `running.rs`, `sink.rs` | turns in flight (for Stop); the turn's events |
+//! | `subagents.rs` | a turn's subagents as supervised tasks the turn waits for |
 //! | `offline/` | `countersign-offline-rules`, a deterministic intent and slot parser |
 
 pub mod chat;
@@ -24,6 +25,7 @@ pub mod offline;
 mod running;
 pub mod scope;
 mod sink;
+pub mod subagents;
 pub mod team;
 pub mod tools;
 
@@ -62,13 +64,19 @@ pub struct Assistant {
     runner: Runner,
     model_name: String,
     running: RunningTurns,
+    /// Most subagents of one conversation that run at once.
+    subagent_limit: usize,
 }
+
+/// Subagents of one conversation that run at once unless configured.
+pub const DEFAULT_SUBAGENT_LIMIT: usize = 4;
 
 impl std::fmt::Debug for Assistant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Assistant")
             .field("model", &self.model_name)
             .field("runner", &self.runner.config())
+            .field("subagent_limit", &self.subagent_limit)
             .finish_non_exhaustive()
     }
 }
@@ -113,7 +121,21 @@ impl Assistant {
             workflow: Arc::new(workflow),
             runner: Runner::new(model).with_config(config),
             running: RunningTurns::default(),
+            subagent_limit: DEFAULT_SUBAGENT_LIMIT,
         }
+    }
+
+    /// The same agents with at most `limit` subagents of one conversation
+    /// running at once (at least one).
+    #[must_use]
+    pub fn with_subagent_limit(mut self, limit: usize) -> Self {
+        self.subagent_limit = limit.max(1);
+        self
+    }
+
+    /// Most subagents of one conversation that run at once.
+    pub fn subagent_limit(&self) -> usize {
+        self.subagent_limit
     }
 
     /// The embedded default: the standard agents on the offline rules model,

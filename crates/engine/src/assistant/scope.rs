@@ -4,6 +4,7 @@
 //! of it and can change none of it.
 
 use super::ledger::Ledger;
+use super::subagents::TurnSubagents;
 use super::tools::ToolPort;
 use crate::core::Actor;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -19,6 +20,8 @@ pub struct TurnScope {
     /// The only customer whose records the tools may return.
     pub customer_id: String,
     ledger: Arc<Mutex<Ledger>>,
+    /// Where the turn's tools start subagents; none inside a subagent.
+    subagents: Option<TurnSubagents>,
 }
 
 impl TurnScope {
@@ -35,6 +38,34 @@ impl TurnScope {
             conversation_id,
             customer_id,
             ledger: Arc::new(Mutex::new(ledger)),
+            subagents: None,
+        }
+    }
+
+    /// The same scope, its tools able to start subagents.
+    #[must_use]
+    pub fn with_subagents(mut self, subagents: TurnSubagents) -> Self {
+        self.subagents = Some(subagents);
+        self
+    }
+
+    /// Where the turn's tools start subagents (none inside a subagent).
+    pub fn subagents(&self) -> Option<&TurnSubagents> {
+        self.subagents.as_ref()
+    }
+
+    /// A subagent's scope: the same actor, conversation and customer, and
+    /// a copy of what the conversation has established so far (its own
+    /// from here on; what it finds comes back through its result). It
+    /// starts no subagents of its own.
+    pub fn for_subagent(&self) -> TurnScope {
+        TurnScope {
+            tools: Arc::clone(&self.tools),
+            actor: self.actor.clone(),
+            conversation_id: self.conversation_id.clone(),
+            customer_id: self.customer_id.clone(),
+            ledger: Arc::new(Mutex::new(self.ledger().clone())),
+            subagents: None,
         }
     }
 

@@ -2,18 +2,30 @@
 //! and to whom each may hand the conversation (checked by the runtime).
 
 use super::tools::{
-    CheckReturnedParcel, GetOrder, PrepareRefund, RecordUnknown, RefundStatus, RequestPerson,
-    SearchPolicy,
+    CheckReturnedParcel, GetOrder, InvestigateOrders, PrepareRefund, RecordUnknown, RefundStatus,
+    RequestPerson, SearchPolicy,
 };
 use agents::{Agent, AgentError, Workflow, WorkflowError};
 use std::sync::Arc;
 
 pub const COORDINATOR: &str = "coordinator";
 pub const REFUND_SPECIALIST: &str = "refund_specialist";
+/// The subagent the specialist starts for each order when several are
+/// asked about at once (`investigate_orders`).
+pub const ORDER_INVESTIGATOR: &str = "order_investigator";
 
 const COORDINATOR_DESCRIPTION: &str = "Answers customers' general questions from the shop's policies and hands refund requests to the refund specialist.";
 
 const SPECIALIST_DESCRIPTION: &str = "Checks one of the customer's orders against the refund policy and prepares a refund proposal for a person to approve.";
+
+const INVESTIGATOR_DESCRIPTION: &str = "Investigates one order for the refund specialist, which investigates several at once, and prepares its refund proposal or the question it needs answered.";
+
+const INVESTIGATOR_INSTRUCTIONS: &str = "You investigate exactly one order, named at the start of your task, for the refund specialist; the customer does not read you directly. You investigate and propose; you never refund anything yourself.
+1. Read the order with get_order. not_found means it is not on this customer's account; unknown means the lookup failed: say which, and stop.
+2. Read the relevant policy passages with search_policy before deciding anything; cite them by reference.
+3. What the records cannot tell (whether the parcel was opened) is an explicit unknown. If you have check_returned_parcel, ask the returns desk first; a condition it recorded is evidence. If your task gives the customer's answer to the question asked before, rely on it. Otherwise record the question with record_unknown for the customer. Never guess.
+4. When the evidence supports a refund, call prepare_refund with the order, the policy references you read and a one-paragraph recommendation.
+5. End with two or three sentences for the customer about this order only: the proposal and its amount (waiting for approval by a person), the question, or the rule that applies.";
 
 const COORDINATOR_INSTRUCTIONS: &str = "You are the coordinator of a shop's customer chat.
 - Answer general questions (returns, refunds, shipping) only from passages you found with search_policy, and cite each passage by its reference (e.g. returns-policy:section-3). If search_policy returns not_found, say the policies do not cover it; if it returns unknown, say you could not search them just now — never that there is no rule.
@@ -29,6 +41,7 @@ const SPECIALIST_INSTRUCTIONS: &str = "You are the refund specialist of a shop's
 4. What the records cannot tell (for example whether the parcel was opened) is an explicit unknown. If you have check_returned_parcel, ask the returns desk first: a condition it recorded (sealed, opened, damaged) is evidence you may rely on and cite; unknown or no answer means you still do not know. Otherwise record it with record_unknown, ask the customer, and wait for the answer. Never guess.
 5. When the evidence supports a refund, call prepare_refund with the order, the policy references you read and a one-paragraph recommendation. The amount is computed from the order. Then tell the customer the proposal id, the amount, and that it is waiting for approval by a person — not that they have been refunded.
 6. If the policy does not allow a full refund, explain the rule that applies, citing it, and do not prepare one.
+5a. When a message asks about two or more orders for refunds, or answers questions you asked about several, call investigate_orders with their numbers: one investigator per order works in parallel. Then tell the customer each order's result in one line: the proposal and its amount, the question, or the rule that applies.
 7. When the customer asks where a refund stands (\"where is my refund\", \"status of 4822\"), call refund_status and answer from its result: where it stands, what happens next and when. Never prepare a refund to answer a status question.
 8. When the customer asks to talk to a person (a human, an agent, someone from the team), call request_person and tell them a member of the team will reply here.
 9. If the customer asks about something unrelated to refunds or their orders, hand the conversation back to coordinator.";
@@ -63,8 +76,7 @@ pub fn standard_workflow() -> Result<Workflow, DefinitionError> {
 /// # Errors
 /// As [`standard_workflow`].
 pub fn workflow_for(options: TeamOptions) -> Result<Workflow, DefinitionError> {
-    let (coordinator, specialist) = agents(GetOrder::new(), options)?;
-    Ok(Workflow::new(vec![coordinator, specialist], COORDINATOR)?)
+    team(GetOrder::new(), options)
 }
 
 /// The same workflow with a given order reader (tests use one that fails).
@@ -72,8 +84,33 @@ pub fn workflow_for(options: TeamOptions) -> Result<Workflow, DefinitionError> {
 /// # Errors
 /// As [`standard_workflow`].
 pub fn workflow_with(get_order: GetOrder) -> Result<Workflow, DefinitionError> {
-    let (coordinator, specialist) = agents(get_order, TeamOptions::default())?;
-    Ok(Workflow::new(vec![coordinator, specialist], COORDINATOR)?)
+    team(get_order, TeamOptions::default())
+}
+
+fn team(get_order: GetOrder, options: TeamOptions) -> Result<Workflow, DefinitionError> {
+    let investigator = investigator(get_order.clone(), options)?;
+    let (coordinator, specialist) = agents(get_order, options)?;
+    Ok(Workflow::new(
+        vec![coordinator, specialist, investigator],
+        COORDINATOR,
+    )?)
+}
+
+/// The order investigator: the specialist's evidence tools for one order,
+/// no handoffs, no person, and no investigators of its own.
+fn investigator(get_order: GetOrder, options: TeamOptions) -> Result<Agent, AgentError> {
+    let mut investigator = Agent::builder(ORDER_INVESTIGATOR)
+        .description(INVESTIGATOR_DESCRIPTION)
+        .instructions(INVESTIGATOR_INSTRUCTIONS)
+        .tool(Arc::new(get_order))
+        .tool(Arc::new(SearchPolicy));
+    if options.returns_desk {
+        investigator = investigator.tool(Arc::new(CheckReturnedParcel));
+    }
+    investigator
+        .tool(Arc::new(RecordUnknown))
+        .tool(Arc::new(PrepareRefund))
+        .build()
 }
 
 fn agents(get_order: GetOrder, options: TeamOptions) -> Result<(Agent, Agent), AgentError> {
@@ -95,6 +132,7 @@ fn agents(get_order: GetOrder, options: TeamOptions) -> Result<(Agent, Agent), A
     let specialist = specialist
         .tool(Arc::new(RecordUnknown))
         .tool(Arc::new(PrepareRefund))
+        .tool(Arc::new(InvestigateOrders))
         .tool(Arc::new(RefundStatus))
         .tool(Arc::new(RequestPerson))
         .can_handoff_to(COORDINATOR)
@@ -121,6 +159,7 @@ mod tests {
                 "search_policy",
                 "record_unknown",
                 "prepare_refund",
+                "investigate_orders",
                 "refund_status",
                 "request_person"
             ]

@@ -113,6 +113,7 @@ async fn the_flagship_flow_ends_in_a_proposal_for_7900_eur_citing_the_order_and_
             "search_policy",
             "record_unknown",
             "prepare_refund",
+            "investigate_orders",
             "refund_status",
             "request_person",
             "handoff"

@@ -13,4 +13,5 @@ mod model_path;
 mod one_live;
 mod runtime;
 mod status;
+mod subagents;
 mod support;

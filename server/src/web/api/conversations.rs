@@ -163,8 +163,12 @@ pub struct TurnView {
     pub outcome: String,
     /// What the reply rests on.
     pub evidence: Vec<EvidenceItemView>,
-    /// A proposal prepared in this turn (awaiting approval; nothing is executed).
+    /// A proposal prepared in this turn (awaiting approval; nothing is
+    /// executed); the last one when its subagents prepared several.
     pub proposal_id: Option<String>,
+    /// Every proposal prepared in this turn, by the agent or its subagents
+    /// (one per order when several orders were investigated at once).
+    pub proposal_ids: Vec<String>,
     /// Unknowns recorded in this turn, asked of the customer.
     pub questions: Vec<String>,
 }
@@ -175,6 +179,10 @@ pub struct StopView {
     /// A running turn was asked to stop (it ends at its next await and its
     /// transcript is saved).
     pub stopping: bool,
+    /// The running turn's subagents stopped with it, by what each works on
+    /// (e.g. `order 4821`), including those still waiting for a place;
+    /// known when the turn runs on the replica that took the Stop.
+    pub subagents_stopping: Vec<String>,
     /// Queued messages cancelled: none of them will run.
     pub cancelled_messages: Vec<String>,
     /// The conversation's tasks at other groups told to stop.
@@ -313,6 +321,7 @@ fn stop_view(conversation_id: String, receipt: StopReceipt) -> StopView {
     StopView {
         conversation_id,
         stopping: receipt.turn_stopping,
+        subagents_stopping: receipt.subagents_stopping,
         cancelled_messages: receipt.cancelled_messages,
         peer_tasks_told: receipt.peer_tasks_told,
     }
@@ -429,6 +438,7 @@ fn turn_view(result: TurnResult) -> TurnView {
         outcome: outcome.to_owned(),
         evidence: result.evidence.into_iter().map(evidence_view).collect(),
         proposal_id: result.proposal_id,
+        proposal_ids: result.proposal_ids,
         questions: result.questions,
     }
 }

@@ -95,8 +95,11 @@ pub struct TurnResult {
     /// What the reply rests on: the cited evidence of a proposal prepared
     /// in this turn, otherwise every source read in this turn.
     pub evidence: Vec<Provenance>,
-    /// The proposal prepared in this turn, if any.
+    /// The proposal prepared in this turn, if any (the last, when its
+    /// subagents prepared several).
     pub proposal_id: Option<String>,
+    /// Every proposal prepared in this turn, its subagents' too, in order.
+    pub proposal_ids: Vec<String>,
     /// Unknowns recorded in this turn, to be answered by the customer.
     pub questions: Vec<String>,
 }
@@ -106,6 +109,9 @@ pub struct TurnResult {
 pub struct StopReceipt {
     /// A running turn was asked to stop; it ends at its next await.
     pub turn_stopping: bool,
+    /// The running turn's subagents, stopped with it: what each works on
+    /// (known where the turn runs in this process).
+    pub subagents_stopping: Vec<String>,
     /// Messages that waited for a turn, cancelled: none of them will run.
     pub cancelled_messages: Vec<String>,
     /// The conversation's tasks at other groups that were told to stop.

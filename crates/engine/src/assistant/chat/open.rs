@@ -202,13 +202,16 @@ impl Chat {
                     "the conversation's tasks at other groups could not be canceled"),
             }
         }
+        let local = here.is_some();
         let receipt = StopReceipt {
-            turn_stopping: here || flagged,
+            turn_stopping: local || flagged,
+            subagents_stopping: here.map(|here| here.subagents).unwrap_or_default(),
             cancelled_messages: cancelled.into_iter().map(|message| message.id).collect(),
             peer_tasks_told: peers_told,
         };
         if receipt.stopped_anything() {
-            tracing::info!(conversation.id = %id, local = here, peers_told,
+            tracing::info!(conversation.id = %id, local, peers_told,
+                subagents = receipt.subagents_stopping.len(),
                 cancelled = receipt.cancelled_messages.len(), "stop requested");
             Ok(receipt)
         } else {

@@ -129,7 +129,7 @@ impl Chat {
     /// if it runs in this process, flagged for the replica that runs it
     /// otherwise. Returns whether a live turn was asked.
     pub(super) async fn preempt(&self, id: &str) -> Result<bool, ChatError> {
-        let here = self.assistant.running().stop(id);
+        let here = self.assistant.running().stop(id).is_some();
         let tx = self.db.begin_write().await?;
         let flagged = storage::conversations::request_stop(&*tx, id, self.now()).await?;
         tx.commit().await?;

@@ -17,15 +17,17 @@ use crate::assistant::ledger::{CustomerMessage, Ledger};
 use crate::assistant::running::Registration;
 use crate::assistant::scope::TurnScope;
 use crate::assistant::sink::TurnEvents;
+use crate::assistant::subagents::{Roster, TurnSubagents};
 use crate::assistant::tools::{
-    GET_ORDER, PREPARE_REFUND, PreparedProposal, RECORD_UNKNOWN, RecordedQuestion, SEARCH_POLICY,
+    GET_ORDER, INVESTIGATE_ORDERS, Investigation, PREPARE_REFUND, PreparedProposal, RECORD_UNKNOWN,
+    RecordedQuestion, SEARCH_POLICY,
 };
 use crate::clock::Clock;
 use crate::core::Actor;
 use crate::live::LiveEvent;
 use agents::{
-    ConversationState, Event, OutcomeKind, Principal, Provenance, Role, RunError, ToolContext,
-    TurnControl, TurnOutcome, UserMessage,
+    ConversationState, Event, OutcomeKind, Principal, Provenance, Role, RunError, SubagentLane,
+    Subagents, ToolContext, TurnControl, TurnOutcome, UserMessage,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -154,10 +156,11 @@ impl Chat {
         control: TurnControl,
         caller: Caller,
     ) -> Result<TurnResult, ChatError> {
-        let registration = self
-            .assistant
-            .running()
-            .register(&stored.id, control.clone());
+        let roster = Roster::default();
+        let registration =
+            self.assistant
+                .running()
+                .register(&stored.id, control.clone(), roster.clone());
         let job = TurnJob {
             chat: self.clone(),
             actor: actor.clone(),
@@ -170,6 +173,7 @@ impl Chat {
             caller,
             steered: Arc::default(),
             control,
+            roster,
             _registration: registration,
         };
         let started = Instant::now();
@@ -253,6 +257,8 @@ struct TurnJob {
     /// turn"), recorded as taken when they were given.
     steered: Arc<Mutex<Vec<String>>>,
     control: TurnControl,
+    /// Its subagents running now (for Stop's receipt).
+    roster: Roster,
     _registration: Registration,
 }
 
@@ -282,13 +288,28 @@ impl TurnJob {
             index: state.next_user_message_index(),
             at: Some(sent_at),
         });
+        let sink = Arc::new(TurnEvents::default());
+        let assistant = &self.chat.assistant;
+        let subagents = TurnSubagents::new(
+            Subagents::new(
+                assistant.runner.clone(),
+                Arc::clone(&assistant.workflow),
+                SubagentLane::new(assistant.subagent_limit()),
+                sink.clone(),
+                state.turns() + 1,
+            ),
+            self.control.clone(),
+            self.chat.tasks.clone(),
+            self.roster.clone(),
+        );
         let scope = TurnScope::new(
             Arc::new(self.chat.clone()),
             self.actor.clone(),
             self.conversation_id.clone(),
             self.customer_id.clone(),
             ledger,
-        );
+        )
+        .with_subagents(subagents.clone());
         let ctx = ToolContext::new(Principal {
             user_id: self.actor.user_id.clone(),
             roles: self
@@ -308,7 +329,6 @@ impl TurnJob {
             taken: self.steered.clone(),
         };
         let control = self.control.clone().with_steering(Arc::new(steering));
-        let sink = TurnEvents::default();
         let before = state.messages().len();
         let watcher = self.chat.tasks.spawn(
             "turn claim watcher",
@@ -322,7 +342,6 @@ impl TurnJob {
             )
             .in_current_span(),
         );
-        let assistant = &self.chat.assistant;
         let outcome = assistant
             .runner
             .run_turn(
@@ -331,9 +350,11 @@ impl TurnJob {
                 UserMessage::new(self.message.as_str(), sent_at),
                 &ctx,
                 &control,
-                &sink,
+                sink.as_ref(),
             )
             .await;
+        // Their events are the turn's: saved with it, once all have ended.
+        subagents.wait_all().await;
         watcher.abort();
         if let Err(RunError::UnknownActiveAgent { agent }) = &outcome {
             tracing::error!(%agent, "the conversation is held by an agent the workflow lacks");
@@ -434,7 +455,7 @@ impl TurnJob {
         let mut tool_of: HashMap<&str, &str> = HashMap::new();
         let mut read: Vec<Provenance> = Vec::new();
         let mut cited: Option<Vec<Provenance>> = None;
-        let mut proposal_id = None;
+        let mut proposal_ids = Vec::new();
         let mut questions = Vec::new();
         for message in new {
             for call in &message.tool_calls {
@@ -471,8 +492,20 @@ impl TurnJob {
                 }
                 PREPARE_REFUND => {
                     if let Ok(prepared) = serde_json::from_value::<PreparedProposal>(value) {
-                        proposal_id = Some(prepared.proposal_id);
+                        proposal_ids.push(prepared.proposal_id);
                         cited = Some(provenance);
+                    }
+                }
+                INVESTIGATE_ORDERS => {
+                    if let Ok(investigation) = serde_json::from_value::<Investigation>(value) {
+                        for order in investigation.orders {
+                            questions.extend(order.question.map(|q| q.question));
+                            proposal_ids.extend(order.proposal.map(|p| p.proposal_id));
+                        }
+                    }
+                    for item in provenance {
+                        read.retain(|known| known.source != item.source);
+                        read.push(item);
                     }
                 }
                 _ => {}
@@ -501,7 +534,8 @@ impl TurnJob {
             reply,
             end,
             evidence: cited.unwrap_or(read),
-            proposal_id,
+            proposal_id: proposal_ids.last().cloned(),
+            proposal_ids,
             questions,
         }
     }

@@ -56,6 +56,7 @@ impl Chat {
             end: TurnEnd::ForPerson,
             evidence: Vec::new(),
             proposal_id: None,
+            proposal_ids: Vec::new(),
             questions: Vec::new(),
         }))
     }

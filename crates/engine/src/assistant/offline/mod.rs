@@ -20,7 +20,12 @@
 //! - status questions ("where is my refund?", "status of 4822"): the
 //!   specialist reads the refunds' real state with `refund_status` and says
 //!   where each stands, what happens next and when; nothing is prepared;
-//! - several orders in one conversation, one at a time;
+//! - several orders in one message ("refund 4821 and 4822"): one order
+//!   investigator (a subagent) per order through `investigate_orders`, each
+//!   asking its question or preparing its proposal, and a reply that relays
+//!   each; an answer to their questions goes back to investigators, which
+//!   then propose with the customer's words quoted;
+//! - several orders in one conversation, one after the other;
 //! - an order not on the customer's account: "I can't find an order …";
 //! - a failed lookup or search: said plainly, never turned into "no such
 //!   order" or "no rule";
@@ -29,6 +34,7 @@
 //! - anything else: "I didn't understand", with what it can do.
 
 mod coordinator;
+mod investigation;
 mod parse;
 mod person;
 mod specialist;
@@ -38,9 +44,10 @@ mod view;
 
 pub use parse::{Opened, Utterance};
 
-use super::team::{COORDINATOR, REFUND_SPECIALIST};
+use super::team::{COORDINATOR, ORDER_INVESTIGATOR, REFUND_SPECIALIST};
 use super::tools::{
-    CHECK_RETURNED_PARCEL, PREPARE_REFUND, PreparedProposal, RECORD_UNKNOWN, RecordedQuestion,
+    CHECK_RETURNED_PARCEL, INVESTIGATE_ORDERS, PREPARE_REFUND, PreparedProposal, RECORD_UNKNOWN,
+    RecordedQuestion,
 };
 use agents::{ChatModel, HANDOFF_TOOL, ModelError, ModelRequest, ModelResponse, ToolCall};
 use async_trait::async_trait;
@@ -82,20 +89,23 @@ pub fn respond(request: &ModelRequest) -> ModelResponse {
     }
     let step = match request.agent.as_str() {
         COORDINATOR => coordinator::next(&view),
-        REFUND_SPECIALIST => specialist::next(
-            &view,
-            specialist::Reach {
-                returns_desk: request
-                    .tools
-                    .iter()
-                    .any(|tool| tool.name == CHECK_RETURNED_PARCEL),
-            },
-        ),
+        REFUND_SPECIALIST => specialist::next(&view, reach(request)),
+        ORDER_INVESTIGATOR => specialist::investigate(&view, reach(request)),
         other => Step::Say(format!(
             "The offline rules have no behaviour for the agent {other:?}, so I cannot answer here."
         )),
     };
     step.into_response(&view, request)
+}
+
+/// What the agent's tools let it reach.
+fn reach(request: &ModelRequest) -> specialist::Reach<'static> {
+    let offered = |name: &str| request.tools.iter().any(|tool| tool.name == name);
+    specialist::Reach {
+        returns_desk: offered(CHECK_RETURNED_PARCEL),
+        investigators: offered(INVESTIGATE_ORDERS),
+        briefed_answer: None,
+    }
 }
 
 /// What the rules decided to do next.

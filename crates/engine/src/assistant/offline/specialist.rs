@@ -12,7 +12,7 @@ use crate::assistant::team::{COORDINATOR, REFUND_SPECIALIST};
 use crate::assistant::tools::{
     CHECK_RETURNED_PARCEL, GET_ORDER, OrderView, PREPARE_REFUND, ParcelInspection, PolicyPassage,
     PolicySearchResult, PreparedProposal, RECORD_UNKNOWN, RecordedQuestion, SEARCH_POLICY,
-    prepare_refund::ALREADY_IN_FLIGHT,
+    investigate_orders::BRIEFING_START, prepare_refund::ALREADY_IN_FLIGHT,
 };
 use agents::OutcomeKind;
 use domain::{Currency, Money};
@@ -24,15 +24,25 @@ const DAMAGED_QUERY: &str = "damaged or faulty items refunded in full";
 
 /// What the specialist can reach besides this group's records.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Reach {
+pub(super) struct Reach<'a> {
     /// `check_returned_parcel` is offered: the returns desk is connected.
     pub returns_desk: bool,
+    /// `investigate_orders` is offered: several orders go to subagents.
+    pub investigators: bool,
+    /// The customer's answer to the question asked about the order before,
+    /// as an investigator's task gives it.
+    pub briefed_answer: Option<&'a str>,
 }
 
-pub(super) fn next(view: &View<'_>, reach: Reach) -> Step {
+pub(super) fn next(view: &View<'_>, reach: Reach<'_>) -> Step {
     let said = Utterance::of(view.user_text());
     if said.status_question {
         return super::status::next(view, &said);
+    }
+    if reach.investigators
+        && let Some(step) = super::investigation::next(view, &said)
+    {
+        return step;
     }
     let pending = pending_question(view);
     let elsewhere = said.opened.is_none() && (said.policy_question || said.greeting || said.thanks);
@@ -86,7 +96,22 @@ fn without_order(view: &View<'_>, said: &Utterance) -> Step {
 }
 
 /// The next step for `order_id`.
-fn case(view: &View<'_>, order_id: &str, reach: Reach) -> Step {
+/// An order investigator's step: the one order its task names.
+pub(super) fn investigate(view: &View<'_>, reach: Reach<'_>) -> Step {
+    let task = view.user_text();
+    let Some(order_id) = super::investigation::briefed_order(task) else {
+        return Step::Say(format!(
+            "My task names no order to investigate (it must begin \"{BRIEFING_START}<number>\"), so I did nothing."
+        ));
+    };
+    let reach = Reach {
+        briefed_answer: super::investigation::briefed_answer(task),
+        ..reach
+    };
+    case(view, &order_id, reach)
+}
+
+fn case(view: &View<'_>, order_id: &str, reach: Reach<'_>) -> Step {
     let for_order = |r: &ToolResult<'_>| r.arg("order_id") == Some(order_id);
 
     // 1. The live order record.
@@ -189,6 +214,22 @@ fn case(view: &View<'_>, order_id: &str, reach: Reach) -> Step {
         r.value::<RecordedQuestion>()
             .is_some_and(|q| q.order_id.as_deref() == Some(order_id))
     });
+    if asked.is_none()
+        && let Some(words) = reach.briefed_answer
+        && let Some(opened) = Utterance::of(words).opened
+    {
+        // Asked in the conversation before this investigator started, and
+        // answered there: the conversation's ledger holds the answer too.
+        return decide(
+            view,
+            &order,
+            &passages,
+            unopened,
+            days,
+            opened,
+            &Basis::Customer(words),
+        );
+    }
     let Some(asked) = asked else {
         return Step::Call {
             tool: RECORD_UNKNOWN,

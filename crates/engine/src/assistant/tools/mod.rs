@@ -5,6 +5,7 @@
 
 pub mod check_returned_parcel;
 pub mod get_order;
+pub mod investigate_orders;
 mod port;
 pub mod prepare_refund;
 pub mod record_unknown;
@@ -14,6 +15,7 @@ pub mod search_policy;
 
 pub use check_returned_parcel::{CheckReturnedParcel, ParcelInspection};
 pub use get_order::{GetOrder, OrderLineView, OrderView, PastRefundView};
+pub use investigate_orders::{InvestigateOrders, InvestigatedOrder, Investigation, ParcelFinding};
 pub use port::ToolPort;
 pub use prepare_refund::{PrepareRefund, PreparedProposal};
 pub use record_unknown::{RecordUnknown, RecordedQuestion};
@@ -34,6 +36,7 @@ pub const PREPARE_REFUND: &str = "prepare_refund";
 pub const REQUEST_PERSON: &str = "request_person";
 pub const REFUND_STATUS: &str = "refund_status";
 pub const CHECK_RETURNED_PARCEL: &str = "check_returned_parcel";
+pub const INVESTIGATE_ORDERS: &str = "investigate_orders";
 
 /// Longest order id accepted from a model.
 const MAX_ORDER_ID_CHARS: usize = 64;
