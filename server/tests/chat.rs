@@ -355,6 +355,65 @@ async fn two_orders_in_one_conversation_get_two_proposals() {
 }
 
 #[tokio::test]
+async fn two_orders_in_one_message_are_investigated_at_once_and_one_answer_gets_both_proposed() {
+    let app = ChatApp::spawn().await;
+    let customer = app.token("customer").await;
+    let id = app.open(&customer).await;
+
+    let asked = app
+        .say(&customer, &id, "please refund orders 4821 and 4823")
+        .await;
+    assert_eq!(asked["outcome"], "answered", "{asked}");
+    assert_eq!(
+        asked["questions"],
+        json!(["Was the item opened?", "Was the item opened?"]),
+        "{asked}"
+    );
+    assert_eq!(asked["proposal_ids"], json!([]));
+    assert!(reply(&asked).contains("- Order 4821:"), "{asked}");
+    assert!(reply(&asked).contains("- Order 4823:"), "{asked}");
+
+    let proposed = app.say(&customer, &id, "both are still sealed").await;
+    let ids: Vec<&str> = proposed["proposal_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| id.as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2, "{proposed}");
+    assert_eq!(proposed["proposal_id"], json!(ids[1]));
+    let mut orders = Vec::new();
+    for proposal_id in ids {
+        let proposal = app.proposal(&customer, proposal_id).await;
+        orders.push((
+            proposal["order_id"].as_str().unwrap().to_owned(),
+            proposal["amount_minor"].as_i64().unwrap(),
+        ));
+    }
+    orders.sort();
+    assert_eq!(
+        orders,
+        [("4821".to_owned(), 7900), ("4823".to_owned(), 3150)]
+    );
+
+    // The investigators' steps are the turn's events, each tagged.
+    let events = app
+        .get(&customer, &format!("/api/v1/conversations/{id}/events"))
+        .await
+        .json::<Value>()
+        .await
+        .unwrap();
+    let investigators: std::collections::HashSet<&str> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "subagent_started")
+        .map(|e| e["event"]["subagent"].as_str().unwrap())
+        .collect();
+    assert_eq!(investigators.len(), 4, "two per turn: {events}");
+}
+
+#[tokio::test]
 async fn an_order_that_is_not_the_customers_cannot_be_found_on_their_account() {
     let app = ChatApp::spawn().await;
     let customer = app.token("customer").await;

@@ -45,11 +45,25 @@ use tokio_util::sync::CancellationToken;
 
 /// The control handle of one turn. Clone it to hand the Stop button to
 /// another task; every clone controls the same turn.
-#[derive(Debug, Clone, Default)]
+///
+/// Two ways to end a turn: [`stop`](Self::stop) ends it and everything it
+/// started ([`child`](Self::child) controls); [`preempt`](Self::preempt)
+/// ends only the turn, so a newer message can take its place while the
+/// work it started in the background runs on.
+#[derive(Debug, Clone)]
 pub struct TurnControl {
+    /// Stop: the turn and everything it started.
     token: CancellationToken,
+    /// The turn alone: cancelled by a stop (a child of `token`) or a preempt.
+    turn: CancellationToken,
     requested_at: Arc<OnceLock<Instant>>,
     steering: Arc<SteeringSlot>,
+}
+
+impl Default for TurnControl {
+    fn default() -> Self {
+        Self::child_of(&CancellationToken::new())
+    }
 }
 
 impl TurnControl {
@@ -63,16 +77,19 @@ impl TurnControl {
     /// conversation-wide or shutdown token.
     #[must_use]
     pub fn child_of(parent: &CancellationToken) -> Self {
+        let token = parent.child_token();
         Self {
-            token: parent.child_token(),
+            turn: token.child_token(),
+            token,
             requested_at: Arc::default(),
             steering: Arc::default(),
         }
     }
 
     /// A control for work this turn starts (a subagent): stopped whenever
-    /// this one is, and stoppable on its own without stopping this one.
-    /// It takes no steering: messages for the turn go to the turn.
+    /// this one is stopped (not when it is only preempted), and stoppable
+    /// on its own without stopping this one. It takes no steering:
+    /// messages for the turn go to the turn.
     #[must_use]
     pub fn child(&self) -> Self {
         Self::child_of(&self.token)
@@ -105,22 +122,47 @@ impl TurnControl {
         }
     }
 
-    /// Ask the turn to stop. Idempotent; the first request's time is kept to
-    /// measure how long the stop took to land.
+    /// Ask the turn and everything it started to stop. Idempotent (also
+    /// after a preempt, whose background work it then stops); the first
+    /// request's time is kept to measure how long the stop took to land.
     pub fn stop(&self) {
         let _ = self.requested_at.set(Instant::now());
         self.token.cancel();
     }
 
-    /// Whether a stop has been requested.
-    #[must_use]
-    pub fn is_stop_requested(&self) -> bool {
-        self.token.is_cancelled()
+    /// Ask the turn alone to end, as a stop ends it, leaving what it
+    /// started running (a newer message takes the turn's place).
+    pub fn preempt(&self) {
+        let _ = self.requested_at.set(Instant::now());
+        self.turn.cancel();
     }
 
-    /// Resolves once a stop is requested.
+    /// Whether the turn was asked to end (stopped or preempted).
+    #[must_use]
+    pub fn is_stop_requested(&self) -> bool {
+        self.turn.is_cancelled()
+    }
+
+    /// Whether the turn was preempted and not stopped: what it started in
+    /// the background runs on.
+    #[must_use]
+    pub fn is_preempted(&self) -> bool {
+        self.turn.is_cancelled() && !self.token.is_cancelled()
+    }
+
+    /// The result a tool call cut short by this control's request gets.
+    #[must_use]
+    pub fn cut_reason(&self) -> &'static str {
+        if self.is_preempted() {
+            "interrupted by a newer message"
+        } else {
+            "cancelled by stop"
+        }
+    }
+
+    /// Resolves once the turn is asked to end (stopped or preempted).
     pub async fn stopped(&self) {
-        self.token.cancelled().await;
+        self.turn.cancelled().await;
     }
 
     /// When the stop was requested through [`stop`](Self::stop) (`None` if

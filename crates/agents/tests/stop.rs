@@ -189,3 +189,95 @@ async fn tool_calls_left_dangling_by_an_interrupted_turn_are_closed_before_the_n
         }
     )));
 }
+
+/// A tool that says when it has started and then never answers.
+struct Hangs {
+    started: Arc<tokio::sync::Notify>,
+}
+
+#[async_trait::async_trait]
+impl agents::Tool for Hangs {
+    fn name(&self) -> &str {
+        "hangs"
+    }
+
+    fn description(&self) -> &str {
+        "Never answers."
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        json!({ "type": "object" })
+    }
+
+    async fn call(&self, _ctx: &agents::ToolContext, _args: serde_json::Value) -> ToolOutcome {
+        self.started.notify_one();
+        std::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn a_preempted_turn_ends_at_its_tool_call_saying_a_newer_message_interrupted_it() {
+    let started = Arc::new(tokio::sync::Notify::new());
+    let hangs: Arc<dyn agents::Tool> = Arc::new(Hangs {
+        started: started.clone(),
+    });
+    let workflow = Workflow::new(vec![agent("a", vec![hangs], &[])], "a").unwrap();
+    let model = Arc::new(ScriptedModel::new([ModelResponse::calls(vec![
+        ToolCall::new("c1", "hangs", json!({})),
+    ])]));
+    let control = TurnControl::new();
+    let preempt = {
+        let control = control.clone();
+        tokio::spawn(async move {
+            started.notified().await;
+            control.preempt();
+        })
+    };
+
+    let ran = run_turn_with(
+        &Runner::new(model),
+        &workflow,
+        ConversationState::new(),
+        "hello",
+        &control,
+    )
+    .await;
+    preempt.await.unwrap();
+
+    assert_eq!(
+        ran.result.unwrap(),
+        TurnOutcome::Stopped {
+            agent: "a".into(),
+            during: StopPoint::ToolCalls
+        }
+    );
+    let results = tool_results(ran.state.messages());
+    assert_eq!(results[0]["outcome"], "cancelled");
+    assert_eq!(results[0]["reason"], "interrupted by a newer message");
+}
+
+#[tokio::test]
+async fn a_preempt_ends_only_the_turn_while_a_stop_ends_the_turn_and_everything_it_started() {
+    let turn = TurnControl::new();
+    let started_by_turn = turn.child();
+    turn.preempt();
+    assert!(turn.is_stop_requested());
+    assert!(turn.is_preempted());
+    assert!(
+        !started_by_turn.is_stop_requested(),
+        "background work survives a preempt"
+    );
+
+    turn.stop();
+    assert!(!turn.is_preempted(), "a stop after a preempt is a stop");
+    assert_eq!(turn.cut_reason(), "cancelled by stop");
+    tokio::time::timeout(Duration::from_secs(5), started_by_turn.stopped())
+        .await
+        .expect("a stop reaches what the turn started");
+
+    // Stopping what a turn started leaves the turn running.
+    let turn = TurnControl::new();
+    let started_by_turn = turn.child();
+    started_by_turn.stop();
+    assert!(!turn.is_stop_requested());
+}

@@ -33,6 +33,11 @@ pub struct StoredConversation {
     pub turn_id: Option<String>,
     pub turn_lease_until: Option<DateTime<Utc>>,
     pub stop_requested: bool,
+    /// The end requested of the running turn is a preempt (a `now`
+    /// message), not a Stop: what the turn started runs on.
+    pub preempt_only: bool,
+    /// When Stop was last pressed.
+    pub stopped_at: Option<DateTime<Utc>>,
     /// The message the claimed turn answers.
     pub pending_message: Option<String>,
     /// The widget session that opened it: the only widget session that
@@ -118,6 +123,8 @@ pub async fn insert(
         turn_started_at: Set(None),
         turn_lease_until: Set(None),
         stop_requested: Set(false),
+        preempt_only: Set(false),
+        stopped_at: Set(None),
         pending_message: Set(None),
         widget_session_id: Set(new.widget_session_id.map(str::to_owned)),
         created_at: Set(new.now),
@@ -227,6 +234,7 @@ pub async fn claim_turn(
             Expr::value(lease_until),
         )
         .col_expr(conversation::Column::StopRequested, Expr::value(false))
+        .col_expr(conversation::Column::PreemptOnly, Expr::value(false))
         .filter(conversation::Column::Id.eq(id))
         .filter(
             conversation::Column::Status
@@ -239,8 +247,17 @@ pub async fn claim_turn(
     Ok(claimed.rows_affected == 1)
 }
 
+/// What the running turn has been asked: nothing, to give way to a newer
+/// message (preempt), or to stop with everything it started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnRequest {
+    Continue,
+    Preempt,
+    Stop,
+}
+
 /// Extends the claim of `turn_id`. Returns `None` when the claim is no longer
-/// held, otherwise whether a Stop was requested.
+/// held, otherwise what the turn has been asked.
 ///
 /// # Errors
 /// Database failures.
@@ -249,7 +266,7 @@ pub async fn renew_claim(
     id: &str,
     turn_id: &str,
     lease_until: DateTime<Utc>,
-) -> Result<Option<bool>, StorageError> {
+) -> Result<Option<TurnRequest>, StorageError> {
     let renewed = conversation::Entity::update_many()
         .col_expr(
             conversation::Column::TurnLeaseUntil,
@@ -263,29 +280,35 @@ pub async fn renew_claim(
     if renewed.rows_affected != 1 {
         return Ok(None);
     }
-    stop_requested(db, id, turn_id).await
+    turn_request(db, id, turn_id).await
 }
 
-/// Whether a Stop was requested for the claim `turn_id` (`None`: the claim
-/// is no longer held).
+/// What the claim `turn_id` has been asked (`None`: the claim is no longer
+/// held).
 ///
 /// # Errors
 /// Database failures.
-pub async fn stop_requested(
+pub async fn turn_request(
     db: &impl ConnectionTrait,
     id: &str,
     turn_id: &str,
-) -> Result<Option<bool>, StorageError> {
+) -> Result<Option<TurnRequest>, StorageError> {
     let row = conversation::Entity::find_by_id(id.to_owned())
         .filter(conversation::Column::TurnId.eq(turn_id))
         .filter(conversation::Column::Status.eq(RUNNING))
         .one(db)
         .await?;
-    Ok(row.map(|row| row.stop_requested))
+    Ok(row.map(|row| match (row.stop_requested, row.preempt_only) {
+        (false, _) => TurnRequest::Continue,
+        (true, true) => TurnRequest::Preempt,
+        (true, false) => TurnRequest::Stop,
+    }))
 }
 
-/// Asks the running turn, on whichever replica, to stop. Returns false when
-/// no turn holds a live claim.
+/// Asks the running turn, on whichever replica, to stop with everything it
+/// started (a Stop after a preempt turns it into a Stop), and records when
+/// Stop was pressed whether or not a turn runs (background work started
+/// before it stops too). Returns false when no turn holds a live claim.
 ///
 /// # Errors
 /// Database failures.
@@ -294,14 +317,63 @@ pub async fn request_stop(
     id: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, StorageError> {
+    conversation::Entity::update_many()
+        .col_expr(conversation::Column::StoppedAt, Expr::value(now))
+        .filter(conversation::Column::Id.eq(id))
+        .exec(db)
+        .await?;
     let requested = conversation::Entity::update_many()
         .col_expr(conversation::Column::StopRequested, Expr::value(true))
+        .col_expr(conversation::Column::PreemptOnly, Expr::value(false))
         .filter(conversation::Column::Id.eq(id))
         .filter(conversation::Column::Status.eq(RUNNING))
         .filter(conversation::Column::TurnLeaseUntil.gt(now))
         .exec(db)
         .await?;
     Ok(requested.rows_affected == 1)
+}
+
+/// Asks the running turn, on whichever replica, to give way to a newer
+/// message: it ends, what it started runs on. A Stop already requested
+/// stays a Stop. Returns false when no turn holds a live claim.
+///
+/// # Errors
+/// Database failures.
+pub async fn request_preempt(
+    db: &impl ConnectionTrait,
+    id: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, StorageError> {
+    let requested = conversation::Entity::update_many()
+        .col_expr(conversation::Column::StopRequested, Expr::value(true))
+        .col_expr(
+            conversation::Column::PreemptOnly,
+            // The right-hand sides read the row as it was before this update.
+            Expr::col(conversation::Column::StopRequested)
+                .not()
+                .or(Expr::col(conversation::Column::PreemptOnly).into()),
+        )
+        .filter(conversation::Column::Id.eq(id))
+        .filter(conversation::Column::Status.eq(RUNNING))
+        .filter(conversation::Column::TurnLeaseUntil.gt(now))
+        .exec(db)
+        .await?;
+    Ok(requested.rows_affected == 1)
+}
+
+/// When Stop was last pressed in conversation `id` (`None`: never, or no
+/// such conversation).
+///
+/// # Errors
+/// Database failures.
+pub async fn stopped_at(
+    db: &impl ConnectionTrait,
+    id: &str,
+) -> Result<Option<DateTime<Utc>>, StorageError> {
+    Ok(conversation::Entity::find_by_id(id.to_owned())
+        .one(db)
+        .await?
+        .and_then(|row| row.stopped_at))
 }
 
 /// Stores the state a turn left and releases its claim. Returns false when
@@ -333,6 +405,7 @@ pub async fn save_turn(
             Expr::value(None::<DateTime<Utc>>),
         )
         .col_expr(conversation::Column::StopRequested, Expr::value(false))
+        .col_expr(conversation::Column::PreemptOnly, Expr::value(false))
         .col_expr(
             conversation::Column::PendingMessage,
             Expr::value(None::<String>),
@@ -364,6 +437,7 @@ pub async fn release_claim(
             Expr::value(None::<DateTime<Utc>>),
         )
         .col_expr(conversation::Column::StopRequested, Expr::value(false))
+        .col_expr(conversation::Column::PreemptOnly, Expr::value(false))
         .col_expr(
             conversation::Column::PendingMessage,
             Expr::value(None::<String>),
@@ -439,6 +513,8 @@ fn decode(row: conversation::Model) -> StoredConversation {
         turn_id: row.turn_id,
         turn_lease_until: row.turn_lease_until,
         stop_requested: row.stop_requested,
+        preempt_only: row.preempt_only,
+        stopped_at: row.stopped_at,
         pending_message: row.pending_message,
         widget_session_id: row.widget_session_id,
         created_at: row.created_at,
@@ -483,6 +559,8 @@ mod tests {
             turn_id: Some("trn_1".into()),
             turn_lease_until: Some(lease_until),
             stop_requested: false,
+            preempt_only: false,
+            stopped_at: None,
             pending_message: Some("is order 4822 refundable?".into()),
             widget_session_id: None,
             created_at: lease_until,

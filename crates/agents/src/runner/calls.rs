@@ -116,7 +116,7 @@ impl Turn<'_> {
                     cancelled += 1;
                     self.record_finished(call, OutcomeKind::Cancelled, Vec::new(), millis(started))
                         .await;
-                    Message::cancelled_result(agent.name(), &call.id, "cancelled by stop")
+                    Message::cancelled_result(agent.name(), &call.id, self.control.cut_reason())
                 }
             };
             self.state.push(message);

@@ -273,7 +273,7 @@ impl<'a> Turn<'a> {
             during,
         })
         .await;
-        let cancelled = cancelled + self.state.close_dangling("cancelled by stop");
+        let cancelled = cancelled + self.state.close_dangling(self.control.cut_reason());
         self.state.push(Message::assistant(
             self.agent.name(),
             STOPPED_NOTE,

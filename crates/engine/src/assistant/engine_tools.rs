@@ -89,6 +89,10 @@ impl ToolPort for Chat {
         Ok(Some(desk.sender.wait_for(&task.id, desk.wait).await?))
     }
 
+    fn continue_in_background(&self, work: crate::assistant::subagents::BackgroundWork) {
+        self.run_in_background(work);
+    }
+
     async fn request_person(
         &self,
         actor: &Actor,

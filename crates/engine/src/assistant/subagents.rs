@@ -1,10 +1,15 @@
 //! The subagents of one turn, as the application runs them: each is a task
 //! owned by the process's supervisor (shutdown waits for it) and tracked by
 //! the turn, which waits for all of them before it saves, so their events
-//! are saved with the turn's and none outlives it. Those running are listed
-//! for Stop's receipt.
+//! are saved with the turn's. A turn preempted by a newer message does not
+//! wait: its subagents run on in the background and what they find is
+//! recorded in the conversation when they end (`chat/background.rs`); a
+//! Stop ends them wherever they are. Those running are listed for Stop's
+//! receipt.
 
-use agents::{SubagentReport, SubagentTask, Subagents, ToolContext, TurnControl};
+use super::sink::TurnEvents;
+use super::tools::Investigation;
+use agents::{SubagentReport, SubagentTask, Subagents, ToolCall, ToolContext, TurnControl};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::task::JoinHandle;
@@ -37,6 +42,9 @@ pub struct TurnSubagents {
     tasks: runner::Supervisor,
     tracker: TaskTracker,
     roster: Roster,
+    /// The turn's events: what subagents record after a preempted turn
+    /// saved is taken from here when their work is recorded.
+    events: Arc<TurnEvents>,
 }
 
 impl std::fmt::Debug for TurnSubagents {
@@ -54,6 +62,7 @@ impl TurnSubagents {
         control: TurnControl,
         tasks: runner::Supervisor,
         roster: Roster,
+        events: Arc<TurnEvents>,
     ) -> Self {
         TurnSubagents {
             runtime,
@@ -61,7 +70,27 @@ impl TurnSubagents {
             tasks,
             tracker: TaskTracker::new(),
             roster,
+            events,
         }
+    }
+
+    /// Runs `work` (what gathers the subagents' reports) as a task of its
+    /// own, so it can outlive the tool call that waits for it.
+    pub fn gather<F>(&self, work: F) -> JoinHandle<F::Output>
+    where
+        F: std::future::Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.tasks.spawn(
+            "subagent reports",
+            self.tracker.track_future(work).in_current_span(),
+        )
+    }
+
+    /// The turn was preempted by a newer message (not stopped): what it
+    /// started runs on in the background.
+    pub fn turn_preempted(&self) -> bool {
+        self.control.is_preempted()
     }
 
     /// A control for a batch of subagents: stopped with the turn, or on
@@ -102,12 +131,80 @@ impl TurnSubagents {
     }
 }
 
-/// Stops a batch of subagents when the tool that awaits them is dropped
-/// (the turn stopped, or the tool ran past its time).
-pub struct StopOnDrop(pub TurnControl);
+/// Subagents of a preempted turn that run on: what gathers their reports,
+/// their control, and what their findings continue.
+pub struct BackgroundWork {
+    pub(crate) conversation_id: String,
+    /// The agent whose call started them, and the call.
+    pub(crate) agent: String,
+    pub(crate) call: ToolCall,
+    pub(crate) findings: JoinHandle<Investigation>,
+    /// Stops them.
+    pub(crate) control: TurnControl,
+    /// The turn's events, where they record theirs.
+    pub(crate) events: Arc<TurnEvents>,
+}
 
-impl Drop for StopOnDrop {
+/// What a tool that waits for subagents leaves behind when it is dropped
+/// before they end: stopped subagents if its turn was stopped or the call
+/// ran past its time; background work if a newer message preempted its
+/// turn (handed to `continue_in_background`).
+pub struct UntilTheyEnd<F: FnOnce(BackgroundWork)> {
+    subagents: TurnSubagents,
+    control: TurnControl,
+    work: Option<(JoinHandle<Investigation>, String, String, ToolCall)>,
+    continue_in_background: Option<F>,
+}
+
+impl<F: FnOnce(BackgroundWork)> UntilTheyEnd<F> {
+    pub fn new(
+        subagents: &TurnSubagents,
+        control: TurnControl,
+        findings: JoinHandle<Investigation>,
+        (conversation_id, agent, call): (String, String, ToolCall),
+        continue_in_background: F,
+    ) -> Self {
+        UntilTheyEnd {
+            subagents: subagents.clone(),
+            control,
+            work: Some((findings, conversation_id, agent, call)),
+            continue_in_background: Some(continue_in_background),
+        }
+    }
+
+    /// The findings, once every subagent has ended (`None` if gathering
+    /// them failed).
+    pub async fn findings(&mut self) -> Option<Investigation> {
+        let (handle, ..) = self.work.as_mut()?;
+        let findings = handle.await;
+        self.work = None;
+        match findings {
+            Ok(findings) => Some(findings),
+            Err(error) => {
+                tracing::error!(%error, "gathering the subagents' reports failed");
+                None
+            }
+        }
+    }
+}
+
+impl<F: FnOnce(BackgroundWork)> Drop for UntilTheyEnd<F> {
     fn drop(&mut self) {
-        self.0.stop();
+        let Some((findings, conversation_id, agent, call)) = self.work.take() else {
+            return;
+        };
+        match self.continue_in_background.take() {
+            Some(continue_in_background) if self.subagents.turn_preempted() => {
+                continue_in_background(BackgroundWork {
+                    conversation_id,
+                    agent,
+                    call,
+                    findings,
+                    control: self.control.clone(),
+                    events: Arc::clone(&self.subagents.events),
+                });
+            }
+            _ => self.control.stop(),
+        }
     }
 }

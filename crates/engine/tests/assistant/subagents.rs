@@ -1,7 +1,10 @@
 //! Several orders in one message: the refund specialist starts one order
 //! investigator (a subagent) per order, at most the conversation's lane
 //! limit at once; each has its own transcript, step budget and events, and
-//! Stop stops every one of them, running or still waiting for a place.
+//! Stop stops every one of them, running or still waiting for a place. A
+//! `now` message ends the turn but not its investigators: they finish in
+//! the background and their findings join the conversation, unless Stop
+//! ends them.
 
 use crate::support::{Chat, handoff, result_of, say};
 use agents::{ChatModel, ModelError, ModelRequest, ModelResponse, Role, ToolCall};
@@ -94,11 +97,17 @@ impl ChatModel for HeldInvestigators {
             {
                 Ok(say("Each order has its own result."))
             }
-            "refund_specialist" => Ok(ModelResponse::calls(vec![ToolCall::new(
-                "inv",
-                "investigate_orders",
-                json!({ "order_ids": FOUR_ORDERS }),
-            )])),
+            "refund_specialist" if last.is_some_and(|m| m.content.contains("refund")) => {
+                Ok(ModelResponse::calls(vec![ToolCall::new(
+                    "inv",
+                    "investigate_orders",
+                    json!({ "order_ids": FOUR_ORDERS }),
+                )]))
+            }
+            "refund_specialist" => Ok(say(&format!(
+                "noted: {}",
+                last.map(|m| m.content.as_str()).unwrap_or_default()
+            ))),
             "order_investigator" => {
                 self.started.fetch_add(1, Ordering::SeqCst);
                 let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
@@ -337,4 +346,193 @@ async fn two_orders_in_one_message_are_investigated_in_parallel_and_one_answer_f
     );
     let conversation = chat.reload(&customer, &id).await;
     assert_eq!(conversation.proposals.len(), 2);
+}
+
+/// Waits (on the live updates, never on a timer) until the conversation
+/// satisfies `done`.
+async fn until(
+    chat: &Chat,
+    customer: &engine::Actor,
+    id: &str,
+    live: &mut tokio::sync::broadcast::Receiver<engine::live::LiveEvent>,
+    done: impl Fn(&engine::assistant::Conversation, &[engine::assistant::ConversationEvent]) -> bool,
+) -> engine::assistant::Conversation {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let stored = chat.reload(customer, id).await;
+            let events = chat
+                .engine
+                .chat
+                .conversation_events(customer, id)
+                .await
+                .unwrap();
+            if done(&stored, &events) {
+                return stored;
+            }
+            let _ = live.recv().await;
+        }
+    })
+    .await
+    .expect("the conversation never got there")
+}
+
+/// Starts the investigation, fills the lane, and sends a `now` message;
+/// returns once the turn that message started has answered, while the
+/// investigators still wait at the gate.
+async fn preempted_with_investigators_running(
+    chat: &Chat,
+    model: &HeldInvestigators,
+    customer: &engine::Actor,
+    id: &str,
+    live: &mut tokio::sync::broadcast::Receiver<engine::live::LiveEvent>,
+) {
+    let turn = turn_in_background(chat, customer, id);
+    model.until_full().await;
+    let urgent = chat
+        .engine
+        .chat
+        .chat_turn(
+            customer,
+            id,
+            "one more thing first",
+            Priority::Now,
+            TurnControl::new(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        matches!(urgent, Delivery::Queued(ref queued) if queued.preempting),
+        "{urgent:?}"
+    );
+    let first = turn.await.unwrap().unwrap().answered().unwrap();
+    assert!(
+        matches!(first.end, TurnEnd::Stopped { .. }),
+        "{:?}",
+        first.end
+    );
+    let stored = until(chat, customer, id, live, |c, _| c.turns >= 2 && !c.running).await;
+    assert_eq!(
+        stored.state.messages().last().unwrap().content,
+        "noted: one more thing first",
+        "the now message was answered while the investigators ran"
+    );
+}
+
+#[tokio::test]
+async fn investigators_a_now_message_leaves_running_finish_in_the_background_and_their_findings_join_the_conversation()
+ {
+    let model = HeldInvestigators::new(4);
+    let chat = with_lane_of(4, model.clone()).await;
+    let (customer, id) = chat.open("customer").await;
+    let mut live = chat.engine.live.subscribe();
+    preempted_with_investigators_running(&chat, &model, &customer, &id, &mut live).await;
+
+    assert_eq!(
+        model.running.load(Ordering::SeqCst),
+        4,
+        "none was stopped by the now message"
+    );
+    assert_eq!(
+        chat.engine.chat.assistant().running().subagents(&id).len(),
+        4
+    );
+    model.open_gate();
+    let stored = until(&chat, &customer, &id, &mut live, |c, _| {
+        c.state
+            .messages()
+            .iter()
+            .any(|m| m.tool_call_id.as_deref() == Some("inv~background"))
+    })
+    .await;
+
+    let cut = result_of(&stored, "inv");
+    assert_eq!(cut["outcome"], "cancelled");
+    assert_eq!(cut["reason"], "interrupted by a newer message");
+    let findings = result_of(&stored, "inv~background");
+    assert_eq!(findings["outcome"], "found");
+    let orders = findings["value"]["orders"].as_array().unwrap();
+    assert_eq!(orders.len(), 4);
+    assert!(
+        orders.iter().all(|o| o["outcome"] == "answered"),
+        "{orders:?}"
+    );
+    let relayed = &stored.state.messages().last().unwrap().content;
+    assert!(
+        relayed.starts_with("I checked 4 orders at the same time:"),
+        "{relayed}"
+    );
+    stored.state.check_consistency().unwrap();
+    let events = chat
+        .engine
+        .chat
+        .conversation_events(&customer, &id)
+        .await
+        .unwrap();
+    let finished: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e.kind == "subagent_finished")
+        .map(|e| &e.event["outcome"])
+        .collect();
+    assert_eq!(finished, ["answered"; 4], "their events are kept too");
+    assert!(
+        chat.engine
+            .chat
+            .assistant()
+            .running()
+            .subagents(&id)
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn stop_ends_the_investigators_a_now_message_left_running_and_their_findings_are_not_recorded()
+ {
+    let model = HeldInvestigators::new(4);
+    let chat = with_lane_of(4, model.clone()).await;
+    let (customer, id) = chat.open("customer").await;
+    let mut live = chat.engine.live.subscribe();
+    preempted_with_investigators_running(&chat, &model, &customer, &id, &mut live).await;
+
+    let receipt = chat.engine.chat.stop_turn(&customer, &id).await.unwrap();
+    assert!(!receipt.turn_stopping, "no turn runs");
+    let mut stopping = receipt.subagents_stopping.clone();
+    stopping.sort();
+    assert_eq!(
+        stopping,
+        ["order 4821", "order 4822", "order 4823", "order 4824"]
+    );
+    let stored = until(&chat, &customer, &id, &mut live, |_, events| {
+        events
+            .iter()
+            .filter(|e| e.kind == "subagent_finished")
+            .count()
+            == 4
+    })
+    .await;
+
+    let events = chat
+        .engine
+        .chat
+        .conversation_events(&customer, &id)
+        .await
+        .unwrap();
+    for finished in events.iter().filter(|e| e.kind == "subagent_finished") {
+        assert_eq!(finished.event["outcome"], "stopped");
+        assert_eq!(finished.event["stopped_during"], "model_call");
+    }
+    assert_eq!(model.running.load(Ordering::SeqCst), 0);
+    assert_eq!(model.started.load(Ordering::SeqCst), 4);
+    assert!(
+        !stored
+            .state
+            .messages()
+            .iter()
+            .any(|m| m.tool_call_id.as_deref() == Some("inv~background")),
+        "nothing they found after the Stop is recorded"
+    );
+    stored.state.check_consistency().unwrap();
+    assert!(matches!(
+        chat.engine.chat.stop_turn(&customer, &id).await,
+        Err(ChatError::NoTurnRunning(_))
+    ));
 }

@@ -17,6 +17,10 @@ pub struct Model {
     pub turn_started_at: Option<DateTimeUtc>,
     pub turn_lease_until: Option<DateTimeUtc>,
     pub stop_requested: bool,
+    /// The end requested of the running turn is a preempt, not a Stop.
+    pub preempt_only: bool,
+    /// When Stop was last pressed.
+    pub stopped_at: Option<DateTimeUtc>,
     /// The message the running turn answers (none when idle).
     pub pending_message: Option<String>,
     /// The widget session that opened it (none: the web app or the API).

@@ -194,7 +194,9 @@ pub struct ConversationEventView {
     pub seq: i64,
     pub turn: i64,
     pub agent: String,
-    /// `model_call_started`, `tool_call_finished`, `handoff_accepted`, …
+    /// `model_call_started`, `tool_call_finished`, `handoff_accepted`,
+    /// `subagent_started`, `subagent_finished`, … (a subagent's events carry
+    /// its id in `event.subagent`)
     pub kind: String,
     pub at: DateTime<Utc>,
     #[schema(value_type = Object)]

@@ -9,6 +9,7 @@
 //! took in are written in one transaction when the turn ends, however it
 //! ends.
 
+mod background;
 mod open;
 mod queue;
 mod turn;
@@ -109,8 +110,9 @@ pub struct TurnResult {
 pub struct StopReceipt {
     /// A running turn was asked to stop; it ends at its next await.
     pub turn_stopping: bool,
-    /// The running turn's subagents, stopped with it: what each works on
-    /// (known where the turn runs in this process).
+    /// The conversation's subagents stopped: what each works on, running,
+    /// waiting for a place, or left running in the background by a turn a
+    /// newer message preempted (known where they run in this process).
     pub subagents_stopping: Vec<String>,
     /// Messages that waited for a turn, cancelled: none of them will run.
     pub cancelled_messages: Vec<String>,
@@ -122,7 +124,10 @@ impl StopReceipt {
     /// Whether the Stop reached anything at all.
     #[must_use]
     pub fn stopped_anything(&self) -> bool {
-        self.turn_stopping || !self.cancelled_messages.is_empty() || self.peer_tasks_told > 0
+        self.turn_stopping
+            || !self.subagents_stopping.is_empty()
+            || !self.cancelled_messages.is_empty()
+            || self.peer_tasks_told > 0
     }
 }
 
@@ -253,6 +258,8 @@ mod tests {
             turn_id: None,
             turn_lease_until: None,
             stop_requested: false,
+            preempt_only: false,
+            stopped_at: None,
             pending_message: None,
             widget_session_id: widget_session.map(str::to_owned),
             created_at: now,

@@ -202,7 +202,7 @@ impl Chat {
                     "the conversation's tasks at other groups could not be canceled"),
             }
         }
-        let local = here.is_some();
+        let local = here.as_ref().is_some_and(|here| here.turn);
         let receipt = StopReceipt {
             turn_stopping: local || flagged,
             subagents_stopping: here.map(|here| here.subagents).unwrap_or_default(),

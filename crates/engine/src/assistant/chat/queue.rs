@@ -125,13 +125,14 @@ impl Chat {
         Ok(rows.into_iter().map(|row| entry(row, live_turn)).collect())
     }
 
-    /// Asks the running turn to give way to a `now` message: stopped here
-    /// if it runs in this process, flagged for the replica that runs it
-    /// otherwise. Returns whether a live turn was asked.
+    /// Asks the running turn to give way to a `now` message: ended here if
+    /// it runs in this process, flagged for the replica that runs it
+    /// otherwise; what it started (subagents) runs on. Returns whether a
+    /// live turn was asked.
     pub(super) async fn preempt(&self, id: &str) -> Result<bool, ChatError> {
-        let here = self.assistant.running().stop(id).is_some();
+        let here = self.assistant.running().preempt(id);
         let tx = self.db.begin_write().await?;
-        let flagged = storage::conversations::request_stop(&*tx, id, self.now()).await?;
+        let flagged = storage::conversations::request_preempt(&*tx, id, self.now()).await?;
         tx.commit().await?;
         Ok(here || flagged)
     }
@@ -283,7 +284,8 @@ pub(super) async fn cancel_what_a_stopped_turn_left(
     before_claim: &StoredConversation,
     now: Timestamp,
 ) -> Result<(), ChatError> {
-    if let (true, Some(dead)) = (before_claim.stop_requested, &before_claim.turn_id) {
+    let stopped = before_claim.stop_requested && !before_claim.preempt_only;
+    if let (true, Some(dead)) = (stopped, &before_claim.turn_id) {
         let cancelled = messages::cancel_carried(db, &before_claim.id, dead, now).await?;
         if cancelled > 0 {
             tracing::info!(cancelled, turn.id = %dead, "a stopped turn's process died: its messages are cancelled, not replayed");

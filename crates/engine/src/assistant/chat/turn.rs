@@ -33,7 +33,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use storage::Database;
 use storage::conversation_messages::{self as messages, NewMessage, StoredMessage};
-use storage::conversations::{NewEvent, SavedTurn, StoredConversation};
+use storage::conversations::{NewEvent, SavedTurn, StoredConversation, TurnRequest};
 use storage::ids::new_id;
 use tokio::sync::broadcast;
 use tokio::time::Instant;
@@ -156,11 +156,11 @@ impl Chat {
         control: TurnControl,
         caller: Caller,
     ) -> Result<TurnResult, ChatError> {
-        let roster = Roster::default();
-        let registration =
-            self.assistant
-                .running()
-                .register(&stored.id, control.clone(), roster.clone());
+        let lanes = self.assistant.running().register(
+            &stored.id,
+            &control,
+            self.assistant.subagent_limit(),
+        );
         let job = TurnJob {
             chat: self.clone(),
             actor: actor.clone(),
@@ -173,8 +173,9 @@ impl Chat {
             caller,
             steered: Arc::default(),
             control,
-            roster,
-            _registration: registration,
+            roster: lanes.subagents,
+            lane: lanes.lane,
+            _registration: lanes.registration,
         };
         let started = Instant::now();
         let stop = job.control.clone();
@@ -257,8 +258,10 @@ struct TurnJob {
     /// turn"), recorded as taken when they were given.
     steered: Arc<Mutex<Vec<String>>>,
     control: TurnControl,
-    /// Its subagents running now (for Stop's receipt).
+    /// The conversation's subagents running now (for Stop's receipt).
     roster: Roster,
+    /// The conversation's subagent lane.
+    lane: SubagentLane,
     _registration: Registration,
 }
 
@@ -294,13 +297,14 @@ impl TurnJob {
             Subagents::new(
                 assistant.runner.clone(),
                 Arc::clone(&assistant.workflow),
-                SubagentLane::new(assistant.subagent_limit()),
+                self.lane.clone(),
                 sink.clone(),
                 state.turns() + 1,
             ),
             self.control.clone(),
             self.chat.tasks.clone(),
             self.roster.clone(),
+            sink.clone(),
         );
         let scope = TurnScope::new(
             Arc::new(self.chat.clone()),
@@ -353,8 +357,12 @@ impl TurnJob {
                 sink.as_ref(),
             )
             .await;
-        // Their events are the turn's: saved with it, once all have ended.
-        subagents.wait_all().await;
+        // Their events are the turn's: saved with it, once all have ended,
+        // unless a newer message preempted the turn: then what it started
+        // runs on in the background and is recorded when it ends.
+        if !self.control.is_preempted() {
+            subagents.wait_all().await;
+        }
         watcher.abort();
         if let Err(RunError::UnknownActiveAgent { agent }) = &outcome {
             tracing::error!(%agent, "the conversation is held by an agent the workflow lacks");
@@ -541,7 +549,7 @@ impl TurnJob {
     }
 }
 
-fn event_row(event: &Event) -> NewEvent {
+pub(super) fn event_row(event: &Event) -> NewEvent {
     let payload = serde_json::to_value(event).unwrap_or_default();
     let kind = payload
         .get("type")
@@ -580,16 +588,17 @@ async fn watch_claim(
             renewed = Instant::now();
             renew(&db, &clock, &id, &turn_id).await
         } else {
-            storage::conversations::stop_requested(db.conn(), &id, &turn_id).await
+            storage::conversations::turn_request(db.conn(), &id, &turn_id).await
         };
-        if matches!(seen, Ok(Some(false)))
+        if matches!(seen, Ok(Some(TurnRequest::Continue)))
             && let Ok(true) = storage::conversation_messages::steering_waiting(db.conn(), &id).await
         {
             control.steering_waiting();
         }
         match seen {
-            Ok(Some(false)) => {}
-            Ok(Some(true)) => {
+            Ok(Some(TurnRequest::Continue)) => {}
+            Ok(Some(TurnRequest::Preempt)) => control.preempt(),
+            Ok(Some(TurnRequest::Stop)) => {
                 control.stop();
                 return;
             }
@@ -607,7 +616,7 @@ async fn watch_claim(
 
 /// Resolves when a change of conversation `id` is announced (or changes
 /// may have been missed); never when the announcements have ended.
-async fn announced(changes: &mut broadcast::Receiver<LiveEvent>, id: &str) {
+pub(super) async fn announced(changes: &mut broadcast::Receiver<LiveEvent>, id: &str) {
     loop {
         match changes.recv().await {
             Ok(LiveEvent::Conversation(change)) if change.conversation_id == id => return,
@@ -623,7 +632,7 @@ async fn renew(
     clock: &Clock,
     id: &str,
     turn_id: &str,
-) -> Result<Option<bool>, storage::StorageError> {
+) -> Result<Option<TurnRequest>, storage::StorageError> {
     let tx = db.begin_write().await?;
     let seen =
         storage::conversations::renew_claim(&*tx, id, turn_id, clock.now() + TURN_LEASE).await?;

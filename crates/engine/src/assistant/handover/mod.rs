@@ -142,15 +142,19 @@ impl Chat {
 /// The transcript, held for a write between turns: the conversation is
 /// claimed like a turn (so no agent turn runs meanwhile, on any replica)
 /// and saved and released in the same transaction.
-struct Held {
+pub(crate) struct Held {
     turn_id: String,
-    state: ConversationState,
+    pub(crate) state: ConversationState,
 }
 
 impl Held {
     /// Claims conversation `id`; [`ChatError::TurnInProgress`] while an
     /// agent turn runs.
-    async fn take(db: &impl ConnectionTrait, id: &str, now: Timestamp) -> Result<Held, ChatError> {
+    pub(crate) async fn take(
+        db: &impl ConnectionTrait,
+        id: &str,
+        now: Timestamp,
+    ) -> Result<Held, ChatError> {
         let turn_id = new_id("trn");
         // The claim lasts only for this transaction.
         let lease = now + chrono::Duration::seconds(60);
@@ -166,7 +170,7 @@ impl Held {
         })
     }
 
-    async fn save(
+    pub(crate) async fn save(
         self,
         db: &impl ConnectionTrait,
         id: &str,

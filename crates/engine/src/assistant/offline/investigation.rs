@@ -6,11 +6,11 @@
 use super::Step;
 use super::parse::Utterance;
 use super::view::View;
+use crate::assistant::tools::investigate_orders::relay;
 use crate::assistant::tools::investigate_orders::{
     BRIEFING_ANSWER, BRIEFING_START, BRIEFING_WORDS,
 };
 use crate::assistant::tools::{INVESTIGATE_ORDERS, Investigation};
-use agents::SubagentEnd;
 use serde_json::json;
 
 /// The specialist's step when several orders are in play, if they are.
@@ -67,37 +67,6 @@ fn questions_answered_now(view: &View<'_>) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// One line per order: what its investigator would tell the customer.
-fn relay(investigation: &Investigation) -> String {
-    let mut reply = format!(
-        "I checked {} orders at the same time:",
-        investigation.orders.len()
-    );
-    for order in &investigation.orders {
-        let said = match &order.end {
-            SubagentEnd::Answered if !order.reply.trim().is_empty() => order.reply.trim().to_owned(),
-            SubagentEnd::Answered | SubagentEnd::Failed { .. } => {
-                "I couldn't finish checking it just now; ask me about it again in a moment."
-                    .to_owned()
-            }
-            SubagentEnd::Stopped { .. } => "Stopped before I finished checking it.".to_owned(),
-            SubagentEnd::StepLimit { .. } => {
-                "I couldn't finish checking it within the steps I allow myself; ask me about it on its own."
-                    .to_owned()
-            }
-        };
-        reply.push_str(&format!("\n- Order {}: {said}", order.order_id));
-    }
-    if investigation
-        .orders
-        .iter()
-        .any(|order| order.question.is_some())
-    {
-        reply.push_str("\nOne answer is enough if it is the same for every order.");
-    }
-    reply
 }
 
 /// The order an investigator's task names.

@@ -10,24 +10,29 @@
 //!
 //! Stop reaches them: their controls are children of the turn's, and if
 //! this call is dropped (the turn stopped, or the call ran past its time)
-//! they are stopped too. The turn saves only after every one has ended.
+//! they are stopped too. The turn saves only after every one has ended —
+//! unless a newer message (`now`) preempted it: then they run on in the
+//! background and their findings are recorded in the conversation when
+//! they end, as the result of this call continued.
 
 use super::{
     CHECK_RETURNED_PARCEL, INVESTIGATE_ORDERS, PREPARE_REFUND, ParcelInspection, PreparedProposal,
     RECORD_UNKNOWN, RecordedQuestion, normalize_order_id, scope,
 };
 use crate::assistant::scope::TurnScope;
-use crate::assistant::subagents::StopOnDrop;
-use crate::assistant::team::ORDER_INVESTIGATOR;
+use crate::assistant::subagents::UntilTheyEnd;
+use crate::assistant::team::{ORDER_INVESTIGATOR, REFUND_SPECIALIST};
 use agents::{
     Message, OutcomeKind, Provenance, Role, SubagentEnd, SubagentReport, SubagentTask, Tool,
-    ToolContext, ToolOutcome, UserMessage, parse_arguments,
+    ToolCall, ToolContext, ToolOutcome, UserMessage, parse_arguments,
 };
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::task::JoinHandle;
 
 /// Most orders one call investigates (the lane runs at most its limit of
 /// them at a time; the rest wait for a place).
@@ -144,7 +149,6 @@ impl Tool for InvestigateOrders {
             Err(outcome) => return outcome,
         };
         let control = subagents.batch_control();
-        let _stop_them_if_dropped = StopOnDrop(control.clone());
         let customer_words = scope
             .ledger()
             .last_customer_message()
@@ -167,31 +171,93 @@ impl Tool for InvestigateOrders {
                 subagents.start(task, child_ctx, control.clone()),
             ));
         }
-        let mut orders = Vec::with_capacity(running.len());
-        for (order_id, handle) in running {
-            let found = match handle.await {
-                Ok(report) => findings(&order_id, &report),
-                Err(error) => {
-                    tracing::error!(%error, order.id = %order_id, "an order investigator's task failed");
-                    failed(&order_id, "the investigator stopped unexpectedly")
-                }
-            };
-            orders.push(found);
-        }
-        let investigation = Investigation { orders };
+        let gathering = subagents.gather(gather(running));
+        let call = ToolCall::new(
+            ctx.call_id().unwrap_or(INVESTIGATE_ORDERS),
+            INVESTIGATE_ORDERS,
+            json!({ "order_ids": order_ids }),
+        );
+        let agent = ctx.agent().unwrap_or(REFUND_SPECIALIST).to_owned();
+        let tools = Arc::clone(&scope.tools);
+        // Dropped before they end: a preempted turn's investigators run on
+        // and their findings are recorded later; otherwise they stop.
+        let mut until_they_end = UntilTheyEnd::new(
+            subagents,
+            control,
+            gathering,
+            (scope.conversation_id.clone(), agent, call),
+            move |work| tools.continue_in_background(work),
+        );
+        let Some(investigation) = until_they_end.findings().await else {
+            return ToolOutcome::unknown("the investigators' reports could not be gathered");
+        };
         scope.ledger().investigated(&investigation);
-        let provenance = investigation
+        investigation.outcome()
+    }
+}
+
+impl Investigation {
+    /// The tool's result: the findings, with every source the
+    /// investigators read as its provenance.
+    pub fn outcome(&self) -> ToolOutcome {
+        let provenance = self
             .orders
             .iter()
             .flat_map(|order| order.evidence.iter().cloned())
             .collect();
-        match serde_json::to_value(&investigation) {
+        match serde_json::to_value(self) {
             Ok(value) => ToolOutcome::found(value, provenance),
             Err(error) => ToolOutcome::unknown(format!(
                 "the investigators' findings could not be written down: {error}"
             )),
         }
     }
+}
+
+/// Waits for every investigator and reads what each found.
+async fn gather(running: Vec<(String, JoinHandle<SubagentReport>)>) -> Investigation {
+    let mut orders = Vec::with_capacity(running.len());
+    for (order_id, handle) in running {
+        orders.push(match handle.await {
+            Ok(report) => findings(&order_id, &report),
+            Err(error) => {
+                tracing::error!(%error, order.id = %order_id, "an order investigator's task failed");
+                failed(&order_id, "the investigator stopped unexpectedly")
+            }
+        });
+    }
+    Investigation { orders }
+}
+
+/// One line per order: what its investigator would tell the customer.
+pub fn relay(investigation: &Investigation) -> String {
+    let mut reply = format!(
+        "I checked {} orders at the same time:",
+        investigation.orders.len()
+    );
+    for order in &investigation.orders {
+        let said = match &order.end {
+            SubagentEnd::Answered if !order.reply.trim().is_empty() => order.reply.trim().to_owned(),
+            SubagentEnd::Answered | SubagentEnd::Failed { .. } => {
+                "I couldn't finish checking it just now; ask me about it again in a moment."
+                    .to_owned()
+            }
+            SubagentEnd::Stopped { .. } => "Stopped before I finished checking it.".to_owned(),
+            SubagentEnd::StepLimit { .. } => {
+                "I couldn't finish checking it within the steps I allow myself; ask me about it on its own."
+                    .to_owned()
+            }
+        };
+        reply.push_str(&format!("\n- Order {}: {said}", order.order_id));
+    }
+    if investigation
+        .orders
+        .iter()
+        .any(|order| order.question.is_some())
+    {
+        reply.push_str("\nOne answer is enough if it is the same for every order.");
+    }
+    reply
 }
 
 /// The order ids as the customer's orders are numbered, each once, in the

@@ -55,6 +55,11 @@ pub trait ToolPort: Send + Sync {
         conversation_id: &str,
     ) -> Result<Option<crate::gateway::OutboxTaskView>, crate::gateway::SendError>;
 
+    /// Lets the subagents of a preempted turn run on in the background and
+    /// records what they find in their conversation once they end (or
+    /// stops them when the conversation's Stop is pressed).
+    fn continue_in_background(&self, work: crate::assistant::subagents::BackgroundWork);
+
     /// Asks for a person to join conversation `conversation_id`, from a
     /// turn `actor` started.
     async fn request_person(
