@@ -3,7 +3,9 @@
 //! (a `now` message takes its place; what the turn started in the
 //! background runs on), not a Stop; `stopped_at` is when Stop was last
 //! pressed, so background work of the conversation that started before it
-//! stops on whichever replica runs it, with or without a turn running.
+//! stops on whichever replica runs it, with or without a turn running;
+//! `background_until` is the lease of such background work (renewed while
+//! it runs), so a Stop taken by another replica can say it reached it.
 
 use sea_orm_migration::prelude::*;
 
@@ -20,6 +22,7 @@ enum Conversations {
     Table,
     PreemptOnly,
     StoppedAt,
+    BackgroundUntil,
 }
 
 #[async_trait::async_trait]
@@ -39,22 +42,25 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
-        manager
-            .alter_table(
-                Table::alter()
-                    .table(Conversations::Table)
-                    .add_column(
-                        ColumnDef::new(Conversations::StoppedAt)
-                            .timestamp_with_time_zone()
-                            .null(),
-                    )
-                    .to_owned(),
-            )
-            .await
+        for column in [Conversations::StoppedAt, Conversations::BackgroundUntil] {
+            manager
+                .alter_table(
+                    Table::alter()
+                        .table(Conversations::Table)
+                        .add_column(ColumnDef::new(column).timestamp_with_time_zone().null())
+                        .to_owned(),
+                )
+                .await?;
+        }
+        Ok(())
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        for column in [Conversations::StoppedAt, Conversations::PreemptOnly] {
+        for column in [
+            Conversations::BackgroundUntil,
+            Conversations::StoppedAt,
+            Conversations::PreemptOnly,
+        ] {
             manager
                 .alter_table(
                     Table::alter()

@@ -38,6 +38,9 @@ pub struct StoredConversation {
     pub preempt_only: bool,
     /// When Stop was last pressed.
     pub stopped_at: Option<DateTime<Utc>>,
+    /// Subagents of a preempted turn run in the background, on some
+    /// replica, until this lease ends (renewed while they run).
+    pub background_until: Option<DateTime<Utc>>,
     /// The message the claimed turn answers.
     pub pending_message: Option<String>,
     /// The widget session that opened it: the only widget session that
@@ -125,6 +128,7 @@ pub async fn insert(
         stop_requested: Set(false),
         preempt_only: Set(false),
         stopped_at: Set(None),
+        background_until: Set(None),
         pending_message: Set(None),
         widget_session_id: Set(new.widget_session_id.map(str::to_owned)),
         created_at: Set(new.now),
@@ -361,6 +365,46 @@ pub async fn request_preempt(
     Ok(requested.rows_affected == 1)
 }
 
+/// Records that background work of conversation `id` runs until `until`
+/// (called again to renew it).
+///
+/// # Errors
+/// Database failures.
+pub async fn hold_background(
+    db: &impl ConnectionTrait,
+    id: &str,
+    until: DateTime<Utc>,
+) -> Result<(), StorageError> {
+    conversation::Entity::update_many()
+        .col_expr(conversation::Column::BackgroundUntil, Expr::value(until))
+        .filter(conversation::Column::Id.eq(id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Clears the background lease `until` of conversation `id` when its work
+/// ended (a newer lease, of other background work, stays).
+///
+/// # Errors
+/// Database failures.
+pub async fn release_background(
+    db: &impl ConnectionTrait,
+    id: &str,
+    until: DateTime<Utc>,
+) -> Result<(), StorageError> {
+    conversation::Entity::update_many()
+        .col_expr(
+            conversation::Column::BackgroundUntil,
+            Expr::value(None::<DateTime<Utc>>),
+        )
+        .filter(conversation::Column::Id.eq(id))
+        .filter(conversation::Column::BackgroundUntil.lte(until))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
 /// When Stop was last pressed in conversation `id` (`None`: never, or no
 /// such conversation).
 ///
@@ -515,6 +559,7 @@ fn decode(row: conversation::Model) -> StoredConversation {
         stop_requested: row.stop_requested,
         preempt_only: row.preempt_only,
         stopped_at: row.stopped_at,
+        background_until: row.background_until,
         pending_message: row.pending_message,
         widget_session_id: row.widget_session_id,
         created_at: row.created_at,
@@ -561,6 +606,7 @@ mod tests {
             stop_requested: false,
             preempt_only: false,
             stopped_at: None,
+            background_until: None,
             pending_message: Some("is order 4822 refundable?".into()),
             widget_session_id: None,
             created_at: lease_until,

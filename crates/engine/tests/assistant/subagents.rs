@@ -536,3 +536,77 @@ async fn stop_ends_the_investigators_a_now_message_left_running_and_their_findin
         Err(ChatError::NoTurnRunning(_))
     ));
 }
+
+#[tokio::test]
+async fn through_another_replica_a_now_message_leaves_the_investigators_running_and_a_stop_ends_them()
+ {
+    let model = HeldInvestigators::new(4);
+    let chat = with_lane_of(4, model.clone()).await;
+    let (customer, id) = chat.open("customer").await;
+    let other = chat
+        .another_engine(
+            Assistant::new(model.clone())
+                .unwrap()
+                .with_subagent_limit(4),
+        )
+        .await;
+    let mut live = chat.engine.live.subscribe();
+    let turn = turn_in_background(&chat, &customer, &id);
+    model.until_full().await;
+
+    let urgent = other
+        .chat
+        .chat_turn(
+            &customer,
+            &id,
+            "one more thing first",
+            Priority::Now,
+            TurnControl::new(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        matches!(urgent, Delivery::Queued(ref queued) if queued.preempting),
+        "{urgent:?}"
+    );
+    let first = turn.await.unwrap().unwrap().answered().unwrap();
+    assert!(
+        matches!(first.end, TurnEnd::Stopped { .. }),
+        "{:?}",
+        first.end
+    );
+    until(&chat, &customer, &id, &mut live, |c, _| {
+        c.turns >= 2 && !c.running
+    })
+    .await;
+    assert_eq!(
+        model.running.load(Ordering::SeqCst),
+        4,
+        "a preempt from another replica is not a Stop"
+    );
+
+    let receipt = other.chat.stop_turn(&customer, &id).await.unwrap();
+    assert!(receipt.background_elsewhere, "{receipt:?}");
+    assert!(!receipt.turn_stopping);
+    until(&chat, &customer, &id, &mut live, |_, events| {
+        events
+            .iter()
+            .filter(|e| e.kind == "subagent_finished")
+            .count()
+            == 4
+    })
+    .await;
+    let events = chat
+        .engine
+        .chat
+        .conversation_events(&customer, &id)
+        .await
+        .unwrap();
+    assert!(
+        events
+            .iter()
+            .filter(|e| e.kind == "subagent_finished")
+            .all(|e| e.event["outcome"] == "stopped")
+    );
+    assert_eq!(model.running.load(Ordering::SeqCst), 0);
+}

@@ -21,6 +21,8 @@ pub struct Model {
     pub preempt_only: bool,
     /// When Stop was last pressed.
     pub stopped_at: Option<DateTimeUtc>,
+    /// Background work of a preempted turn runs until this lease ends.
+    pub background_until: Option<DateTimeUtc>,
     /// The message the running turn answers (none when idle).
     pub pending_message: Option<String>,
     /// The widget session that opened it (none: the web app or the API).

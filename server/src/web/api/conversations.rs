@@ -183,6 +183,9 @@ pub struct StopView {
     /// (e.g. `order 4821`), including those still waiting for a place;
     /// known when the turn runs on the replica that took the Stop.
     pub subagents_stopping: Vec<String>,
+    /// Subagents left running in the background on another replica were
+    /// told to stop (that replica stops them).
+    pub background_elsewhere: bool,
     /// Queued messages cancelled: none of them will run.
     pub cancelled_messages: Vec<String>,
     /// The conversation's tasks at other groups told to stop.
@@ -324,6 +327,7 @@ fn stop_view(conversation_id: String, receipt: StopReceipt) -> StopView {
         conversation_id,
         stopping: receipt.turn_stopping,
         subagents_stopping: receipt.subagents_stopping,
+        background_elsewhere: receipt.background_elsewhere,
         cancelled_messages: receipt.cancelled_messages,
         peer_tasks_told: receipt.peer_tasks_told,
     }

@@ -49,11 +49,18 @@ impl Chat {
         let since = self.now();
         let mut changes = self.live.subscribe();
         let stopping = self.tasks.stopping();
-        let end = tokio::select! {
-            findings = &mut work.findings => End::Finished(findings.ok()),
-            () = stop.cancelled() => End::Stopped,
-            () = stopped_elsewhere(&self.db, &mut changes, &id, since) => End::Stopped,
-            () = stopping.cancelled() => End::Stopped,
+        // A lease other replicas read: a Stop they take reaches this.
+        let mut lease = self.lease_background(&id, None).await;
+        let end = loop {
+            tokio::select! {
+                findings = &mut work.findings => break End::Finished(findings.ok()),
+                () = stop.cancelled() => break End::Stopped,
+                () = stopped_elsewhere(&self.db, &mut changes, &id, since) => break End::Stopped,
+                () = stopping.cancelled() => break End::Stopped,
+                () = tokio::time::sleep(super::RENEW_EVERY) => {
+                    lease = self.lease_background(&id, lease).await;
+                }
+            }
         };
         let findings = match end {
             End::Finished(findings) => findings,
@@ -65,13 +72,58 @@ impl Chat {
                 None
             }
         };
+        self.record_when_free(&work, findings.as_ref(), &mut changes)
+            .await;
+        if let Some(until) = lease
+            && let Err(error) = self.release_background(&id, until).await
+        {
+            tracing::warn!(%error, "the background lease could not be released; it runs out");
+        }
+    }
+
+    /// Holds (or renews) the conversation's background lease; the lease
+    /// written, or the one held before when the write failed.
+    async fn lease_background(&self, id: &str, held: Option<Timestamp>) -> Option<Timestamp> {
+        let until = self.now() + super::TURN_LEASE;
+        let written = async {
+            let tx = self.db.begin_write().await?;
+            storage::conversations::hold_background(&*tx, id, until).await?;
+            tx.commit().await
+        }
+        .await;
+        match written {
+            Ok(()) => Some(until),
+            Err(error) => {
+                tracing::warn!(%error, "the background lease could not be written");
+                held
+            }
+        }
+    }
+
+    async fn release_background(&self, id: &str, until: Timestamp) -> Result<(), ChatError> {
+        let tx = self.db.begin_write().await?;
+        storage::conversations::release_background(&*tx, id, until).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Records the findings and events as soon as no turn holds the
+    /// conversation.
+    async fn record_when_free(
+        &self,
+        work: &BackgroundWork,
+        findings: Option<&Investigation>,
+        changes: &mut broadcast::Receiver<LiveEvent>,
+    ) {
+        let id = &work.conversation_id;
+        let stopping = self.tasks.stopping();
         loop {
-            match self.record_background(&work, findings.as_ref()).await {
+            match self.record_background(work, findings).await {
                 Ok(()) => return,
                 Err(ChatError::TurnInProgress(_)) => {
                     tokio::select! {
                         () = tokio::time::sleep(super::STOP_POLL) => {}
-                        () = announced(&mut changes, &id) => {}
+                        () = announced(changes, id) => {}
                         () = stopping.cancelled() => {
                             tracing::warn!("shutting down before the background findings could be recorded; the proposals they made are kept");
                             return;

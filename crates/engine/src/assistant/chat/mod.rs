@@ -114,6 +114,9 @@ pub struct StopReceipt {
     /// waiting for a place, or left running in the background by a turn a
     /// newer message preempted (known where they run in this process).
     pub subagents_stopping: Vec<String>,
+    /// Subagents left running in the background on another replica (its
+    /// lease is live) were told to stop; that replica stops them.
+    pub background_elsewhere: bool,
     /// Messages that waited for a turn, cancelled: none of them will run.
     pub cancelled_messages: Vec<String>,
     /// The conversation's tasks at other groups that were told to stop.
@@ -126,6 +129,7 @@ impl StopReceipt {
     pub fn stopped_anything(&self) -> bool {
         self.turn_stopping
             || !self.subagents_stopping.is_empty()
+            || self.background_elsewhere
             || !self.cancelled_messages.is_empty()
             || self.peer_tasks_told > 0
     }
@@ -260,6 +264,7 @@ mod tests {
             stop_requested: false,
             preempt_only: false,
             stopped_at: None,
+            background_until: None,
             pending_message: None,
             widget_session_id: widget_session.map(str::to_owned),
             created_at: now,

@@ -178,10 +178,15 @@ impl Chat {
         // conversation between the read of its claim and the cancelling.
         let now = self.now();
         let tx = self.db.begin_write().await?;
-        let live_turn = storage::conversations::get_locked(&*tx, id)
-            .await?
+        let row = storage::conversations::get_locked(&*tx, id).await?;
+        let live_turn = row
+            .as_ref()
             .filter(|row| row.is_running(now))
-            .and_then(|row| row.turn_id);
+            .and_then(|row| row.turn_id.clone());
+        let background = row
+            .as_ref()
+            .and_then(|row| row.background_until)
+            .is_some_and(|until| until > now);
         let flagged = storage::conversations::request_stop(&*tx, id, now).await?;
         // The turn that holds the conversation keeps what it took in (it is
         // being stopped); the rest is cancelled.
@@ -205,6 +210,8 @@ impl Chat {
         let local = here.as_ref().is_some_and(|here| here.turn);
         let receipt = StopReceipt {
             turn_stopping: local || flagged,
+            background_elsewhere: background
+                && here.as_ref().is_none_or(|here| here.subagents.is_empty()),
             subagents_stopping: here.map(|here| here.subagents).unwrap_or_default(),
             cancelled_messages: cancelled.into_iter().map(|message| message.id).collect(),
             peer_tasks_told: peers_told,
