@@ -22,6 +22,9 @@ pub struct ChatView {
     pub can_write: bool,
     /// A turn is running now (possibly from another tab).
     pub running: bool,
+    /// Orders are still being checked in the background (by investigators
+    /// a newer message left running); Stop ends them.
+    pub background: bool,
     /// The customer's message that turn is answering.
     pub message_being_answered: Option<String>,
     /// Display name of the agent that will read the next message.
@@ -216,6 +219,7 @@ mod backend {
             messages: transcript(conversation.state.messages(), own),
             can_write: own,
             running: conversation.running,
+            background: conversation.background,
             message_being_answered: conversation.message_being_answered,
             active_agent: agent_display_name(&conversation.active_agent),
             model: ctx.engine.assistant.model_name().to_owned(),

@@ -214,7 +214,7 @@ fn Conversation(
     // until it ends and nothing waits.
     let poll = RwSignal::new(0u32);
     let running_elsewhere =
-        move || (current.with(|v| v.running) || waiting()) && !send.pending().get();
+        move || (current.with(|v| v.running || v.background) || waiting()) && !send.pending().get();
     Effect::new(move |_| {
         if running_elsewhere() {
             set_timeout(
@@ -252,8 +252,11 @@ fn Conversation(
     let pending = move || send.pending().get();
     // A reply is being written: this page's turn or any other.
     let busy = move || pending() || current.with(|v| v.running);
+    // Orders still checked in the background by investigators a newer
+    // message left running.
+    let background = move || current.with(|v| v.background);
     // Stop works on whatever runs or waits, this page's or not.
-    let stoppable = move || busy() || waiting();
+    let stoppable = move || busy() || waiting() || background();
     // The message being answered: sent from this page, or (after a reload,
     // or from another tab) the one the running turn holds.
     let pending_text = move || {
@@ -346,6 +349,11 @@ fn Conversation(
                     </li>
                     <li class="msg note" role="status" data-testid="chat-thinking">"The assistant is working on a reply…"</li>
                 </ol>
+            </Show>
+            <Show when=background>
+                <p class="muted small" role="status" data-testid="chat-background">
+                    "Still checking orders in the background; what they find will appear here. Stop ends it."
+                </p>
             </Show>
             <p class="muted small" data-testid="chat-next-agent">
                 {move || if busy() {

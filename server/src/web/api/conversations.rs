@@ -91,6 +91,9 @@ pub struct ConversationView {
     pub active_agent: String,
     /// A turn is running now.
     pub running: bool,
+    /// Subagents a preempted turn started still run in the background; their
+    /// findings join `messages` when they end, and Stop ends them.
+    pub background: bool,
     /// The message the running turn is answering; it joins `messages` when
     /// the turn's reply is saved.
     pub message_being_answered: Option<String>,
@@ -381,6 +384,7 @@ fn view(state: &AppState, conversation: &Conversation, queue: Vec<QueueEntry>) -
         customer_id: conversation.customer_id.clone(),
         active_agent: conversation.active_agent.clone(),
         running: conversation.running,
+        background: conversation.background,
         message_being_answered: conversation.message_being_answered.clone(),
         turns: conversation.turns,
         model: state.engine.assistant.model_name().to_owned(),

@@ -43,6 +43,9 @@ pub struct Conversation {
     pub customer_id: String,
     /// A turn holds the conversation now.
     pub running: bool,
+    /// Subagents a preempted turn started still run in the background
+    /// (their findings join the transcript when they end; Stop ends them).
+    pub background: bool,
     /// The message that turn is answering (shown until its reply is saved).
     pub message_being_answered: Option<String>,
     /// The agent that will read the next message.

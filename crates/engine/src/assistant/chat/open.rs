@@ -72,6 +72,7 @@ impl Chat {
             owner_id: actor.user_id.clone(),
             customer_id,
             running: false,
+            background: false,
             message_being_answered: None,
             active_agent: self.assistant.workflow().root().name().to_owned(),
             turns: 0,
@@ -256,6 +257,7 @@ impl Chat {
             owner_id: stored.owner_id.clone(),
             customer_id: stored.customer_id.clone(),
             running: stored.is_running(now),
+            background: stored.background_until.is_some_and(|until| until > now),
             message_being_answered: stored.message_being_answered(now).map(str::to_owned),
             active_agent: state
                 .active_agent()
