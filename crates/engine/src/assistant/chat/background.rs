@@ -72,13 +72,8 @@ impl Chat {
                 None
             }
         };
-        self.record_when_free(&work, findings.as_ref(), &mut changes)
+        self.record_when_free(&work, findings.as_ref(), lease, &mut changes)
             .await;
-        if let Some(until) = lease
-            && let Err(error) = self.release_background(&id, until).await
-        {
-            tracing::warn!(%error, "the background lease could not be released; it runs out");
-        }
     }
 
     /// Holds (or renews) the conversation's background lease; the lease
@@ -100,25 +95,20 @@ impl Chat {
         }
     }
 
-    async fn release_background(&self, id: &str, until: Timestamp) -> Result<(), ChatError> {
-        let tx = self.db.begin_write().await?;
-        storage::conversations::release_background(&*tx, id, until).await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
-    /// Records the findings and events as soon as no turn holds the
-    /// conversation.
+    /// Records the findings and events, and lets go of the lease, as soon
+    /// as no turn holds the conversation. (If that never comes the lease
+    /// runs out.)
     async fn record_when_free(
         &self,
         work: &BackgroundWork,
         findings: Option<&Investigation>,
+        lease: Option<Timestamp>,
         changes: &mut broadcast::Receiver<LiveEvent>,
     ) {
         let id = &work.conversation_id;
         let stopping = self.tasks.stopping();
         loop {
-            match self.record_background(work, findings).await {
+            match self.record_background(work, findings, lease).await {
                 Ok(()) => return,
                 Err(ChatError::TurnInProgress(_)) => {
                     tokio::select! {
@@ -139,11 +129,12 @@ impl Chat {
     }
 
     /// Writes what the background work found (if it was not stopped) and
-    /// its events, while no turn holds the conversation.
+    /// its events, and ends its lease, while no turn holds the conversation.
     async fn record_background(
         &self,
         work: &BackgroundWork,
         findings: Option<&Investigation>,
+        lease: Option<Timestamp>,
     ) -> Result<(), ChatError> {
         let id = &work.conversation_id;
         let now = self.now();
@@ -171,6 +162,9 @@ impl Chat {
         }
         let rows: Vec<_> = work.events.take().iter().map(event_row).collect();
         storage::conversations::insert_events(&*tx, id, &rows).await?;
+        if let Some(until) = lease {
+            storage::conversations::release_background(&*tx, id, until).await?;
+        }
         held.save(&*tx, id, now).await?;
         tx.commit().await?;
         if let Some(stored) = storage::conversations::get(self.db.conn(), id).await? {
