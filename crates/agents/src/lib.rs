@@ -60,7 +60,9 @@ pub use subagent::{
     SubagentEnd, SubagentLane, SubagentReport, SubagentStopPoint, SubagentTask, Subagents,
 };
 pub use tool::{Tool, ToolSpec, parse_arguments};
-pub use transcript::{MalformedArguments, Message, Role, ToolCall, UserMessage};
+pub use transcript::{
+    FoundResult, MalformedArguments, Message, Role, ToolCall, UserMessage, found_results,
+};
 pub use workflow::{Workflow, WorkflowError};
 
 /// The token behind [`TurnControl::child_of`], re-exported so callers need

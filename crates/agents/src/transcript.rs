@@ -268,3 +268,52 @@ impl Message {
         }
     }
 }
+
+/// A found tool result of a transcript, with the tool that gave it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoundResult<'a> {
+    /// Its position in the transcript.
+    pub index: usize,
+    /// The tool the call named.
+    pub tool: &'a str,
+    /// The result's value.
+    pub value: Value,
+    /// Where it came from (empty when the result has none).
+    pub provenance: Vec<crate::outcome::Provenance>,
+}
+
+/// Every found result of `messages`, in order, each with the tool whose
+/// call it answers: what applications replay a transcript's facts from.
+pub fn found_results(messages: &[Message]) -> Vec<FoundResult<'_>> {
+    let mut tool_of: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+    let mut found = Vec::new();
+    for (index, message) in messages.iter().enumerate() {
+        for call in &message.tool_calls {
+            tool_of.insert(&call.id, &call.name);
+        }
+        if message.role != Role::Tool || message.outcome != Some(OutcomeKind::Found) {
+            continue;
+        }
+        let Some(tool) = message
+            .tool_call_id
+            .as_deref()
+            .and_then(|id| tool_of.get(id).copied())
+        else {
+            continue;
+        };
+        let Some(result) = message.result_json() else {
+            continue;
+        };
+        found.push(FoundResult {
+            index,
+            tool,
+            provenance: result
+                .get("provenance")
+                .cloned()
+                .and_then(|p| serde_json::from_value(p).ok())
+                .unwrap_or_default(),
+            value: result.get("value").cloned().unwrap_or_default(),
+        });
+    }
+    found
+}

@@ -8,7 +8,10 @@
 //!   the turn, which Stop cancels in the same transaction;
 //! - `from another replica`: Stop through a second engine on the same
 //!   database, which flags the conversation row that the turn's claim
-//!   watcher reads.
+//!   watcher reads;
+//! - `4 subagents`: the turn waits on four order investigators (subagents),
+//!   each in its model call; the clock stops when the turn has saved, which
+//!   it does only after every investigator has ended.
 //!
 //! ```sh
 //! cargo run --release -p engine --example stop_latency   # TEST_DATABASE_URL=postgres://… for PostgreSQL
@@ -19,13 +22,15 @@
 mod common;
 use common::{env_or, percentile};
 
-use agents::{ChatModel, ModelError, ModelRequest, ModelResponse};
+use agents::{ChatModel, ModelError, ModelRequest, ModelResponse, ToolCall};
 use async_trait::async_trait;
 use connectors::HttpTimeouts;
 use connectors::sandbox::SandboxProvider;
 use engine::assistant::{Assistant, Delivery, Priority, TurnControl};
 use engine::{Actor, Engine, EngineSettings};
+use serde_json::json;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use storage::testing::TestDatabase;
 use tokio::sync::Notify;
@@ -33,10 +38,16 @@ use tokio::sync::Notify;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// A model that says when a call reached it and never answers.
+/// A model that never answers: the turn's own call, or (with
+/// `investigators`) each order investigator's after the specialist started
+/// them. It says when the calls it waits for have reached it.
 struct Hanging {
     called: Arc<Notify>,
+    investigators: usize,
+    in_call: AtomicUsize,
 }
+
+const ORDERS: [&str; 4] = ["4821", "4823", "4822", "4824"];
 
 #[async_trait]
 impl ChatModel for Hanging {
@@ -44,7 +55,32 @@ impl ChatModel for Hanging {
         "hanging"
     }
 
-    async fn complete(&self, _request: ModelRequest) -> Result<ModelResponse, ModelError> {
+    async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        if self.investigators > 0 {
+            match request.agent.as_str() {
+                "coordinator" => {
+                    return Ok(ModelResponse::calls(vec![ToolCall::new(
+                        "h",
+                        "handoff",
+                        json!({ "to": "refund_specialist", "reason": "refunds" }),
+                    )]));
+                }
+                "refund_specialist" => {
+                    return Ok(ModelResponse::calls(vec![ToolCall::new(
+                        "inv",
+                        "investigate_orders",
+                        json!({ "order_ids": ORDERS }),
+                    )]));
+                }
+                _ => {
+                    let reached = self.in_call.fetch_add(1, Ordering::SeqCst) + 1;
+                    if reached.is_multiple_of(self.investigators) {
+                        self.called.notify_one();
+                    }
+                    return std::future::pending().await;
+                }
+            }
+        }
         self.called.notify_one();
         std::future::pending().await
     }
@@ -62,7 +98,7 @@ fn report(name: &str, mut samples: Vec<Duration>) {
     );
 }
 
-async fn engine_on(test_db: &TestDatabase, called: &Arc<Notify>) -> Engine {
+async fn engine_on(test_db: &TestDatabase, called: &Arc<Notify>, investigators: usize) -> Engine {
     let provider = SandboxProvider::new(
         "http://127.0.0.1:9",
         "sk_sbx_unused".into(),
@@ -84,8 +120,11 @@ async fn engine_on(test_db: &TestDatabase, called: &Arc<Notify>) -> Engine {
     .with_assistant(
         Assistant::new(Arc::new(Hanging {
             called: called.clone(),
+            investigators,
+            in_call: AtomicUsize::new(0),
         }))
-        .unwrap(),
+        .unwrap()
+        .with_subagent_limit(investigators.max(1)),
     )
 }
 
@@ -139,6 +178,7 @@ async fn round(
     let ended = turn.await.unwrap().unwrap();
     let elapsed = started.elapsed();
     assert_eq!(receipt.cancelled_messages.len(), queued);
+    assert!(engine.chat.assistant().running().subagents(&id).is_empty());
     assert!(ended.answered().is_some());
     elapsed
 }
@@ -157,24 +197,33 @@ async fn main() {
     .await
     .unwrap();
     let called = Arc::new(Notify::new());
-    let engine = engine_on(&test_db, &called).await;
+    let engine = engine_on(&test_db, &called, 0).await;
     // Another replica: its own engine (and its own running turns) on the
     // same database.
-    let replica = engine_on(&test_db, &Arc::new(Notify::new())).await;
+    let replica = engine_on(&test_db, &Arc::new(Notify::new()), 0).await;
+    let all_in_call = Arc::new(Notify::new());
+    let with_subagents = engine_on(&test_db, &all_in_call, ORDERS.len()).await;
     let user = storage::users::find_by_name(engine.db.conn(), "customer")
         .await
         .unwrap()
         .unwrap();
     let customer = Actor::from(user);
     println!("Stop latency on {:?}", engine.db.backend());
-    for (name, stopper, queued) in [
-        ("model call", &engine, 0),
-        ("model call + 3 queued", &engine, 3),
-        ("from another replica", &replica, 0),
+    for (name, runs, stopper, called, queued) in [
+        ("model call", &engine, &engine, &called, 0),
+        ("model call + 3 queued", &engine, &engine, &called, 3),
+        ("from another replica", &engine, &replica, &called, 0),
+        (
+            "4 subagents",
+            &with_subagents,
+            &with_subagents,
+            &all_in_call,
+            0,
+        ),
     ] {
         let mut samples = Vec::with_capacity(rounds);
         for n in 0..warmup + rounds {
-            let took = round(&engine, stopper, &customer, &called, queued).await;
+            let took = round(runs, stopper, &customer, called, queued).await;
             if n >= warmup {
                 samples.push(took);
             }

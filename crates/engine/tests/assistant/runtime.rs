@@ -272,17 +272,10 @@ async fn until_turns(
     live: &mut tokio::sync::broadcast::Receiver<engine::live::LiveEvent>,
     turns: u64,
 ) -> engine::assistant::Conversation {
-    tokio::time::timeout(Duration::from_secs(20), async {
-        loop {
-            let stored = chat.reload(customer, id).await;
-            if stored.turns >= turns && !stored.running {
-                return stored;
-            }
-            let _ = live.recv().await;
-        }
+    crate::support::until(chat, customer, id, live, |stored, _| {
+        stored.turns >= turns && !stored.running
     })
     .await
-    .expect("the turn never ended")
 }
 
 /// The conversation's queue as (text, state, turn), oldest first.

@@ -6,7 +6,7 @@
 //! the background and their findings join the conversation, unless Stop
 //! ends them.
 
-use crate::support::{Chat, handoff, result_of, say};
+use crate::support::{Chat, handoff, result_of, say, until};
 use agents::{ChatModel, ModelError, ModelRequest, ModelResponse, Role, ToolCall};
 use async_trait::async_trait;
 use engine::assistant::{Assistant, ChatError, Delivery, Priority, TurnControl, TurnEnd};
@@ -348,39 +348,12 @@ async fn two_orders_in_one_message_are_investigated_in_parallel_and_one_answer_f
     assert_eq!(conversation.proposals.len(), 2);
 }
 
-/// Waits (on the live updates, never on a timer) until the conversation
-/// satisfies `done`.
-async fn until(
-    chat: &Chat,
-    customer: &engine::Actor,
-    id: &str,
-    live: &mut tokio::sync::broadcast::Receiver<engine::live::LiveEvent>,
-    done: impl Fn(&engine::assistant::Conversation, &[engine::assistant::ConversationEvent]) -> bool,
-) -> engine::assistant::Conversation {
-    tokio::time::timeout(Duration::from_secs(20), async {
-        loop {
-            let stored = chat.reload(customer, id).await;
-            let events = chat
-                .engine
-                .chat
-                .conversation_events(customer, id)
-                .await
-                .unwrap();
-            if done(&stored, &events) {
-                return stored;
-            }
-            let _ = live.recv().await;
-        }
-    })
-    .await
-    .expect("the conversation never got there")
-}
-
-/// Starts the investigation, fills the lane, and sends a `now` message;
-/// returns once the turn that message started has answered, while the
-/// investigators still wait at the gate.
+/// Starts the investigation, fills the lane, and sends a `now` message
+/// through `replica`; returns once the turn that message started has
+/// answered, while the investigators still wait at the gate.
 async fn preempted_with_investigators_running(
     chat: &Chat,
+    replica: &engine::Engine,
     model: &HeldInvestigators,
     customer: &engine::Actor,
     id: &str,
@@ -388,8 +361,7 @@ async fn preempted_with_investigators_running(
 ) {
     let turn = turn_in_background(chat, customer, id);
     model.until_full().await;
-    let urgent = chat
-        .engine
+    let urgent = replica
         .chat
         .chat_turn(
             customer,
@@ -425,7 +397,8 @@ async fn investigators_a_now_message_leaves_running_finish_in_the_background_and
     let chat = with_lane_of(4, model.clone()).await;
     let (customer, id) = chat.open("customer").await;
     let mut live = chat.engine.live.subscribe();
-    preempted_with_investigators_running(&chat, &model, &customer, &id, &mut live).await;
+    preempted_with_investigators_running(&chat, &chat.engine, &model, &customer, &id, &mut live)
+        .await;
 
     assert_eq!(
         model.running.load(Ordering::SeqCst),
@@ -491,7 +464,8 @@ async fn stop_ends_the_investigators_a_now_message_left_running_and_their_findin
     let chat = with_lane_of(4, model.clone()).await;
     let (customer, id) = chat.open("customer").await;
     let mut live = chat.engine.live.subscribe();
-    preempted_with_investigators_running(&chat, &model, &customer, &id, &mut live).await;
+    preempted_with_investigators_running(&chat, &chat.engine, &model, &customer, &id, &mut live)
+        .await;
 
     let receipt = chat.engine.chat.stop_turn(&customer, &id).await.unwrap();
     assert!(!receipt.turn_stopping, "no turn runs");
@@ -551,34 +525,7 @@ async fn through_another_replica_a_now_message_leaves_the_investigators_running_
         )
         .await;
     let mut live = chat.engine.live.subscribe();
-    let turn = turn_in_background(&chat, &customer, &id);
-    model.until_full().await;
-
-    let urgent = other
-        .chat
-        .chat_turn(
-            &customer,
-            &id,
-            "one more thing first",
-            Priority::Now,
-            TurnControl::new(),
-        )
-        .await
-        .unwrap();
-    assert!(
-        matches!(urgent, Delivery::Queued(ref queued) if queued.preempting),
-        "{urgent:?}"
-    );
-    let first = turn.await.unwrap().unwrap().answered().unwrap();
-    assert!(
-        matches!(first.end, TurnEnd::Stopped { .. }),
-        "{:?}",
-        first.end
-    );
-    until(&chat, &customer, &id, &mut live, |c, _| {
-        c.turns >= 2 && !c.running
-    })
-    .await;
+    preempted_with_investigators_running(&chat, &other, &model, &customer, &id, &mut live).await;
     assert_eq!(
         model.running.load(Ordering::SeqCst),
         4,

@@ -174,3 +174,31 @@ pub fn result_of(conversation: &engine::assistant::Conversation, call_id: &str) 
         .and_then(|m| m.result_json())
         .unwrap_or_else(|| panic!("no result for {call_id}"))
 }
+
+/// Waits (on the live updates, never on a timer) until the conversation
+/// satisfies `done`.
+pub async fn until(
+    chat: &Chat,
+    customer: &engine::Actor,
+    id: &str,
+    live: &mut tokio::sync::broadcast::Receiver<engine::live::LiveEvent>,
+    done: impl Fn(&engine::assistant::Conversation, &[engine::assistant::ConversationEvent]) -> bool,
+) -> engine::assistant::Conversation {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let stored = chat.reload(customer, id).await;
+            let events = chat
+                .engine
+                .chat
+                .conversation_events(customer, id)
+                .await
+                .unwrap();
+            if done(&stored, &events) {
+                return stored;
+            }
+            let _ = live.recv().await;
+        }
+    })
+    .await
+    .expect("the conversation never got there")
+}

@@ -26,10 +26,9 @@ use crate::clock::Clock;
 use crate::core::Actor;
 use crate::live::LiveEvent;
 use agents::{
-    ConversationState, Event, OutcomeKind, Principal, Provenance, Role, RunError, SubagentLane,
-    Subagents, ToolContext, TurnControl, TurnOutcome, UserMessage,
+    ConversationState, Event, Principal, Provenance, Role, RunError, SubagentLane, Subagents,
+    ToolContext, TurnControl, TurnOutcome, UserMessage, found_results,
 };
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use storage::Database;
 use storage::conversation_messages::{self as messages, NewMessage, StoredMessage};
@@ -460,32 +459,12 @@ impl TurnJob {
         known: &[Provenance],
     ) -> TurnResult {
         let new = state.messages().get(before..).unwrap_or_default();
-        let mut tool_of: HashMap<&str, &str> = HashMap::new();
         let mut read: Vec<Provenance> = Vec::new();
         let mut cited: Option<Vec<Provenance>> = None;
         let mut proposal_ids = Vec::new();
         let mut questions = Vec::new();
-        for message in new {
-            for call in &message.tool_calls {
-                tool_of.insert(&call.id, &call.name);
-            }
-            if message.role != Role::Tool || message.outcome != Some(OutcomeKind::Found) {
-                continue;
-            }
-            let tool = message
-                .tool_call_id
-                .as_deref()
-                .and_then(|id| tool_of.get(id).copied())
-                .unwrap_or_default();
-            let Some(result) = message.result_json() else {
-                continue;
-            };
-            let provenance: Vec<Provenance> = result
-                .get("provenance")
-                .cloned()
-                .and_then(|p| serde_json::from_value(p).ok())
-                .unwrap_or_default();
-            let value = result.get("value").cloned().unwrap_or_default();
+        for found in found_results(new) {
+            let (tool, value, provenance) = (found.tool, found.value, found.provenance);
             match tool {
                 GET_ORDER | SEARCH_POLICY => {
                     for item in provenance {

@@ -23,13 +23,12 @@ use crate::assistant::scope::TurnScope;
 use crate::assistant::subagents::UntilTheyEnd;
 use crate::assistant::team::{ORDER_INVESTIGATOR, REFUND_SPECIALIST};
 use agents::{
-    Message, OutcomeKind, Provenance, Role, SubagentEnd, SubagentReport, SubagentTask, Tool,
-    ToolCall, ToolContext, ToolOutcome, UserMessage, parse_arguments,
+    Provenance, SubagentEnd, SubagentReport, SubagentTask, Tool, ToolCall, ToolContext,
+    ToolOutcome, UserMessage, found_results, parse_arguments,
 };
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinHandle;
@@ -309,21 +308,9 @@ fn findings(order_id: &str, report: &SubagentReport) -> InvestigatedOrder {
         proposal: None,
         parcel: None,
     };
-    let mut tool_of: HashMap<&str, &str> = HashMap::new();
-    for message in &report.transcript {
-        for call in &message.tool_calls {
-            tool_of.insert(&call.id, &call.name);
-        }
-        let Some((tool, result)) = found_result(message, &tool_of) else {
-            continue;
-        };
-        let provenance: Vec<Provenance> = result
-            .get("provenance")
-            .cloned()
-            .and_then(|p| serde_json::from_value(p).ok())
-            .unwrap_or_default();
-        let value = result.get("value").cloned().unwrap_or_default();
-        match tool {
+    for result in found_results(&report.transcript) {
+        let (value, provenance) = (result.value, result.provenance);
+        match result.tool {
             RECORD_UNKNOWN => found.question = serde_json::from_value(value).ok(),
             PREPARE_REFUND => found.proposal = serde_json::from_value(value).ok(),
             CHECK_RETURNED_PARCEL => {
@@ -350,18 +337,6 @@ fn findings(order_id: &str, report: &SubagentReport) -> InvestigatedOrder {
         found.question = None;
     }
     found
-}
-
-/// A found tool result and the tool that gave it.
-fn found_result<'a>(
-    message: &Message,
-    tool_of: &HashMap<&str, &'a str>,
-) -> Option<(&'a str, Value)> {
-    if message.role != Role::Tool || message.outcome != Some(OutcomeKind::Found) {
-        return None;
-    }
-    let tool = tool_of.get(message.tool_call_id.as_deref()?).copied()?;
-    Some((tool, message.result_json()?))
 }
 
 fn failed(order_id: &str, why: &str) -> InvestigatedOrder {
