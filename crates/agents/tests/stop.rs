@@ -281,3 +281,100 @@ async fn a_preempt_ends_only_the_turn_while_a_stop_ends_the_turn_and_everything_
     started_by_turn.stop();
     assert!(!turn.is_stop_requested());
 }
+
+/// A tool whose work takes a minute; it records whether it was cut off
+/// (its future dropped) or ran to the end.
+struct MinuteLong {
+    started: Arc<tokio::sync::Notify>,
+    cut_off: Arc<std::sync::atomic::AtomicBool>,
+    finished: Arc<std::sync::atomic::AtomicBool>,
+}
+
+struct CutOff(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for CutOff {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[async_trait::async_trait]
+impl agents::Tool for MinuteLong {
+    fn name(&self) -> &str {
+        "minute_long"
+    }
+
+    fn description(&self) -> &str {
+        "Takes a minute."
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        json!({ "type": "object" })
+    }
+
+    async fn call(&self, _ctx: &agents::ToolContext, _args: serde_json::Value) -> ToolOutcome {
+        let cut_off = CutOff(self.cut_off.clone());
+        self.started.notify_one();
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        std::mem::forget(cut_off);
+        self.finished
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        ToolOutcome::not_found("nothing")
+    }
+}
+
+/// openai-agents-js#1521: a cancel that never reached the tools.
+#[tokio::test]
+async fn stop_during_a_60_second_tool_reaches_the_tool_itself_not_only_the_loop() {
+    let started = Arc::new(tokio::sync::Notify::new());
+    let tool = Arc::new(MinuteLong {
+        started: started.clone(),
+        cut_off: Arc::default(),
+        finished: Arc::default(),
+    });
+    let workflow = Workflow::new(
+        vec![agent("a", vec![tool.clone() as Arc<dyn agents::Tool>], &[])],
+        "a",
+    )
+    .unwrap();
+    let model = Arc::new(ScriptedModel::new([ModelResponse::calls(vec![
+        ToolCall::new("c1", "minute_long", json!({})),
+    ])]));
+    let control = TurnControl::new();
+    let stopper = {
+        let control = control.clone();
+        tokio::spawn(async move {
+            started.notified().await;
+            control.stop();
+        })
+    };
+    let runner = Runner::new(model).with_config(agents::RunnerConfig {
+        max_steps: 4,
+        tool_timeout: None,
+    });
+    let ran = tokio::time::timeout(
+        Duration::from_secs(30),
+        run_turn_with(&runner, &workflow, ConversationState::new(), "go", &control),
+    )
+    .await
+    .expect("Stop did not end the turn while the tool ran");
+    stopper.await.unwrap();
+
+    assert_eq!(
+        ran.result.unwrap(),
+        TurnOutcome::Stopped {
+            agent: "a".into(),
+            during: StopPoint::ToolCalls
+        }
+    );
+    use std::sync::atomic::Ordering::SeqCst;
+    assert!(
+        tool.cut_off.load(SeqCst),
+        "the tool's own work was cancelled"
+    );
+    assert!(!tool.finished.load(SeqCst));
+    assert_eq!(
+        tool_results(ran.state.messages())[0]["reason"],
+        "cancelled by stop"
+    );
+}

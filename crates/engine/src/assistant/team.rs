@@ -169,6 +169,19 @@ mod tests {
     }
 
     #[test]
+    fn an_order_investigator_cannot_start_investigators_so_nested_work_never_waits_on_its_own_lane()
+    {
+        for options in [TeamOptions::default(), TeamOptions { returns_desk: true }] {
+            let investigator = investigator(GetOrder::new(), options).unwrap();
+            assert!(investigator.tool("investigate_orders").is_none());
+            assert!(investigator.can_handoff_to().is_empty());
+            assert!(investigator.tool("request_person").is_none());
+            let workflow = workflow_for(options).unwrap();
+            assert!(workflow.agent(ORDER_INVESTIGATOR).is_some());
+        }
+    }
+
+    #[test]
     fn only_a_team_connected_to_a_returns_desk_can_ask_it() {
         let with_desk = TeamOptions { returns_desk: true };
         let (_, specialist) = agents(GetOrder::new(), with_desk).unwrap();
