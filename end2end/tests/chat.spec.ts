@@ -180,3 +180,24 @@ test("a message over the limit is refused with the reason, and staff get a note 
   );
   await staff.close();
 });
+
+test("two orders in one message are checked at the same time and the reply gives each its own line", async ({ page }) => {
+  await signIn(page, "customer");
+  await page.goto("/chat");
+  await waitForHydration(page);
+  // A conversation of its own, whatever earlier tests left for this customer.
+  const fresh = page.getByTestId("chat-new");
+  if ((await fresh.count()) > 0) {
+    await fresh.click();
+    await expect(page).toHaveURL(/conversation=cnv_/);
+    await waitForHydration(page);
+  }
+  await say(page, "please refund orders 4821 and 4823");
+  const reply = page.getByTestId("transcript").locator(".msg.agent").last();
+  // Whatever each order's state (other tests may have proposed them), each
+  // investigator's finding has its own line.
+  await expect(reply).toContainText("I checked 2 orders at the same time:");
+  await expect(reply).toContainText("- Order 4821:");
+  await expect(reply).toContainText("- Order 4823:");
+  await expect(page.getByTestId("chat-background")).toHaveCount(0);
+});
