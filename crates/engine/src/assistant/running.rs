@@ -115,8 +115,9 @@ impl RunningTurns {
     }
 
     /// Keeps the conversation's entry (its Stop, roster and lane) while
-    /// background work of a preempted turn runs on. Returns the token that
-    /// the conversation's Stop cancels.
+    /// background work of a preempted turn runs on; taken while that turn
+    /// still holds the entry, so the work keeps the same one. Returns the
+    /// token that the conversation's Stop cancels.
     pub(crate) fn hold_for_background(
         &self,
         conversation_id: &str,

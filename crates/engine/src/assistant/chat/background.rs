@@ -13,7 +13,7 @@ use crate::assistant::handover::Held;
 use crate::assistant::subagents::BackgroundWork;
 use crate::assistant::tools::investigate_orders::relay;
 use crate::assistant::tools::{INVESTIGATE_ORDERS, Investigation};
-use agents::{Message, ToolCall};
+use agents::{CancellationToken, Message, ToolCall};
 use domain::Timestamp;
 use storage::Database;
 use tokio::sync::broadcast;
@@ -31,21 +31,28 @@ enum End {
 
 impl Chat {
     /// Runs `work` on under the process's supervisor (see the module).
+    /// Called while the preempted turn still holds the conversation's
+    /// entry in `RunningTurns`, so the work keeps that entry (its Stop, its
+    /// roster, its lane) from here on, whenever the task first runs.
     pub(crate) fn run_in_background(&self, work: BackgroundWork) {
+        let (held, stop) = self
+            .assistant
+            .running()
+            .hold_for_background(&work.conversation_id, self.assistant.subagent_limit());
         let chat = self.clone();
         let span = tracing::info_span!("background", conversation.id = %work.conversation_id);
         self.tasks.spawn(
             "background subagents",
-            chat.background(work).instrument(span),
+            async move {
+                let _held = held;
+                chat.background(work, stop).await;
+            }
+            .instrument(span),
         );
     }
 
-    async fn background(self, mut work: BackgroundWork) {
+    async fn background(self, mut work: BackgroundWork, stop: CancellationToken) {
         let id = work.conversation_id.clone();
-        let (_held, stop) = self
-            .assistant
-            .running()
-            .hold_for_background(&id, self.assistant.subagent_limit());
         let since = self.now();
         let mut changes = self.live.subscribe();
         let stopping = self.tasks.stopping();
