@@ -161,7 +161,7 @@ impl Tool for InvestigateOrders {
                 id: storage::ids::new_id("sub"),
                 agent: ORDER_INVESTIGATOR.to_owned(),
                 label: format!("order {order_id}"),
-                message: UserMessage::new(briefing, chrono::Utc::now()),
+                message: UserMessage::new(briefing, scope.tools.now()),
                 max_steps: INVESTIGATOR_STEPS,
             };
             let child_ctx = ToolContext::new(ctx.principal().clone()).with_extension(child);
