@@ -28,30 +28,15 @@ use crate::workflow::Workflow;
 #[derive(Debug, Clone)]
 pub struct SubagentLane {
     places: Arc<Semaphore>,
-    limit: usize,
 }
 
 impl SubagentLane {
     /// A lane for `limit` subagents at once (at least one).
     #[must_use]
     pub fn new(limit: usize) -> Self {
-        let limit = limit.max(1);
         Self {
-            places: Arc::new(Semaphore::new(limit)),
-            limit,
+            places: Arc::new(Semaphore::new(limit.max(1))),
         }
-    }
-
-    /// The most that run at once.
-    #[must_use]
-    pub fn limit(&self) -> usize {
-        self.limit
-    }
-
-    /// How many run now.
-    #[must_use]
-    pub fn running(&self) -> usize {
-        self.limit - self.places.available_permits()
     }
 
     /// A place, once one is free, or `None` when `control` is stopped
@@ -194,12 +179,6 @@ impl Subagents {
         }
     }
 
-    /// The conversation's lane.
-    #[must_use]
-    pub fn lane(&self) -> &SubagentLane {
-        &self.lane
-    }
-
     /// Runs one subagent: it waits for a place in the lane, then runs one
     /// turn of `task.agent` on a fresh transcript with `task.max_steps`,
     /// under `control` (a [`TurnControl::child`] of the starting turn's).
@@ -209,101 +188,84 @@ impl Subagents {
         ctx: &ToolContext,
         control: &TurnControl,
     ) -> SubagentReport {
-        run_subagent(self, task, ctx, control).await
-    }
-}
-
-async fn run_subagent(
-    subagents: &Subagents,
-    task: SubagentTask,
-    ctx: &ToolContext,
-    control: &TurnControl,
-) -> SubagentReport {
-    let Subagents {
-        runner,
-        workflow,
-        lane,
-        sink,
-        turn,
-    } = subagents;
-    let (sink, turn) = (sink.as_ref(), *turn);
-    let tagged = Tagged {
-        inner: sink,
-        turn,
-        subagent: task.id.clone(),
-        model_calls: AtomicU32::new(0),
-    };
-    let started = Instant::now();
-    tagged
-        .emit(
-            &task.agent,
-            EventKind::SubagentQueued {
-                label: task.label.clone(),
-                max_steps: task.max_steps,
-            },
-        )
-        .await;
-    let mut state = ConversationState::new();
-    let report = |end: SubagentEnd, state: &ConversationState| SubagentReport {
-        id: task.id.clone(),
-        agent: task.agent.clone(),
-        label: task.label.clone(),
-        reply: last_words(state),
-        end,
-        transcript: state.messages().to_vec(),
-        steps: 0,
-    };
-    let Some(_place) = lane.place(control).await else {
-        let end = SubagentEnd::Stopped {
-            during: SubagentStopPoint::WaitingForPlace,
+        let tagged = Tagged {
+            inner: self.sink.as_ref(),
+            turn: self.turn,
+            subagent: task.id.clone(),
+            model_calls: AtomicU32::new(0),
         };
-        tagged.finished(&task, &end, 0, started).await;
-        return report(end, &state);
-    };
-    if workflow.agent(&task.agent).is_none() {
-        let end = SubagentEnd::Failed {
-            error: format!("the workflow has no agent {:?}", task.agent),
+        let started = Instant::now();
+        tagged
+            .emit(
+                &task.agent,
+                EventKind::SubagentQueued {
+                    label: task.label.clone(),
+                    max_steps: task.max_steps,
+                },
+            )
+            .await;
+        let mut state = ConversationState::new();
+        let report = |end: SubagentEnd, state: &ConversationState| SubagentReport {
+            id: task.id.clone(),
+            agent: task.agent.clone(),
+            label: task.label.clone(),
+            reply: last_words(state),
+            end,
+            transcript: state.messages().to_vec(),
+            steps: 0,
         };
-        tagged.finished(&task, &end, 0, started).await;
-        return report(end, &state);
-    }
-    tagged
-        .emit(
-            &task.agent,
-            EventKind::SubagentStarted {
-                label: task.label.clone(),
-            },
-        )
-        .await;
-    state.set_active_agent(&task.agent);
-    let budget = runner.clone().with_max_steps(task.max_steps);
-    let outcome = budget
-        .run_turn(
-            workflow,
-            &mut state,
-            task.message.clone(),
-            ctx,
-            control,
-            &tagged,
-        )
-        .await;
-    let steps = tagged.steps();
-    let end = match outcome {
-        Ok(TurnOutcome::Answered { .. }) => SubagentEnd::Answered,
-        Ok(TurnOutcome::Stopped { during, .. }) => SubagentEnd::Stopped {
-            during: during.into(),
-        },
-        Ok(TurnOutcome::StepLimit { steps, .. }) => SubagentEnd::StepLimit { steps },
-        Err(error @ (RunError::Model { .. } | RunError::UnknownActiveAgent { .. })) => {
-            SubagentEnd::Failed {
-                error: error.to_string(),
-            }
+        let Some(_place) = self.lane.place(control).await else {
+            let end = SubagentEnd::Stopped {
+                during: SubagentStopPoint::WaitingForPlace,
+            };
+            tagged.finished(&task, &end, 0, started).await;
+            return report(end, &state);
+        };
+        if self.workflow.agent(&task.agent).is_none() {
+            let end = SubagentEnd::Failed {
+                error: format!("the workflow has no agent {:?}", task.agent),
+            };
+            tagged.finished(&task, &end, 0, started).await;
+            return report(end, &state);
         }
-    };
-    tagged.finished(&task, &end, steps, started).await;
-    SubagentReport {
-        steps,
-        ..report(end, &state)
+        tagged
+            .emit(
+                &task.agent,
+                EventKind::SubagentStarted {
+                    label: task.label.clone(),
+                },
+            )
+            .await;
+        state.set_active_agent(&task.agent);
+        let budget = self.runner.clone().with_max_steps(task.max_steps);
+        let outcome = budget
+            .run_turn(
+                &self.workflow,
+                &mut state,
+                task.message.clone(),
+                ctx,
+                control,
+                &tagged,
+            )
+            .await;
+        let steps = tagged.steps();
+        let end = match outcome {
+            Ok(TurnOutcome::Answered { .. }) => SubagentEnd::Answered,
+            Ok(TurnOutcome::Stopped { during, .. }) => SubagentEnd::Stopped {
+                during: during.into(),
+            },
+            Ok(TurnOutcome::StepLimit { steps, .. }) => SubagentEnd::StepLimit { steps },
+            Err(error @ (RunError::Model { .. } | RunError::UnknownActiveAgent { .. })) => {
+                SubagentEnd::Failed {
+                    error: error.to_string(),
+                }
+            }
+        };
+        tagged.finished(&task, &end, steps, started).await;
+        SubagentReport {
+            steps,
+            ..report(end, &state)
+        }
     }
 }
 

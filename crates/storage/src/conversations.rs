@@ -326,15 +326,7 @@ pub async fn request_stop(
         .filter(conversation::Column::Id.eq(id))
         .exec(db)
         .await?;
-    let requested = conversation::Entity::update_many()
-        .col_expr(conversation::Column::StopRequested, Expr::value(true))
-        .col_expr(conversation::Column::PreemptOnly, Expr::value(false))
-        .filter(conversation::Column::Id.eq(id))
-        .filter(conversation::Column::Status.eq(RUNNING))
-        .filter(conversation::Column::TurnLeaseUntil.gt(now))
-        .exec(db)
-        .await?;
-    Ok(requested.rows_affected == 1)
+    flag_running_turn(db, id, now, Expr::value(false)).await
 }
 
 /// Asks the running turn, on whichever replica, to give way to a newer
@@ -348,15 +340,25 @@ pub async fn request_preempt(
     id: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, StorageError> {
+    // The right-hand side reads the row as it was before this update.
+    let preempt_only = Expr::col(conversation::Column::StopRequested)
+        .not()
+        .or(Expr::col(conversation::Column::PreemptOnly).into());
+    flag_running_turn(db, id, now, preempt_only).await
+}
+
+/// Flags the turn holding a live claim on conversation `id` to end, with
+/// `preempt_only` saying whether only the turn ends; false when none holds
+/// one.
+async fn flag_running_turn(
+    db: &impl ConnectionTrait,
+    id: &str,
+    now: DateTime<Utc>,
+    preempt_only: impl Into<sea_orm::sea_query::SimpleExpr>,
+) -> Result<bool, StorageError> {
     let requested = conversation::Entity::update_many()
         .col_expr(conversation::Column::StopRequested, Expr::value(true))
-        .col_expr(
-            conversation::Column::PreemptOnly,
-            // The right-hand sides read the row as it was before this update.
-            Expr::col(conversation::Column::StopRequested)
-                .not()
-                .or(Expr::col(conversation::Column::PreemptOnly).into()),
-        )
+        .col_expr(conversation::Column::PreemptOnly, preempt_only.into())
         .filter(conversation::Column::Id.eq(id))
         .filter(conversation::Column::Status.eq(RUNNING))
         .filter(conversation::Column::TurnLeaseUntil.gt(now))

@@ -172,11 +172,10 @@ impl Chat {
         if let Some(until) = lease {
             storage::conversations::release_background(&*tx, id, until).await?;
         }
+        let stored = held.stored.clone();
         held.save(&*tx, id, now).await?;
         tx.commit().await?;
-        if let Some(stored) = storage::conversations::get(self.db.conn(), id).await? {
-            self.announce(&stored);
-        }
+        self.announce(&stored);
         // A message that arrived while this held the conversation waits.
         self.drain_soon(id);
         Ok(())

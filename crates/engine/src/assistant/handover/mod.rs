@@ -145,6 +145,8 @@ impl Chat {
 pub(crate) struct Held {
     turn_id: String,
     pub(crate) state: ConversationState,
+    /// The conversation as read when it was claimed.
+    pub(crate) stored: StoredConversation,
 }
 
 impl Held {
@@ -167,6 +169,7 @@ impl Held {
         Ok(Held {
             turn_id,
             state: decode_state(&stored)?,
+            stored,
         })
     }
 

@@ -214,46 +214,31 @@ fn case(view: &View<'_>, order_id: &str, reach: Reach<'_>) -> Step {
         r.value::<RecordedQuestion>()
             .is_some_and(|q| q.order_id.as_deref() == Some(order_id))
     });
-    if asked.is_none()
-        && let Some(words) = reach.briefed_answer
-        && let Some(opened) = Utterance::of(words).opened
-    {
+    let answer = match asked {
         // Asked in the conversation before this investigator started, and
         // answered there: the conversation's ledger holds the answer too.
-        return decide(
-            view,
-            &order,
-            &passages,
-            unopened,
-            days,
-            opened,
-            &Basis::Customer(words),
-        );
-    }
-    let Some(asked) = asked else {
-        return Step::Call {
-            tool: RECORD_UNKNOWN,
-            args: json!({ "question": OPENED_QUESTION, "order_id": order_id, "ask": "customer" }),
-        };
+        None => reach.briefed_answer.and_then(opened_in),
+        Some(asked) if asked.this_turn => {
+            let asked_before = view
+                .latest(RECORD_UNKNOWN, |r| for_order(r) && r.index < asked.index)
+                .is_some();
+            return Step::Say(if asked_before {
+                format!(
+                    "To check order {order_id} I need your answer to one question: was the item opened? Please answer yes or no (or tell me if it arrived damaged or faulty)."
+                )
+            } else {
+                ask_opened(&order, unopened, window)
+            });
+        }
+        // Only the reply to the question answers it. Anything else
+        // ("sorry?", a request for a person) stays a message: the question
+        // is asked again and the reply to that is the answer the approver
+        // will see.
+        Some(asked) => view
+            .user_messages_after(asked.index)
+            .next()
+            .and_then(|(_, text)| opened_in(text)),
     };
-    if asked.this_turn {
-        let asked_before = view
-            .latest(RECORD_UNKNOWN, |r| for_order(r) && r.index < asked.index)
-            .is_some();
-        return Step::Say(if asked_before {
-            format!(
-                "To check order {order_id} I need your answer to one question: was the item opened? Please answer yes or no (or tell me if it arrived damaged or faulty)."
-            )
-        } else {
-            ask_opened(&order, unopened, window)
-        });
-    }
-    // Only the reply to the question answers it. Anything else ("sorry?",
-    // a request for a person) stays a message: the question is asked again
-    // and the reply to that is the answer the approver will see.
-    let reply = view.user_messages_after(asked.index).next();
-    let answer =
-        reply.and_then(|(_, text)| Utterance::of(text).opened.map(|opened| (opened, text)));
     let Some((opened, words)) = answer else {
         return Step::Call {
             tool: RECORD_UNKNOWN,
@@ -269,6 +254,11 @@ fn case(view: &View<'_>, order_id: &str, reach: Reach<'_>) -> Step {
         opened,
         &Basis::Customer(words),
     )
+}
+
+/// Whether `words` say if the item was opened, with the words.
+fn opened_in(words: &str) -> Option<(Opened, &str)> {
+    Utterance::of(words).opened.map(|opened| (opened, words))
 }
 
 /// What says whether the item was opened.
