@@ -109,8 +109,9 @@ pub async fn build_router(
 
     let store = AnyStore::for_database(&db).await?;
     store.spawn_expired_cleanup(&state.engine.tasks);
+    let ended_sessions = store.ended();
     let sessions = SessionManagerLayer::new(store)
-        .with_name("countersign_session")
+        .with_name(middleware::sessions::SESSION_COOKIE)
         .with_http_only(true)
         .with_same_site(SameSite::Lax)
         .with_secure(settings.secure_cookies())
@@ -182,6 +183,10 @@ pub async fn build_router(
             middleware::identity::identify,
         ))
         .layer(sessions)
+        .layer(axum::middleware::from_fn_with_state(
+            ended_sessions,
+            middleware::sessions::keep_ended_sessions_ended,
+        ))
         .layer(axum::middleware::from_fn(middleware::paths::plain_only))
         // The widget authenticates with signed tokens and bearer sessions,
         // never cookies: it sits outside the session, identity and CSRF layers.

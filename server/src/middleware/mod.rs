@@ -1,4 +1,5 @@
-//! Request middleware, outermost first: plain paths → sessions → identity →
+//! Request middleware, outermost first: plain paths → ended sessions kept
+//! ended → sessions → identity →
 //! CSRF → page guard; no-store and HSTS on the way out.
 
 pub mod csrf;
@@ -6,6 +7,7 @@ pub mod headers;
 pub mod identity;
 pub mod page_guard;
 pub mod paths;
+pub mod sessions;
 
 /// Paths that are not pages: assets, APIs, server functions, probes.
 pub fn is_page_path(path: &str) -> bool {
