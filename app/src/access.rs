@@ -29,8 +29,10 @@ pub fn is_customer_only(roles: &RoleSet) -> bool {
 pub fn page_access(path: &str) -> PageAccess {
     let first = path.trim_start_matches('/').split('/').next().unwrap_or("");
     match first {
-        "login" => PageAccess::Public,
-        "" | "chat" | "proposals" | "refunds" => PageAccess::SignedIn,
+        // A visitor may start chatting before signing in; the agent asks
+        // them to sign in when it needs their orders.
+        "login" | "chat" => PageAccess::Public,
+        "" | "proposals" | "refunds" => PageAccess::SignedIn,
         "queue" => PageAccess::AnyOf(QUEUE_ROLES),
         "audit" => PageAccess::AnyOf(AUDIT_ROLES),
         "admin" => PageAccess::AnyOf(ADMIN_ROLES),

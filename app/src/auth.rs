@@ -69,6 +69,27 @@ pub async fn login(
         .await
         .map_err(|e| server::internal(&e))?;
     tracing::info!(user.id = %user.id, user.name = %user.name, "signed in");
+    // A visitor who chatted before signing in: their conversations become
+    // this customer's, and a turn waiting for the sign-in goes on.
+    if let Some(guest_id) = session
+        .get::<String>(keys::GUEST_ID)
+        .await
+        .map_err(|e| server::internal(&e))?
+    {
+        let actor = engine::Actor::from(user.clone());
+        let bound = ctx
+            .engine
+            .chat
+            .visitor_signed_in(&guest_id, &actor)
+            .await
+            .map_err(|e| server::internal(&e))?;
+        if !bound.is_empty() || actor.roles.contains(domain::Role::Customer) {
+            session
+                .remove::<String>(keys::GUEST_ID)
+                .await
+                .map_err(|e| server::internal(&e))?;
+        }
+    }
     leptos_axum::redirect(&safe_next(next.as_deref()));
     Ok(())
 }

@@ -17,7 +17,8 @@ pub const MAX_MESSAGE_CHARS: usize = 4000;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatView {
     pub id: String,
-    pub customer_id: String,
+    /// None while a visitor who has not signed in holds it.
+    pub customer_id: Option<String>,
     /// The viewer opened it and may write to it (staff may only read).
     pub can_write: bool,
     /// A turn is running now (possibly from another tab).
@@ -25,6 +26,9 @@ pub struct ChatView {
     /// Orders are still being checked in the background (by investigators
     /// a newer message left running); Stop ends them.
     pub background: bool,
+    /// The running turn waits for the visitor to sign in: the page offers
+    /// the sign-in (in another tab) and Stop.
+    pub waiting_for_sign_in: bool,
     /// The customer's message that turn is answering.
     pub message_being_answered: Option<String>,
     /// Display name of the agent that will read the next message.
@@ -188,7 +192,9 @@ mod backend {
                 });
             }
         }
-        let own = conversation.owner_id == me.user_id;
+        // A visitor reads only the conversation they opened, until it is bound.
+        let own = conversation.owner_id == me.user_id
+            || (me.is_guest() && conversation.customer_id.is_none());
         let handover = crate::handover::backend::chat_handover(ctx, me, &conversation.id).await?;
         let entries = ctx
             .engine
@@ -220,6 +226,7 @@ mod backend {
             can_write: own,
             running: conversation.running,
             background: conversation.background,
+            waiting_for_sign_in: conversation.waiting_for_sign_in,
             message_being_answered: conversation.message_being_answered,
             active_agent: agent_display_name(&conversation.active_agent),
             model: ctx.engine.assistant.model_name().to_owned(),
@@ -406,8 +413,11 @@ pub enum MyChat {
 #[server(prefix = "/fn", endpoint = "my_conversation", input = server_fn::codec::GetUrl)]
 pub async fn my_conversation() -> Result<MyChat, AppError> {
     use crate::server;
-    let me = server::require_user()?;
-    if !me.roles.contains(domain::Role::Customer) {
+    // A visitor who has not sent a first message has nothing to resume.
+    let Some(me) = server::chat_caller(false).await? else {
+        return Ok(MyChat::NotStarted);
+    };
+    if !me.roles.contains(domain::Role::Customer) && !me.is_guest() {
         return Ok(MyChat::NotACustomer);
     }
     let ctx = server::context()?;
@@ -429,7 +439,7 @@ pub async fn my_conversation() -> Result<MyChat, AppError> {
 #[server(prefix = "/fn", endpoint = "conversation_view", input = server_fn::codec::GetUrl)]
 pub async fn conversation_view(id: String) -> Result<ChatView, AppError> {
     use crate::server;
-    let me = server::require_user()?;
+    let me = server::require_chat_caller().await?;
     let ctx = server::context()?;
     let conversation = ctx
         .engine
@@ -445,7 +455,11 @@ pub async fn conversation_view(id: String) -> Result<ChatView, AppError> {
 pub async fn new_conversation(csrf_token: String) -> Result<ChatView, AppError> {
     use crate::server;
     server::check_csrf(&csrf_token)?;
-    let me = server::require_user()?;
+    // A visitor who has not signed in may start one; it becomes theirs as
+    // a customer when they sign in.
+    let me = server::chat_caller(true)
+        .await?
+        .ok_or_else(|| server::fail(AppError::Unauthenticated))?;
     let ctx = server::context()?;
     let conversation = ctx
         .engine
@@ -470,7 +484,7 @@ pub async fn send_message(
 ) -> Result<ChatView, AppError> {
     use crate::server;
     server::check_csrf(&csrf_token)?;
-    let me = server::require_user()?;
+    let me = server::require_chat_caller().await?;
     check_message(&text).map_err(server::fail)?;
     let ctx = server::context()?;
     let actor = me.actor();
@@ -501,7 +515,7 @@ pub async fn send_message(
 pub async fn stop_turn(csrf_token: String, id: String) -> Result<(), AppError> {
     use crate::server;
     server::check_csrf(&csrf_token)?;
-    let me = server::require_user()?;
+    let me = server::require_chat_caller().await?;
     let ctx = server::context()?;
     ctx.engine
         .chat

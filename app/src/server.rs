@@ -14,6 +14,8 @@ pub mod keys {
     pub const EPOCH: &str = "session_epoch";
     pub const SIGNED_IN_AT: &str = "signed_in_at";
     pub const CSRF: &str = "csrf_token";
+    /// The visitor this browser is while it chats before signing in.
+    pub const GUEST_ID: &str = "guest_id";
 }
 
 /// What server functions need from the running server; the binary builds it
@@ -61,6 +63,24 @@ impl Identity {
         }
     }
 
+    /// A visitor chatting before signing in (see `engine::Actor::guest`).
+    pub fn guest(guest_id: &str) -> Identity {
+        let actor = engine::Actor::guest(guest_id);
+        Identity {
+            user_id: actor.user_id,
+            name: actor.name,
+            display_name: "Visitor".to_owned(),
+            roles: actor.roles,
+            via: AuthMethod::Session,
+            widget_session: None,
+        }
+    }
+
+    /// Whether this is a visitor who has not signed in.
+    pub fn is_guest(&self) -> bool {
+        self.actor().is_guest()
+    }
+
     pub fn summary(&self) -> UserSummary {
         UserSummary {
             id: self.user_id.clone(),
@@ -103,6 +123,48 @@ pub fn client_address() -> String {
 /// [`AppError::Unauthenticated`].
 pub fn require_user() -> Result<Identity, AppError> {
     identity().ok_or_else(|| fail(AppError::Unauthenticated))
+}
+
+/// The chat's caller: the signed-in user, else the visitor this browser
+/// session is. With `start` (sending the first message), a browser that is
+/// not one yet becomes one; the visitor's id stays in the server-side
+/// session, never in the browser. None: signed out and not a visitor.
+///
+/// # Errors
+/// Session storage failures.
+pub async fn chat_caller(start: bool) -> Result<Option<Identity>, AppError> {
+    if let Some(me) = identity() {
+        return Ok(Some(me));
+    }
+    let session = session().await?;
+    let known = session
+        .get::<String>(keys::GUEST_ID)
+        .await
+        .map_err(|e| internal(&e))?;
+    let guest_id = match known {
+        Some(id) if id.starts_with(engine::core::GUEST_PREFIX) => id,
+        _ if start => {
+            let id = storage::ids::new_id(engine::core::GUEST_PREFIX.trim_end_matches('_'));
+            session
+                .insert(keys::GUEST_ID, &id)
+                .await
+                .map_err(|e| internal(&e))?;
+            id
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(Identity::guest(&guest_id)))
+}
+
+/// As [`chat_caller`], for a chat that must already have a caller.
+///
+/// # Errors
+/// [`AppError::Unauthenticated`] for a browser that is neither signed in
+/// nor a visitor with a conversation; session storage failures.
+pub async fn require_chat_caller() -> Result<Identity, AppError> {
+    chat_caller(false)
+        .await?
+        .ok_or_else(|| fail(AppError::Unauthenticated))
 }
 
 /// The engine's context and the caller, if the caller administers: the

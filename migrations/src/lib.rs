@@ -29,6 +29,7 @@ mod m20261207_000024_gateway_unsigned_pairs;
 mod m20261208_000025_gateway_peer_secrets;
 mod m20261209_000026_conversation_messages;
 mod m20261210_000027_conversation_stop_kinds;
+mod m20261211_000028_guest_conversations;
 
 pub struct Migrator;
 
@@ -62,6 +63,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261208_000025_gateway_peer_secrets::Migration),
             Box::new(m20261209_000026_conversation_messages::Migration),
             Box::new(m20261210_000027_conversation_stop_kinds::Migration),
+            Box::new(m20261211_000028_guest_conversations::Migration),
         ]
     }
 }

@@ -162,6 +162,11 @@ fn Conversation(
     let id = initial.id.clone();
     let can_write = initial.can_write;
     let model = initial.model.clone();
+    // Opened by a visitor who has not signed in yet: once they sign in (in
+    // another tab), this page is reloaded after the reply, so it speaks
+    // for the customer they signed in as (and carries that session's CSRF
+    // token).
+    let opened_as_visitor = initial.customer_id.is_none();
     let send = ServerAction::<SendMessage>::new();
     // Messages sent while a reply is written: stored at once, answered in
     // a later turn (this page does not wait for that turn).
@@ -215,8 +220,11 @@ fn Conversation(
     let poll = RwSignal::new(0u32);
     let running_elsewhere =
         move || (current.with(|v| v.running || v.background) || waiting()) && !send.pending().get();
+    // A visitor's own turn may stop to wait for them to sign in: followed
+    // too, so the page asks them to (visitors have no live connection).
+    let visitor_waiting = move || send.pending().get() && current.with(|v| v.customer_id.is_none());
     Effect::new(move |_| {
-        if running_elsewhere() {
+        if running_elsewhere() || visitor_waiting() {
             set_timeout(
                 move || poll.update(|n| *n += 1),
                 std::time::Duration::from_millis(1000),
@@ -236,8 +244,20 @@ fn Conversation(
         let sent = send.version().get_untracked();
         leptos::task::spawn_local(async move {
             let fetched = conversation_view(id).await;
+            // This page's own turn: only whether it waits for a sign-in,
+            // and for whom it now speaks, are taken (its transcript comes
+            // with the turn).
+            if send.pending().get_untracked() {
+                if let Ok(view) = fetched {
+                    current.update(|shown| {
+                        shown.waiting_for_sign_in = view.waiting_for_sign_in;
+                        shown.customer_id = view.customer_id;
+                    });
+                }
+                return;
+            }
             // A turn that ended meanwhile brought a newer view already.
-            if send.pending().get_untracked() || send.version().get_untracked() != sent {
+            if send.version().get_untracked() != sent {
                 return;
             }
             match fetched {
@@ -248,6 +268,12 @@ fn Conversation(
                 Err(error) => refresh_error.set(Some(error.to_string())),
             }
         });
+    });
+    Effect::new(move |_| {
+        let signed_in = current.with(|v| v.customer_id.is_some());
+        if opened_as_visitor && signed_in && !send.pending().get() {
+            let _ = window().location().reload();
+        }
     });
     let pending = move || send.pending().get();
     // A reply is being written: this page's turn or any other.
@@ -349,6 +375,16 @@ fn Conversation(
                     </li>
                     <li class="msg note" role="status" data-testid="chat-thinking">"The assistant is working on a reply…"</li>
                 </ol>
+            </Show>
+            <Show when=move || current.with(|v| v.waiting_for_sign_in)>
+                <div class="card sign-in-wait" role="status" data-testid="chat-sign-in">
+                    <p>"To look at your orders I need you to sign in. I'm waiting here for up to 10 minutes; Stop ends the wait."</p>
+                    <p>
+                        <a href="/login?next=%2Fchat" target="_blank" rel="noopener" data-testid="chat-sign-in-link">
+                            "Sign in (opens a new tab)"
+                        </a>
+                    </p>
+                </div>
             </Show>
             <Show when=background>
                 <p class="muted small" role="status" data-testid="chat-background">

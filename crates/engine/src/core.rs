@@ -114,7 +114,28 @@ impl From<storage::users::UserRecord> for Actor {
     }
 }
 
+/// How a visitor's id begins: a browser that has not signed in, chatting
+/// before it does (see [`Actor::guest`]).
+pub const GUEST_PREFIX: &str = "gst_";
+
 impl Actor {
+    /// A visitor who has not signed in, known only by the id its browser
+    /// session holds. It holds no role: it can open a conversation and
+    /// write to it, and nothing else, until it signs in.
+    pub fn guest(guest_id: &str) -> Actor {
+        Actor {
+            user_id: guest_id.to_owned(),
+            name: "visitor".to_owned(),
+            roles: domain::RoleSet::new([]),
+            widget_session: None,
+        }
+    }
+
+    /// Whether this is a visitor who has not signed in.
+    pub fn is_guest(&self) -> bool {
+        self.roles.is_empty() && self.user_id.starts_with(GUEST_PREFIX)
+    }
+
     /// How the journal names the actor.
     pub fn journal_name(&self) -> String {
         format!("user:{}", self.name)

@@ -46,11 +46,30 @@ pub struct StoredConversation {
     /// The widget session that opened it: the only widget session that
     /// reaches it (none: opened in the web app or through the API).
     pub widget_session_id: Option<String>,
+    /// The visitor who opened it before signing in. While owner and
+    /// customer are [`crate::users::GUEST_ACCOUNT_ID`] only that visitor
+    /// reaches it; signing in binds it to the person.
+    pub guest_id: Option<String>,
+    /// The running turn waits for the visitor to sign in until then.
+    pub sign_in_wait_until: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
 
 impl StoredConversation {
+    /// The customer it is about; none while a visitor who has not signed
+    /// in holds it.
+    pub fn customer(&self) -> Option<&str> {
+        Some(self.customer_id.as_str()).filter(|id| *id != crate::users::GUEST_ACCOUNT_ID)
+    }
+
+    /// Whether its running turn waits for the visitor to sign in at `now`.
+    pub fn waits_for_sign_in(&self, now: DateTime<Utc>) -> bool {
+        self.customer().is_none()
+            && self.is_running(now)
+            && self.sign_in_wait_until.is_some_and(|until| until > now)
+    }
+
     /// Whether a turn holds a live claim at `now`.
     pub fn is_running(&self, now: DateTime<Utc>) -> bool {
         self.status == RUNNING && self.turn_lease_until.is_some_and(|until| until > now)
@@ -74,6 +93,9 @@ pub struct NewConversation<'a> {
     pub state: &'a str,
     /// The widget session opening it, if a widget session does.
     pub widget_session_id: Option<&'a str>,
+    /// The visitor opening it before signing in (owner and customer are
+    /// then the guest account).
+    pub guest_id: Option<&'a str>,
     pub now: DateTime<Utc>,
 }
 
@@ -131,6 +153,8 @@ pub async fn insert(
         background_until: Set(None),
         pending_message: Set(None),
         widget_session_id: Set(new.widget_session_id.map(str::to_owned)),
+        guest_id: Set(new.guest_id.map(str::to_owned)),
+        sign_in_wait_until: Set(None),
         created_at: Set(new.now),
         updated_at: Set(new.now),
     }
@@ -456,6 +480,10 @@ pub async fn save_turn(
             conversation::Column::PendingMessage,
             Expr::value(None::<String>),
         )
+        .col_expr(
+            conversation::Column::SignInWaitUntil,
+            Expr::value(None::<DateTime<Utc>>),
+        )
         .col_expr(conversation::Column::UpdatedAt, Expr::value(saved.now))
         .filter(conversation::Column::Id.eq(id))
         .filter(conversation::Column::TurnId.eq(turn_id))
@@ -488,11 +516,94 @@ pub async fn release_claim(
             conversation::Column::PendingMessage,
             Expr::value(None::<String>),
         )
+        .col_expr(
+            conversation::Column::SignInWaitUntil,
+            Expr::value(None::<DateTime<Utc>>),
+        )
         .filter(conversation::Column::Id.eq(id))
         .filter(conversation::Column::TurnId.eq(turn_id))
         .exec(db)
         .await?;
     Ok(())
+}
+
+/// Marks that the claim `turn_id` waits for the visitor to sign in until
+/// `until` (none: it no longer waits). Returns false when that claim is no
+/// longer held.
+///
+/// # Errors
+/// Database failures.
+pub async fn set_sign_in_wait(
+    db: &impl ConnectionTrait,
+    id: &str,
+    turn_id: &str,
+    until: Option<DateTime<Utc>>,
+) -> Result<bool, StorageError> {
+    let updated = conversation::Entity::update_many()
+        .col_expr(conversation::Column::SignInWaitUntil, Expr::value(until))
+        .filter(conversation::Column::Id.eq(id))
+        .filter(conversation::Column::TurnId.eq(turn_id))
+        .filter(conversation::Column::Status.eq(RUNNING))
+        .exec(db)
+        .await?;
+    Ok(updated.rows_affected == 1)
+}
+
+/// Binds every conversation visitor `guest_id` opened and has not bound yet
+/// to `user_id`, who just signed in: they become its owner and its
+/// customer. Returns the ids of the conversations bound.
+///
+/// # Errors
+/// Database failures.
+pub async fn bind_guest(
+    db: &impl ConnectionTrait,
+    guest_id: &str,
+    user_id: &str,
+    now: DateTime<Utc>,
+) -> Result<Vec<String>, StorageError> {
+    let unbound = || {
+        conversation::Column::GuestId
+            .eq(guest_id)
+            .and(conversation::Column::OwnerId.eq(crate::users::GUEST_ACCOUNT_ID))
+    };
+    let ids: Vec<String> = conversation::Entity::find()
+        .select_only()
+        .column(conversation::Column::Id)
+        .filter(unbound())
+        .into_tuple()
+        .all(db)
+        .await?;
+    if ids.is_empty() {
+        return Ok(ids);
+    }
+    conversation::Entity::update_many()
+        .col_expr(conversation::Column::OwnerId, Expr::value(user_id))
+        .col_expr(conversation::Column::CustomerId, Expr::value(user_id))
+        .col_expr(conversation::Column::UpdatedAt, Expr::value(now))
+        .filter(conversation::Column::Id.is_in(ids.clone()))
+        .filter(unbound())
+        .exec(db)
+        .await?;
+    Ok(ids)
+}
+
+/// The conversation visitor `guest_id` opened most recently and has not
+/// bound to an account yet.
+///
+/// # Errors
+/// Database failures.
+pub async fn latest_of_guest(
+    db: &impl ConnectionTrait,
+    guest_id: &str,
+) -> Result<Option<StoredConversation>, StorageError> {
+    Ok(conversation::Entity::find()
+        .filter(conversation::Column::GuestId.eq(guest_id))
+        .filter(conversation::Column::OwnerId.eq(crate::users::GUEST_ACCOUNT_ID))
+        .order_by_desc(conversation::Column::UpdatedAt)
+        .order_by_desc(conversation::Column::CreatedAt)
+        .one(db)
+        .await?
+        .map(decode))
 }
 
 /// # Errors
@@ -564,6 +675,8 @@ fn decode(row: conversation::Model) -> StoredConversation {
         background_until: row.background_until,
         pending_message: row.pending_message,
         widget_session_id: row.widget_session_id,
+        guest_id: row.guest_id,
+        sign_in_wait_until: row.sign_in_wait_until,
         created_at: row.created_at,
         updated_at: row.updated_at,
     }
@@ -611,6 +724,8 @@ mod tests {
             background_until: None,
             pending_message: Some("is order 4822 refundable?".into()),
             widget_session_id: None,
+            guest_id: None,
+            sign_in_wait_until: None,
             created_at: lease_until,
             updated_at: lease_until,
         }

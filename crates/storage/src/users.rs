@@ -146,12 +146,18 @@ pub async fn find_by_id(
     found.into_iter().next().map(to_record).transpose()
 }
 
-/// Every user, by name.
+/// The account that holds the conversations visitors open before they sign
+/// in (created by migration m20261211_000028; disabled, and its name is not
+/// a valid user name, so nobody signs in as it). Never listed.
+pub const GUEST_ACCOUNT_ID: &str = "usr_visitors_not_signed_in";
+
+/// Every user, by name (not the guest account).
 ///
 /// # Errors
 /// Database failures.
 pub async fn list(db: &impl ConnectionTrait) -> Result<Vec<UserRecord>, StorageError> {
     user::Entity::find()
+        .filter(user::Column::Id.ne(GUEST_ACCOUNT_ID))
         .order_by_asc(user::Column::Name)
         .find_with_related(user_role::Entity)
         .all(db)
@@ -165,7 +171,10 @@ pub async fn list(db: &impl ConnectionTrait) -> Result<Vec<UserRecord>, StorageE
 /// Database failures.
 pub async fn count(db: &impl ConnectionTrait) -> Result<u64, StorageError> {
     use sea_orm::PaginatorTrait;
-    Ok(user::Entity::find().count(db).await?)
+    Ok(user::Entity::find()
+        .filter(user::Column::Id.ne(GUEST_ACCOUNT_ID))
+        .count(db)
+        .await?)
 }
 
 /// Disables the user and ends every credential they hold, for good: browser

@@ -34,4 +34,5 @@ mod sign_in;
 mod support;
 mod unavailable;
 mod vault;
+mod visitor_chat;
 mod widget;

@@ -5,6 +5,7 @@
 use super::Chat;
 use super::handover::Handover;
 use super::tools::ToolPort;
+use super::tools::request_sign_in::SignIn;
 use crate::core::Actor;
 use crate::gateway::{OutboundTask, OutboxTaskView, RETURNS_INSPECTION, SendError};
 use crate::policies::{PolicyError, PolicyHit};
@@ -91,6 +92,14 @@ impl ToolPort for Chat {
 
     fn continue_in_background(&self, work: crate::assistant::subagents::BackgroundWork) {
         self.run_in_background(work);
+    }
+
+    async fn await_sign_in(
+        &self,
+        conversation_id: &str,
+        until: Timestamp,
+    ) -> Result<SignIn, StorageError> {
+        self.await_visitor_sign_in(conversation_id, until).await
     }
 
     async fn request_person(

@@ -7,39 +7,75 @@ use super::ledger::Ledger;
 use super::subagents::TurnSubagents;
 use super::tools::ToolPort;
 use crate::core::Actor;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 /// The scope of one turn.
 #[derive(Clone)]
 pub struct TurnScope {
     /// Everything the tools may ask of the application.
     pub tools: Arc<dyn ToolPort>,
-    /// The authenticated user sending the message; proposals are submitted as them.
-    pub actor: Actor,
     pub conversation_id: String,
-    /// The only customer whose records the tools may return.
-    pub customer_id: String,
+    /// Who sends the messages and whose records the tools may read: fixed
+    /// for the turn, except that a visitor who signs in while the turn
+    /// waits for it becomes that customer (shared with its subagents).
+    identity: Arc<RwLock<Identity>>,
     ledger: Arc<Mutex<Ledger>>,
     /// Where the turn's tools start subagents; none inside a subagent.
     subagents: Option<TurnSubagents>,
 }
 
+#[derive(Debug, Clone)]
+struct Identity {
+    actor: Actor,
+    customer_id: Option<String>,
+}
+
 impl TurnScope {
+    /// `customer_id` is none while a visitor who has not signed in holds
+    /// the conversation: no customer's records are readable then.
     pub fn new(
         tools: Arc<dyn ToolPort>,
         actor: Actor,
         conversation_id: String,
-        customer_id: String,
+        customer_id: Option<String>,
         ledger: Ledger,
     ) -> Self {
         TurnScope {
             tools,
-            actor,
             conversation_id,
-            customer_id,
+            identity: Arc::new(RwLock::new(Identity { actor, customer_id })),
             ledger: Arc::new(Mutex::new(ledger)),
             subagents: None,
         }
+    }
+
+    /// The authenticated user sending the message; proposals are submitted
+    /// as them.
+    pub fn actor(&self) -> Actor {
+        self.identity().actor.clone()
+    }
+
+    /// The only customer whose records the tools may return; none before
+    /// the visitor signs in.
+    pub fn customer_id(&self) -> Option<String> {
+        self.identity().customer_id.clone()
+    }
+
+    /// The visitor signed in as `customer` while the turn waited: from now
+    /// on the turn acts as them and reads their records.
+    pub fn signed_in(&self, customer: Actor) {
+        let mut identity = self
+            .identity
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        identity.customer_id = Some(customer.user_id.clone());
+        identity.actor = customer;
+    }
+
+    fn identity(&self) -> std::sync::RwLockReadGuard<'_, Identity> {
+        // Nothing can be left half-written by a panic: both fields are
+        // replaced together under the lock.
+        self.identity.read().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The same scope, its tools able to start subagents.
@@ -61,9 +97,8 @@ impl TurnScope {
     pub fn for_subagent(&self) -> TurnScope {
         TurnScope {
             tools: Arc::clone(&self.tools),
-            actor: self.actor.clone(),
             conversation_id: self.conversation_id.clone(),
-            customer_id: self.customer_id.clone(),
+            identity: Arc::clone(&self.identity),
             ledger: Arc::new(Mutex::new(self.ledger().clone())),
             subagents: None,
         }
@@ -80,9 +115,9 @@ impl TurnScope {
 impl std::fmt::Debug for TurnScope {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TurnScope")
-            .field("actor", &self.actor.user_id)
+            .field("actor", &self.actor().user_id)
             .field("conversation_id", &self.conversation_id)
-            .field("customer_id", &self.customer_id)
+            .field("customer_id", &self.customer_id())
             .finish_non_exhaustive()
     }
 }

@@ -3,7 +3,7 @@
 
 use super::tools::{
     CheckReturnedParcel, GetOrder, InvestigateOrders, PrepareRefund, RecordUnknown, RefundStatus,
-    RequestPerson, SearchPolicy,
+    RequestPerson, RequestSignIn, SearchPolicy,
 };
 use agents::{Agent, AgentError, Workflow, WorkflowError};
 use std::sync::Arc;
@@ -44,7 +44,8 @@ const SPECIALIST_INSTRUCTIONS: &str = "You are the refund specialist of a shop's
 5a. When a message asks about two or more orders for refunds, or answers questions you asked about several, call investigate_orders with their numbers: one investigator per order works in parallel. Then tell the customer each order's result in one line: the proposal and its amount, the question, or the rule that applies.
 7. When the customer asks where a refund stands (\"where is my refund\", \"status of 4822\"), call refund_status and answer from its result: where it stands, what happens next and when. Never prepare a refund to answer a status question.
 8. When the customer asks to talk to a person (a human, an agent, someone from the team), call request_person and tell them a member of the team will reply here.
-9. If the customer asks about something unrelated to refunds or their orders, hand the conversation back to coordinator.";
+9. When a tool answers that the customer has not signed in, call request_sign_in: it asks them to sign in and waits. When it answers signed_in, repeat the refused call; when it answers unknown, tell them to sign in and ask again.
+10. If the customer asks about something unrelated to refunds or their orders, hand the conversation back to coordinator.";
 
 /// Why the built-in definitions were refused by the runtime.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -135,6 +136,7 @@ fn agents(get_order: GetOrder, options: TeamOptions) -> Result<(Agent, Agent), A
         .tool(Arc::new(InvestigateOrders))
         .tool(Arc::new(RefundStatus))
         .tool(Arc::new(RequestPerson))
+        .tool(Arc::new(RequestSignIn))
         .can_handoff_to(COORDINATOR)
         .build()?;
     Ok((coordinator, specialist))
@@ -161,7 +163,8 @@ mod tests {
                 "prepare_refund",
                 "investigate_orders",
                 "refund_status",
-                "request_person"
+                "request_person",
+                "request_sign_in"
             ]
         );
         assert!(coordinator.tool("get_order").is_none());

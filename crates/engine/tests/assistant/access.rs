@@ -202,7 +202,7 @@ async fn a_returning_customer_resumes_the_conversation_they_used_last() {
             .latest_conversation(&approver)
             .await
             .unwrap()
-            .map(|c| c.customer_id),
+            .and_then(|c| c.customer_id),
         Some(customer.user_id)
     );
 }

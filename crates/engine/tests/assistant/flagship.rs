@@ -116,6 +116,7 @@ async fn the_flagship_flow_ends_in_a_proposal_for_7900_eur_citing_the_order_and_
             "investigate_orders",
             "refund_status",
             "request_person",
+            "request_sign_in",
             "handoff"
         ]
     );

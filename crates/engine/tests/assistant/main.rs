@@ -12,6 +12,7 @@ mod handover;
 mod model_path;
 mod one_live;
 mod runtime;
+mod sign_in;
 mod status;
 mod subagents;
 mod support;

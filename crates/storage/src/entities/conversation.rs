@@ -27,6 +27,11 @@ pub struct Model {
     pub pending_message: Option<String>,
     /// The widget session that opened it (none: the web app or the API).
     pub widget_session_id: Option<String>,
+    /// The visitor who opened it before signing in (none once opened by a
+    /// signed-in user; kept after sign-in binds it).
+    pub guest_id: Option<String>,
+    /// A turn waits for the visitor to sign in until then.
+    pub sign_in_wait_until: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -119,3 +119,18 @@ async fn a_lookup_by_an_id_with_a_nul_character_is_refused_as_input_not_a_databa
         Err(other) => panic!("a database failure for bad input: {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn a_fresh_database_counts_no_users_so_the_first_run_seeds_the_demo() {
+    let test = TestDatabase::new().await;
+    let db = test.db.conn();
+    // The guest account that holds visitors' conversations is there, but it
+    // is nobody: never counted, never listed, and it cannot sign in.
+    let guest = users::find_by_id(db, users::GUEST_ACCOUNT_ID)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(guest.disabled && guest.roles.is_empty());
+    assert_eq!(users::count(db).await.unwrap(), 0);
+    assert!(users::list(db).await.unwrap().is_empty());
+}

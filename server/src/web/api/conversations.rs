@@ -86,7 +86,9 @@ pub struct QueueEntryView {
 pub struct ConversationView {
     pub id: String,
     pub owner_id: String,
-    pub customer_id: String,
+    /// The customer it is about; null while a visitor who has not signed in
+    /// holds it (signing in binds it to them).
+    pub customer_id: Option<String>,
     /// The agent that will read the next message.
     pub active_agent: String,
     /// A turn is running now.
@@ -94,6 +96,9 @@ pub struct ConversationView {
     /// Subagents a preempted turn started still run in the background; their
     /// findings join `messages` when they end, and Stop ends them.
     pub background: bool,
+    /// The running turn waits for the visitor to sign in (up to 10 minutes;
+    /// Stop ends the wait).
+    pub waiting_for_sign_in: bool,
     /// The message the running turn is answering; it joins `messages` when
     /// the turn's reply is saved.
     pub message_being_answered: Option<String>,
@@ -385,6 +390,7 @@ fn view(state: &AppState, conversation: &Conversation, queue: Vec<QueueEntry>) -
         active_agent: conversation.active_agent.clone(),
         running: conversation.running,
         background: conversation.background,
+        waiting_for_sign_in: conversation.waiting_for_sign_in,
         message_being_answered: conversation.message_being_answered.clone(),
         turns: conversation.turns,
         model: state.engine.assistant.model_name().to_owned(),

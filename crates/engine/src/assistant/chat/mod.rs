@@ -12,6 +12,7 @@
 mod background;
 mod open;
 mod queue;
+mod sign_in;
 mod turn;
 
 pub use queue::{Delivery, Priority, QueueEntry, QueuedMessage};
@@ -40,12 +41,17 @@ const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(500);
 pub struct Conversation {
     pub id: String,
     pub owner_id: String,
-    pub customer_id: String,
+    /// The customer it is about; none while a visitor who has not signed
+    /// in holds it (signing in binds it to them).
+    pub customer_id: Option<String>,
     /// A turn holds the conversation now.
     pub running: bool,
     /// Subagents a preempted turn started still run in the background
     /// (their findings join the transcript when they end; Stop ends them).
     pub background: bool,
+    /// That turn waits for the visitor to sign in (the page asks them to;
+    /// signing in in any tab resumes it, Stop ends it).
+    pub waiting_for_sign_in: bool,
     /// The message that turn is answering (shown until its reply is saved).
     pub message_being_answered: Option<String>,
     /// The agent that will read the next message.
@@ -205,19 +211,37 @@ fn within_widget_lane(actor: &Actor, stored: &StoredConversation) -> bool {
 /// Its owner, its customer and staff may read a conversation.
 fn may_read(actor: &Actor, stored: &StoredConversation) -> bool {
     within_widget_lane(actor, stored)
-        && (stored.owner_id == actor.user_id
+        && (holds(actor, stored)
+            || opened_as_visitor(actor, stored)
             || stored.customer_id == actor.user_id
             || is_staff(actor))
 }
 
 /// Only the person who opened it writes to it.
 pub(crate) fn may_write(actor: &Actor, stored: &StoredConversation) -> bool {
-    within_widget_lane(actor, stored) && stored.owner_id == actor.user_id
+    within_widget_lane(actor, stored) && holds(actor, stored)
 }
 
 /// Its owner and staff may stop a turn.
 fn may_stop(actor: &Actor, stored: &StoredConversation) -> bool {
-    within_widget_lane(actor, stored) && (stored.owner_id == actor.user_id || is_staff(actor))
+    within_widget_lane(actor, stored) && (holds(actor, stored) || is_staff(actor))
+}
+
+/// Whether the actor opened it: its owner, or the visitor who opened it
+/// while it is not bound to an account (once they sign in, it is theirs as
+/// the person they signed in as).
+fn holds(actor: &Actor, stored: &StoredConversation) -> bool {
+    stored.owner_id == actor.user_id
+        || (opened_as_visitor(actor, stored) && stored.customer().is_none())
+}
+
+/// Whether the actor is the visitor who opened it. Once it is bound they
+/// may still read it (a visitor's id lives only in their server-side
+/// session, which signing in replaces: only requests sent before the
+/// sign-in still carry it, such as the one whose turn waited for it), but
+/// they no longer write to it.
+fn opened_as_visitor(actor: &Actor, stored: &StoredConversation) -> bool {
+    actor.is_guest() && stored.guest_id.as_deref() == Some(actor.user_id.as_str())
 }
 
 /// The message, trimmed, if it is usable.
@@ -270,6 +294,8 @@ mod tests {
             background_until: None,
             pending_message: None,
             widget_session_id: widget_session.map(str::to_owned),
+            guest_id: None,
+            sign_in_wait_until: None,
             created_at: now,
             updated_at: now,
         }
@@ -304,6 +330,36 @@ mod tests {
         for conversation in [&web_app, &its_own, &another_widgets] {
             assert!(may_read(&browser, conversation) && may_write(&browser, conversation));
         }
+    }
+
+    #[test]
+    fn a_visitor_reaches_only_the_conversation_it_opened_and_only_until_it_is_bound() {
+        let guest_account = storage::users::GUEST_ACCOUNT_ID;
+        let mut theirs = stored(guest_account, None);
+        theirs.guest_id = Some("gst_1".into());
+        let mut another_visitors = stored(guest_account, None);
+        another_visitors.guest_id = Some("gst_2".into());
+        let visitor = Actor::guest("gst_1");
+        assert!(visitor.is_guest());
+        assert!(may_read(&visitor, &theirs) && may_write(&visitor, &theirs));
+        assert!(may_stop(&visitor, &theirs));
+        assert!(!may_read(&visitor, &another_visitors));
+        assert!(!may_stop(&visitor, &another_visitors));
+        // Signed in as Cora, the conversation is hers: the visitor's id
+        // (held only by requests sent before the sign-in) still reads it,
+        // so the reply the turn waited for reaches the tab that asked, but
+        // writes and stops nothing.
+        theirs.owner_id = "usr_cora".into();
+        theirs.customer_id = "usr_cora".into();
+        assert!(may_read(&visitor, &theirs));
+        assert!(!may_write(&visitor, &theirs) && !may_stop(&visitor, &theirs));
+        assert!(may_write(&customer(None), &theirs));
+        // A user id that merely begins like a visitor's is not a visitor.
+        let pretender = Actor {
+            user_id: "gst_1".into(),
+            ..customer(None)
+        };
+        assert!(!pretender.is_guest());
     }
 
     #[test]

@@ -44,8 +44,11 @@ impl Chat {
             Some(_) => return Err(OpenConversationError::NotAllowed),
             None if actor.roles.contains(Role::Customer) => actor.user_id.clone(),
             None if for_others => return Err(OpenConversationError::CustomerRequired),
+            // Held by the guest account until the visitor signs in.
+            None if actor.is_guest() => storage::users::GUEST_ACCOUNT_ID.to_owned(),
             None => return Err(OpenConversationError::NotAllowed),
         };
+        let guest_id = actor.is_guest().then_some(actor.user_id.as_str());
         let id = new_id("cnv");
         let now = self.now();
         let state = ConversationState::new();
@@ -57,10 +60,11 @@ impl Chat {
             &*tx,
             NewConversation {
                 id: &id,
-                owner_id: &actor.user_id,
+                owner_id: guest_id.map_or(actor.user_id.as_str(), |_| &customer_id),
                 customer_id: &customer_id,
                 state: &state_json,
                 widget_session_id: actor.widget_session.as_deref(),
+                guest_id,
                 now,
             },
         )
@@ -69,9 +73,10 @@ impl Chat {
         tracing::info!(conversation.id = %id, customer.id = %customer_id, "conversation opened");
         Ok(Conversation {
             id,
-            owner_id: actor.user_id.clone(),
-            customer_id,
+            owner_id: guest_id.map_or(actor.user_id.clone(), |_| customer_id.clone()),
+            customer_id: guest_id.is_none().then_some(customer_id),
             running: false,
+            waiting_for_sign_in: false,
             background: false,
             message_being_answered: None,
             active_agent: self.assistant.workflow().root().name().to_owned(),
@@ -122,12 +127,16 @@ impl Chat {
         &self,
         actor: &Actor,
     ) -> Result<Option<Conversation>, ChatError> {
-        let latest = storage::conversations::latest_owned_by(
-            self.db.conn(),
-            &actor.user_id,
-            actor.widget_session.as_deref(),
-        )
-        .await?;
+        let latest = if actor.is_guest() {
+            storage::conversations::latest_of_guest(self.db.conn(), &actor.user_id).await?
+        } else {
+            storage::conversations::latest_owned_by(
+                self.db.conn(),
+                &actor.user_id,
+                actor.widget_session.as_deref(),
+            )
+            .await?
+        };
         match latest {
             Some(stored) => self.conversation(actor, &stored.id).await.map(Some),
             None => Ok(None),
@@ -255,8 +264,9 @@ impl Chat {
         Conversation {
             id: stored.id.clone(),
             owner_id: stored.owner_id.clone(),
-            customer_id: stored.customer_id.clone(),
+            customer_id: stored.customer().map(str::to_owned),
             running: stored.is_running(now),
+            waiting_for_sign_in: stored.waits_for_sign_in(now),
             background: stored.background_until.is_some_and(|until| until > now),
             message_being_answered: stored.message_being_answered(now).map(str::to_owned),
             active_agent: state

@@ -164,7 +164,6 @@ impl Chat {
             chat: self.clone(),
             actor: actor.clone(),
             conversation_id: stored.id.clone(),
-            customer_id: stored.customer_id.clone(),
             turn_id,
             message: combined_text(&carried),
             carried: carried.into_iter().map(|message| message.id).collect(),
@@ -244,7 +243,6 @@ struct TurnJob {
     chat: Chat,
     actor: Actor,
     conversation_id: String,
-    customer_id: String,
     turn_id: String,
     /// What the model reads: the carried messages together.
     message: String,
@@ -309,7 +307,8 @@ impl TurnJob {
             Arc::new(self.chat.clone()),
             self.actor.clone(),
             self.conversation_id.clone(),
-            self.customer_id.clone(),
+            // As read after claiming: the visitor may have signed in since.
+            stored.customer().map(str::to_owned),
             ledger,
         )
         .with_subagents(subagents.clone());
@@ -321,7 +320,7 @@ impl TurnJob {
                 .iter()
                 .map(|r| r.as_str().to_owned())
                 .collect(),
-            customer_id: Some(self.customer_id.clone()),
+            customer_id: stored.customer().map(str::to_owned),
         })
         .with_extension(scope.clone());
         let steering = QueueSteering {

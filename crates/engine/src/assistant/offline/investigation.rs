@@ -15,7 +15,9 @@ use serde_json::json;
 
 /// The specialist's step when several orders are in play, if they are.
 pub(super) fn next(view: &View<'_>, said: &Utterance) -> Option<Step> {
-    if let Some(done) = view.latest(INVESTIGATE_ORDERS, |r| r.this_turn) {
+    if let Some(done) = view.latest(INVESTIGATE_ORDERS, |r| {
+        r.this_turn && !view.signed_in_after(r.index)
+    }) {
         return Some(Step::Say(match done.value::<Investigation>() {
             Some(investigation) => relay(&investigation),
             None => format!(

@@ -29,6 +29,10 @@
 //! - an order not on the customer's account: "I can't find an order …";
 //! - a failed lookup or search: said plainly, never turned into "no such
 //!   order" or "no rule";
+//! - a visitor who has not signed in: the first tool that needs their
+//!   orders refuses, the specialist calls `request_sign_in` and the turn
+//!   waits for them to sign in (in any tab), then makes the refused call
+//!   again as the customer they signed in as;
 //! - "can I talk to a human?" (a person, an agent, someone): either agent
 //!   asks for a person with `request_person` and says one will reply here;
 //! - anything else: "I didn't understand", with what it can do.
@@ -37,6 +41,7 @@ mod coordinator;
 mod investigation;
 mod parse;
 mod person;
+mod sign_in;
 mod specialist;
 mod status;
 mod text;

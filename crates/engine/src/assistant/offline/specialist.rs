@@ -35,6 +35,9 @@ pub(super) struct Reach<'a> {
 }
 
 pub(super) fn next(view: &View<'_>, reach: Reach<'_>) -> Step {
+    if let Some(step) = super::sign_in::next(view) {
+        return step;
+    }
     let said = Utterance::of(view.user_text());
     if said.status_question {
         return super::status::next(view, &said);
@@ -127,7 +130,11 @@ fn case(view: &View<'_>, order_id: &str, reach: Reach<'_>) -> Step {
     };
     let lookup = match lookup {
         Some(found) if found.outcome == OutcomeKind::Found && !stale(found) => found,
-        Some(failed) if failed.this_turn && failed.outcome != OutcomeKind::Found => {
+        Some(failed)
+            if failed.this_turn
+                && failed.outcome != OutcomeKind::Found
+                && !view.signed_in_after(failed.index) =>
+        {
             return Step::Say(lookup_failed(order_id, failed));
         }
         _ => {

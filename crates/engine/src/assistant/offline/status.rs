@@ -12,7 +12,9 @@ use serde_json::json;
 
 pub(super) fn next(view: &View<'_>, said: &Utterance) -> Step {
     let order_id = said.order_numbers.first();
-    let Some(answered) = view.latest(REFUND_STATUS, |r| r.this_turn) else {
+    let Some(answered) = view.latest(REFUND_STATUS, |r| {
+        r.this_turn && !view.signed_in_after(r.index)
+    }) else {
         return Step::Call {
             tool: REFUND_STATUS,
             args: order_id.map_or_else(|| json!({}), |id| json!({ "order_id": id })),

@@ -3,6 +3,7 @@
 //! belong to the current turn. The rules are a function of this view alone,
 //! so a conversation resumed after a restart continues exactly where it was.
 
+use crate::assistant::tools::REQUEST_SIGN_IN;
 use agents::{HANDOFF_TOOL, Message, OutcomeKind, Role, ToolCall};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -106,6 +107,22 @@ impl<'a> View<'a> {
             .iter()
             .rev()
             .find(|r| r.call.name == tool && filter(r))
+    }
+
+    /// The latest result of any tool matching `filter`.
+    pub fn latest_of_any(
+        &self,
+        filter: impl Fn(&ToolResult<'a>) -> bool,
+    ) -> Option<&ToolResult<'a>> {
+        self.results.iter().rev().find(|r| filter(r))
+    }
+
+    /// Whether the visitor signed in after the result at `index`: what was
+    /// refused then for want of a sign-in may be asked again.
+    pub fn signed_in_after(&self, index: usize) -> bool {
+        self.results.iter().any(|r| {
+            r.call.name == REQUEST_SIGN_IN && r.index > index && r.outcome == OutcomeKind::Found
+        })
     }
 
     /// Every result of `tool`, oldest first.

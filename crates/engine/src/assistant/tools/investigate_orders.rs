@@ -134,6 +134,9 @@ impl Tool for InvestigateOrders {
             Ok(scope) => scope,
             Err(outcome) => return outcome,
         };
+        if let Err(outcome) = super::signed_in_customer(scope) {
+            return outcome;
+        }
         let Some(subagents) = scope.subagents() else {
             return ToolOutcome::refused(
                 "an order investigator cannot start investigators of its own",

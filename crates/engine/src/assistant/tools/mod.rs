@@ -11,6 +11,7 @@ pub mod prepare_refund;
 pub mod record_unknown;
 pub mod refund_status;
 pub mod request_person;
+pub mod request_sign_in;
 pub mod search_policy;
 
 pub use check_returned_parcel::{CheckReturnedParcel, ParcelInspection};
@@ -21,6 +22,7 @@ pub use prepare_refund::{PrepareRefund, PreparedProposal};
 pub use record_unknown::{RecordUnknown, RecordedQuestion};
 pub use refund_status::{RefundStatus, RefundStatusLine, RefundStatusReport};
 pub use request_person::{PersonRequested, RequestPerson};
+pub use request_sign_in::{RequestSignIn, SignInOutcome};
 pub use search_policy::{PolicyPassage, PolicySearchResult, SearchPolicy};
 
 use super::scope::TurnScope;
@@ -37,6 +39,11 @@ pub const REQUEST_PERSON: &str = "request_person";
 pub const REFUND_STATUS: &str = "refund_status";
 pub const CHECK_RETURNED_PARCEL: &str = "check_returned_parcel";
 pub const INVESTIGATE_ORDERS: &str = "investigate_orders";
+pub const REQUEST_SIGN_IN: &str = "request_sign_in";
+
+/// How a tool's refusal begins when the visitor has not signed in yet.
+pub const NOT_SIGNED_IN: &str =
+    "the customer has not signed in, so none of their orders can be read";
 
 /// Longest order id accepted from a model.
 const MAX_ORDER_ID_CHARS: usize = 64;
@@ -102,10 +109,11 @@ fn customers_order(
     scope: &TurnScope,
     order_id: &str,
 ) -> Result<OrderSnapshot, ToolOutcome> {
+    let customer_id = signed_in_customer(scope)?;
     let not_found =
         || ToolOutcome::not_found(format!("order {order_id} on this customer's account"));
     match read {
-        Ok(Some(order)) if order.customer_id == scope.customer_id => Ok(order),
+        Ok(Some(order)) if order.customer_id == customer_id => Ok(order),
         Ok(_) => Err(not_found()),
         Err(error) => {
             tracing::warn!(%error, order.id = %order_id, "order lookup failed");
@@ -115,6 +123,16 @@ fn customers_order(
             )))
         }
     }
+}
+
+/// The conversation's customer, or the refusal a tool gives before the
+/// visitor has signed in: no one's records are readable then.
+fn signed_in_customer(scope: &TurnScope) -> Result<String, ToolOutcome> {
+    scope.customer_id().ok_or_else(|| {
+        ToolOutcome::refused(format!(
+            "{NOT_SIGNED_IN}; call {REQUEST_SIGN_IN} to ask them to sign in, then try again"
+        ))
+    })
 }
 
 /// A short, non-sensitive name for a storage failure, for the model.

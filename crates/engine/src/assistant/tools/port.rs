@@ -60,6 +60,16 @@ pub trait ToolPort: Send + Sync {
     /// stops them when the conversation's Stop is pressed).
     fn continue_in_background(&self, work: crate::assistant::subagents::BackgroundWork);
 
+    /// Waits until the visitor holding conversation `conversation_id` signs
+    /// in (returning who they signed in as) or `until` passes, holding no
+    /// connection meanwhile. The conversation says it waits, so its pages
+    /// ask the visitor to sign in. Cancel-safe: dropped at Stop.
+    async fn await_sign_in(
+        &self,
+        conversation_id: &str,
+        until: Timestamp,
+    ) -> Result<super::request_sign_in::SignIn, StorageError>;
+
     /// Asks for a person to join conversation `conversation_id`, from a
     /// turn `actor` started.
     async fn request_person(

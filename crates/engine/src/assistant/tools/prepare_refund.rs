@@ -224,13 +224,18 @@ impl Tool for PrepareRefund {
             version: None,
             quote: None,
         }));
+        let customer_id = match super::signed_in_customer(scope) {
+            Ok(customer_id) => customer_id,
+            Err(outcome) => return outcome,
+        };
+        let sender = scope.actor();
         let submitted = scope
             .tools
             .submit_refund(
                 Proposer::Assistant {
                     agent: ctx.agent().unwrap_or(AGENT),
-                    sender: &scope.actor,
-                    customer_id: &scope.customer_id,
+                    sender: &sender,
+                    customer_id: &customer_id,
                 },
                 SubmitProposal {
                     order_id: order_id.clone(),

@@ -93,9 +93,12 @@ impl Tool for RefundStatus {
                 Ok(order) => vec![order.id],
                 Err(outcome) => return outcome,
             },
-            None => match scope.tools.customer_orders(&scope.customer_id).await {
-                Ok(orders) => orders.into_iter().map(|order| order.id).collect(),
-                Err(error) => return unreadable(&error),
+            None => match super::signed_in_customer(scope) {
+                Err(outcome) => return outcome,
+                Ok(customer_id) => match scope.tools.customer_orders(&customer_id).await {
+                    Ok(orders) => orders.into_iter().map(|order| order.id).collect(),
+                    Err(error) => return unreadable(&error),
+                },
             },
         };
         let refunds = match latest_refunds(scope, &orders).await {

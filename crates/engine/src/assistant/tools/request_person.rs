@@ -42,7 +42,7 @@ impl Tool for RequestPerson {
         };
         match scope
             .tools
-            .request_person(&scope.actor, &scope.conversation_id)
+            .request_person(&scope.actor(), &scope.conversation_id)
             .await
         {
             Ok(handover) => {
