@@ -67,7 +67,7 @@ async fn a_visitor_who_signs_in_while_the_agent_waits_gets_the_same_turn_answere
         .visitor_signed_in("gst_visitor_1", &customer)
         .await
         .unwrap();
-    assert_eq!(bound, [id.clone()]);
+    assert_eq!(bound, std::slice::from_ref(&id));
     let result = ended(turn).await;
 
     assert_eq!(result.turn, 1, "the same turn went on");
