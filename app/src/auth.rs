@@ -77,17 +77,20 @@ pub async fn login(
         .map_err(|e| server::internal(&e))?
     {
         let actor = engine::Actor::from(user.clone());
-        let bound = ctx
-            .engine
-            .chat
-            .visitor_signed_in(&guest_id, &actor)
-            .await
-            .map_err(|e| server::internal(&e))?;
-        if !bound.is_empty() || actor.roles.contains(domain::Role::Customer) {
-            session
-                .remove::<String>(keys::GUEST_ID)
-                .await
-                .map_err(|e| server::internal(&e))?;
+        // The sign-in itself succeeded; a binding that failed leaves the
+        // visitor's conversation as it was (its wait ends unanswered) and is
+        // tried again at the next sign-in from this browser.
+        match ctx.engine.chat.visitor_signed_in(&guest_id, &actor).await {
+            Ok(_) if actor.roles.contains(domain::Role::Customer) => {
+                session
+                    .remove::<String>(keys::GUEST_ID)
+                    .await
+                    .map_err(|e| server::internal(&e))?;
+            }
+            Ok(_) => {}
+            Err(error) => {
+                tracing::warn!(%error, user.id = %user.id, "the visitor's conversations could not be bound at sign-in");
+            }
         }
     }
     leptos_axum::redirect(&safe_next(next.as_deref()));

@@ -12,6 +12,9 @@
 //! - `4 subagents`: the turn waits on four order investigators (subagents),
 //!   each in its model call; the clock stops when the turn has saved, which
 //!   it does only after every investigator has ended.
+//! - `sign-in wait`: a visitor who has not signed in asks where their
+//!   refund is; the specialist (offline rules) waits inside the turn for
+//!   them to sign in, and Stop ends the wait.
 //!
 //! ```sh
 //! cargo run --release -p engine --example stop_latency   # TEST_DATABASE_URL=postgres://… for PostgreSQL
@@ -230,4 +233,63 @@ async fn main() {
         }
         report(name, samples);
     }
+    let offline = engine_on(&test_db, &Arc::new(Notify::new()), 0)
+        .await
+        .with_assistant(Assistant::offline());
+    let mut samples = Vec::with_capacity(rounds);
+    for n in 0..warmup + rounds {
+        let took = sign_in_round(&offline, n).await;
+        if n >= warmup {
+            samples.push(took);
+        }
+    }
+    report("sign-in wait", samples);
+}
+
+/// One round: a visitor's turn waiting for them to sign in, then Stop; the
+/// time from the Stop to the turn's saved end.
+async fn sign_in_round(engine: &Engine, n: usize) -> Duration {
+    let visitor = Actor::guest(&format!("gst_bench_{n}"));
+    let mut changes = engine.live.subscribe();
+    let id = engine
+        .chat
+        .create_conversation(&visitor, None)
+        .await
+        .unwrap()
+        .id;
+    let turn = {
+        let (engine, visitor, id) = (engine.clone(), visitor.clone(), id.clone());
+        tokio::spawn(async move {
+            engine
+                .chat
+                .chat_turn(
+                    &visitor,
+                    &id,
+                    "where is my refund?",
+                    Priority::Later,
+                    TurnControl::new(),
+                )
+                .await
+        })
+    };
+    // The wait is announced on the conversation's live updates.
+    while !engine
+        .chat
+        .conversation(&visitor, &id)
+        .await
+        .unwrap()
+        .waiting_for_sign_in
+    {
+        let _ = changes.recv().await;
+    }
+    let started = Instant::now();
+    let receipt = engine.chat.stop_turn(&visitor, &id).await.unwrap();
+    let ended = turn.await.unwrap().unwrap();
+    let elapsed = started.elapsed();
+    assert!(receipt.turn_stopping);
+    assert!(matches!(
+        ended.answered().map(|result| result.end),
+        Some(engine::assistant::TurnEnd::Stopped { .. })
+    ));
+    elapsed
 }

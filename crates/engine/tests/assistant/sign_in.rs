@@ -194,3 +194,36 @@ async fn another_visitor_and_staff_signing_in_cannot_take_a_visitors_conversatio
     assert!(bound.is_empty());
     assert_eq!(chat.reload(&visitor, &opened.id).await.customer_id, None);
 }
+
+#[tokio::test]
+async fn a_visitor_gets_policy_answers_without_being_asked_to_sign_in() {
+    let chat = Chat::offline().await;
+    let visitor = Actor::guest("gst_visitor_5");
+    let opened = chat
+        .engine
+        .chat
+        .create_conversation(&visitor, None)
+        .await
+        .unwrap();
+    let result = chat
+        .say(
+            &visitor,
+            &opened.id,
+            "what is your returns policy for unopened items?",
+        )
+        .await;
+    assert_eq!(result.end, TurnEnd::Answered);
+    assert!(!result.evidence.is_empty(), "the policy is cited");
+    let kinds = chat.event_kinds(&visitor, &opened.id).await;
+    assert!(!kinds.is_empty());
+    let asked = chat
+        .engine
+        .chat
+        .conversation_events(&visitor, &opened.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .any(|e| e.event["tool"] == "request_sign_in");
+    assert!(!asked, "nobody's records were needed");
+    assert_eq!(chat.reload(&visitor, &opened.id).await.customer_id, None);
+}
