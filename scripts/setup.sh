@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what Countersign needs on a fresh Debian machine with only the Rust
 # toolchain. Idempotent: every step checks first.
-#   scripts/setup.sh          toolchain for building and running the app
-#   scripts/setup.sh --tests  also PostgreSQL, Chromium and Playwright
+#   scripts/setup.sh          toolchain and Chromium, for building and running the app
+#   scripts/setup.sh --tests  also PostgreSQL and Playwright
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +33,13 @@ if [[ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$wb_version
   cargo install wasm-bindgen-cli --version "$wb_version"
 fi
 
+# --- Chromium: the browser lane reads carriers' tracking pages in it, and
+# the browser tests drive it ----------------------------------------------
+if ! command -v chromium >/dev/null; then
+  say "installing Chromium (Debian's, for the browser lane)"
+  apt_install chromium
+fi
+
 [[ "$with_tests" == true ]] || exit 0
 
 # --- PostgreSQL for the second storage backend ------------------------------
@@ -59,10 +66,6 @@ if ! as_root su postgres -c "psql -qtAc \"SELECT 1 FROM pg_database WHERE datnam
 fi
 
 # --- Chromium and Playwright for the browser tests --------------------------
-if ! command -v chromium >/dev/null; then
-  say "installing Chromium"
-  apt_install chromium
-fi
 if ! command -v npm >/dev/null; then
   say "installing Node.js"
   apt_install nodejs npm

@@ -30,6 +30,7 @@ mod m20261208_000025_gateway_peer_secrets;
 mod m20261209_000026_conversation_messages;
 mod m20261210_000027_conversation_stop_kinds;
 mod m20261211_000028_guest_conversations;
+mod m20261212_000029_browser_lane;
 
 pub struct Migrator;
 
@@ -64,6 +65,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261209_000026_conversation_messages::Migration),
             Box::new(m20261210_000027_conversation_stop_kinds::Migration),
             Box::new(m20261211_000028_guest_conversations::Migration),
+            Box::new(m20261212_000029_browser_lane::Migration),
         ]
     }
 }

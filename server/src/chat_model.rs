@@ -18,6 +18,7 @@ pub fn assistant(settings: &Settings) -> anyhow::Result<Assistant> {
 fn agents_on_model(settings: &Settings) -> anyhow::Result<Assistant> {
     let team = TeamOptions {
         returns_desk: settings.gateway_returns_desk.is_some(),
+        carrier: settings.carrier_enabled(),
     };
     match settings.model_backend {
         ModelBackend::Offline => Ok(Assistant::for_team(Arc::new(OfflineRules::new()), team)?),

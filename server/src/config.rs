@@ -180,6 +180,17 @@ pub struct Settings {
     /// Most subagents of one conversation that run at once (order
     /// investigators started by the refund specialist); the rest wait.
     pub subagents_per_conversation: usize,
+    /// Mount the sandbox carrier's tracking pages here (empty: don't).
+    pub carrier_path: String,
+    /// The carrier's tracking page, `{tracking_number}` standing for the
+    /// shipment's number (`COUNTERSIGN_CARRIER_TRACKING_URL`); default:
+    /// the sandbox carrier this server mounts.
+    pub carrier_tracking_url: Option<String>,
+    /// The Chromium the browser lane drives (Debian's by default). Where
+    /// it is missing, carrier checks answer "unknown" with that reason.
+    pub browser_executable: String,
+    /// The longest one page read may take, browser start included.
+    pub browser_timeout_seconds: u64,
 }
 
 impl fmt::Debug for Settings {
@@ -254,6 +265,13 @@ impl fmt::Debug for Settings {
                 "subagents_per_conversation",
                 &self.subagents_per_conversation,
             )
+            .field("carrier_path", &self.carrier_path)
+            .field(
+                "carrier_tracking_url",
+                &self.carrier_tracking_url.as_deref().map(redact_url),
+            )
+            .field("browser_executable", &self.browser_executable)
+            .field("browser_timeout_seconds", &self.browser_timeout_seconds)
             .field("model_temperature", &self.model_temperature)
             .field("model_max_output_tokens", &self.model_max_output_tokens)
             .field("model_output_cap_field", &self.model_output_cap_field)
@@ -357,6 +375,10 @@ impl Default for Settings {
             model_max_output_tokens: 1024,
             model_output_cap_field: ModelOutputCapField::MaxTokens,
             subagents_per_conversation: engine::assistant::DEFAULT_SUBAGENT_LIMIT,
+            carrier_path: "/sandbox/carrier".to_owned(),
+            carrier_tracking_url: None,
+            browser_executable: connectors::browser::DEBIAN_CHROMIUM.to_owned(),
+            browser_timeout_seconds: 20,
         }
     }
 }
@@ -638,6 +660,7 @@ impl Settings {
                 "subagents_per_conversation must be between 1 and 32".into(),
             ));
         }
+        self.validate_carrier()?;
         if self.model_timeout_seconds < 1 {
             return Err(ConfigError::Invalid(
                 "model_timeout_seconds must be at least 1".into(),
@@ -668,6 +691,61 @@ impl Settings {
             ));
         }
         Ok(())
+    }
+
+    fn validate_carrier(&self) -> Result<(), ConfigError> {
+        if !self.carrier_path.is_empty() && !self.carrier_path.starts_with('/') {
+            return Err(ConfigError::Invalid(
+                "carrier_path must start with /".into(),
+            ));
+        }
+        if let Some(url) = &self.carrier_tracking_url
+            && (!(url.starts_with("http://") || url.starts_with("https://"))
+                || !url.contains("{tracking_number}"))
+        {
+            return Err(ConfigError::Invalid(
+                "carrier_tracking_url must be an http(s) URL containing {tracking_number}".into(),
+            ));
+        }
+        if !(1..=120).contains(&self.browser_timeout_seconds) {
+            return Err(ConfigError::Invalid(
+                "browser_timeout_seconds must be between 1 and 120".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether the specialist reads a carrier's tracking pages: one is
+    /// configured, or the sandbox carrier is mounted.
+    pub fn carrier_enabled(&self) -> bool {
+        self.carrier_tracking_url.is_some() || !self.carrier_path.is_empty()
+    }
+
+    /// The browser lane's carrier, for a server bound to `bound`: the
+    /// configured tracking page, or the mounted sandbox carrier's.
+    pub fn carrier_parts(&self, bound: std::net::SocketAddr) -> Option<engine::CarrierParts> {
+        let tracking_url = match &self.carrier_tracking_url {
+            Some(url) => url.clone(),
+            None if !self.carrier_path.is_empty() => {
+                // The browser runs on this machine: the loopback address
+                // reaches this server whatever interface it listens on.
+                let host = if bound.ip().is_unspecified() {
+                    std::net::SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), bound.port())
+                } else {
+                    bound
+                };
+                format!(
+                    "http://{host}{}/track/{{tracking_number}}",
+                    self.carrier_path
+                )
+            }
+            None => return None,
+        };
+        Some(engine::CarrierParts {
+            browser: self.browser_executable.clone().into(),
+            timeout: std::time::Duration::from_secs(self.browser_timeout_seconds),
+            tracking_url,
+        })
     }
 
     pub fn is_sqlite(&self) -> bool {

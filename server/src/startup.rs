@@ -12,6 +12,7 @@ use app::{App, shell};
 use axum::Router;
 use axum::extract::FromRef;
 use axum::routing::get;
+use connectors::carrier_sandbox::CarrierSandbox;
 use connectors::sandbox::{SandboxProvider, SandboxState};
 use engine::Engine;
 use engine::policies::PolicyLibrary;
@@ -83,6 +84,7 @@ pub async fn build_router(
     db: Database,
     engine: Engine,
     payments: &Payments,
+    carrier: Option<&CarrierSandbox>,
     ops_hints: app::ops::backend::OpsHints,
     local_addr: std::net::SocketAddr,
 ) -> anyhow::Result<Router> {
@@ -215,6 +217,15 @@ pub async fn build_router(
         ),
         None => router,
     };
+    // The sandbox carrier, like the sandbox provider, stands for a site
+    // outside: the browser lane reads its tracking pages.
+    let router = match carrier {
+        Some(carrier) => router.nest_service(
+            &settings.carrier_path,
+            connectors::carrier_sandbox::router(carrier.clone()),
+        ),
+        None => router,
+    };
     let router = router
         .layer(SetResponseHeaderLayer::if_not_present(
             http::header::X_CONTENT_TYPE_OPTIONS,
@@ -289,6 +300,7 @@ pub struct Application {
     router: Router,
     engine: Engine,
     mounted_sandbox: Option<SandboxState>,
+    mounted_carrier: Option<CarrierSandbox>,
     /// The work runner's lanes, when this process runs them.
     runner: Option<runner::Runner>,
 }
@@ -323,6 +335,12 @@ impl Application {
             Some(parts) => engine.with_gateway(parts),
             None => engine,
         };
+        let engine = match settings.carrier_parts(listener.local_addr()?) {
+            Some(parts) => engine.with_carrier(parts),
+            None => engine,
+        };
+        let mounted_carrier = (!settings.carrier_path.is_empty())
+            .then(|| CarrierSandbox::new(engine::demo::carrier_parcels(engine.now())));
         // Every replica searches its own index of the policies in force;
         // another replica or `countersign policy import` may change them.
         engine.policies.keep_fresh(&engine.tasks);
@@ -349,6 +367,7 @@ impl Application {
             db,
             engine.clone(),
             &payments,
+            mounted_carrier.as_ref(),
             ops_hints,
             local_addr,
         )
@@ -358,6 +377,7 @@ impl Application {
             router,
             engine,
             mounted_sandbox: payments.mounted,
+            mounted_carrier,
             runner,
         })
     }
@@ -370,6 +390,12 @@ impl Application {
     /// ends of its items).
     pub fn runner(&self) -> Option<&runner::Runner> {
         self.runner.as_ref()
+    }
+
+    /// The sandbox carrier mounted in this server, if any (tests hold its
+    /// pages to catch the browser mid-read).
+    pub fn mounted_carrier(&self) -> Option<&CarrierSandbox> {
+        self.mounted_carrier.as_ref()
     }
 
     /// The sandbox provider mounted in this server, if any (tests set faults on it).

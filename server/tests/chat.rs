@@ -481,20 +481,90 @@ async fn a_damaged_item_is_proposed_under_the_damaged_items_section() {
 }
 
 #[tokio::test]
-async fn orders_outside_the_window_or_not_delivered_are_explained_not_proposed() {
+async fn an_order_outside_the_policy_window_is_explained_not_proposed() {
     let app = ChatApp::spawn().await;
     let customer2 = app.token("customer2").await;
     let id = app.open(&customer2).await;
     let late = app.say(&customer2, &id, "refund order 4822 please").await;
     assert!(reply(&late).contains("45 days ago"), "{late}");
     assert!(reply(&late).contains("no longer qualifies"), "{late}");
+    assert!(app.proposals_for(&customer2, "4822").await.is_empty());
+}
+
+#[tokio::test]
+async fn an_order_the_records_show_undelivered_is_checked_in_the_browser_and_without_one_is_explained_not_proposed()
+ {
+    // Debian's Chromium at a path where there is none: the carrier's page
+    // cannot be read, so the record's "shipped" stands and nothing is
+    // guessed.
+    let app = ChatApp::spawn_with(|settings| {
+        settings.browser_executable = "/nonexistent/chromium".to_owned();
+    })
+    .await;
+    let customer2 = app.token("customer2").await;
+    let id = app.open(&customer2).await;
     let shipped = app.say(&customer2, &id, "what about order 4824?").await;
     assert!(
-        reply(&shipped).contains("hasn't been delivered yet"),
+        reply(&shipped).contains("couldn't read the carrier's tracking page")
+            && reply(&shipped).contains("no browser is installed at /nonexistent/chromium"),
         "{shipped}"
     );
-    assert!(app.proposals_for(&customer2, "4822").await.is_empty());
     assert!(app.proposals_for(&customer2, "4824").await.is_empty());
+}
+
+#[tokio::test]
+async fn the_carrier_page_read_in_the_browser_is_cited_and_its_screenshot_is_shown_to_staff_only() {
+    let app = ChatApp::spawn().await;
+    let customer2 = app.token("customer2").await;
+    let approver = app.token("approver").await;
+    let id = app.open(&customer2).await;
+    // The records say "shipped"; the sandbox carrier delivered it yesterday.
+    let asked = app
+        .say(&customer2, &id, "I want to return order 4824")
+        .await;
+    assert!(
+        reply(&asked).contains("[browser-check:brc_")
+            && reply(&asked).contains("was the item opened"),
+        "{asked}"
+    );
+    app.say(&customer2, &id, "no, it's still sealed").await;
+    let proposals = app.proposals_for(&customer2, "4824").await;
+    assert_eq!(proposals.len(), 1);
+    let proposal = app
+        .proposal(&approver, proposals[0]["id"].as_str().unwrap())
+        .await;
+    let page = proposal["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "browser_capture")
+        .unwrap_or_else(|| panic!("no page cited: {proposal}"))
+        .clone();
+    let check = page["reference"]
+        .as_str()
+        .unwrap()
+        .strip_prefix("browser-check:")
+        .unwrap()
+        .to_owned();
+    let path = format!("/api/v1/browser-checks/{check}/screenshot");
+
+    let shown = app.get(&approver, &path).await;
+    assert_eq!(shown.status(), 200);
+    assert_eq!(shown.headers()["content-type"], "image/png");
+    let hash = shown.headers()["x-content-sha256"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(hash, page["version"].as_str().unwrap());
+    let png = shown.bytes().await.unwrap();
+    assert!(png.starts_with(b"\x89PNG"));
+    assert_eq!(app.get(&customer2, &path).await.status(), 403);
+    assert_eq!(
+        app.get(&approver, "/api/v1/browser-checks/brc_none/screenshot")
+            .await
+            .status(),
+        404
+    );
 }
 
 #[tokio::test]

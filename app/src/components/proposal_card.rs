@@ -66,13 +66,17 @@ pub fn ProposalSummary(card: ProposalCard, #[prop(optional)] link: bool) -> impl
             <summary>{format!("Evidence ({} citations)", p.evidence.len())}</summary>
             <ul>
                 {p.evidence.iter().map(|e| {
-                    let kind = match e.kind { EvidenceKind::Order => "order record", EvidenceKind::Policy => "policy", EvidenceKind::PeerAnswer => "signed answer", EvidenceKind::Other => "other" };
+                    let kind = match e.kind { EvidenceKind::Order => "order record", EvidenceKind::Policy => "policy", EvidenceKind::PeerAnswer => "signed answer", EvidenceKind::BrowserCapture => "page read in the browser", EvidenceKind::Other => "other" };
+                    let screenshot = e.reference.strip_prefix("browser-check:").map(|id| format!("/api/v1/browser-checks/{id}/screenshot"));
                     view! {
                         <li data-reference=e.reference.clone()>
                             <strong>{e.title.clone()}</strong>
                             {e.section.clone().map(|s| format!(" — {s}"))}
                             <span class="muted small">{format!(" ({kind} {}, version {})", e.reference, short_digest(&e.version))}</span>
                             <blockquote>{e.quote.clone()}</blockquote>
+                            {screenshot.map(|href| view! {
+                                <a href=href target="_blank" rel="noopener" data-testid="evidence-screenshot">"Screenshot of the page as it was read"</a>
+                            })}
                         </li>
                     }
                 }).collect_view()}

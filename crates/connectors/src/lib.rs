@@ -7,12 +7,16 @@
 //!   Stripe's idempotency semantics and seeded fault injection, plus
 //!   [`sandbox::SandboxProvider`], its HTTP client.
 //! - [`stripe::StripeProvider`] speaks Stripe's documented wire format.
+//! - [`browser::Chromium`] reads a carrier's tracking page in headless
+//!   Chromium; [`carrier_sandbox`] is a carrier whose pages it can read.
 //!
 //! The proposal id is the idempotency key. A timeout is
 //! [`ProviderError::Unknown`], never a failure: the caller queries the status
 //! with [`PaymentProvider::lookup`] before deciding anything.
 
 pub mod a2a;
+pub mod browser;
+pub mod carrier_sandbox;
 mod duration_serde;
 mod error;
 mod http;

@@ -167,6 +167,9 @@ pub struct Engine {
     pub gateway: Option<crate::gateway::Gateway>,
     /// What the gateway is built from (set by [`Engine::with_gateway`]).
     gateway_parts: Option<crate::gateway::GatewayParts>,
+    /// The carrier the specialist reads in the browser lane (set by
+    /// [`Engine::with_carrier`]).
+    carrier_parts: Option<CarrierParts>,
     pub db: Database,
     pub provider: Arc<dyn PaymentProvider>,
     pub policies: PolicyLibrary,
@@ -284,6 +287,7 @@ impl Engine {
             work,
             gateway: None,
             gateway_parts: None,
+            carrier_parts: None,
             accounts: Accounts::new(db.clone(), Clock::system(), settings.sign_in),
             team_settings: TeamSettings::new(db.clone(), Clock::system()),
             orders: Orders::new(db.clone(), Clock::system(), provider.clone()),
@@ -375,7 +379,8 @@ impl Engine {
             self.policies.clone(),
         )
         .running_on(self.tasks.clone(), self.activity.clone())
-        .asking(self.returns_desk());
+        .asking(self.returns_desk())
+        .tracking_with(self.carrier_desk());
         self.proposals = Proposals::new(
             self.db.clone(),
             self.clock.clone(),
@@ -385,6 +390,33 @@ impl Engine {
             self.payment_refs.clone(),
         );
         self
+    }
+
+    /// The carrier's tracking pages, read one at a time in the browser
+    /// lane. The lane's lease outlasts the browser's own time limit, so a
+    /// hold never needs renewing.
+    fn carrier_desk(&self) -> Option<crate::assistant::carrier::CarrierDesk> {
+        let parts = self.carrier_parts.as_ref()?;
+        let browser = connectors::browser::Chromium::new(&parts.browser, parts.timeout);
+        let lease = parts.timeout * 2 + std::time::Duration::from_secs(10);
+        Some(crate::assistant::carrier::CarrierDesk {
+            browser,
+            lane: crate::exclusive_lane::ExclusiveLane::new(
+                self.db.clone(),
+                self.clock.clone(),
+                self.tasks.clone(),
+                lease,
+                std::time::Duration::from_millis(100),
+            ),
+            tracking_url: parts.tracking_url.clone(),
+        })
+    }
+
+    /// The same engine, its specialist reading the tracking pages of
+    /// `parts`' carrier in a browser.
+    pub fn with_carrier(mut self, parts: CarrierParts) -> Self {
+        self.carrier_parts = Some(parts);
+        self.assembled()
     }
 
     /// The returns desk the chat's specialist asks, when the gateway can
@@ -424,6 +456,18 @@ impl Engine {
         self.assistant = assistant;
         self.assembled()
     }
+}
+
+/// What the browser lane's carrier is built from.
+#[derive(Debug, Clone)]
+pub struct CarrierParts {
+    /// The Chromium executable (Debian's: `/usr/bin/chromium`).
+    pub browser: std::path::PathBuf,
+    /// The longest one page read may take, browser start included.
+    pub timeout: std::time::Duration,
+    /// The tracking page's address, `{tracking_number}` standing for the
+    /// shipment's number.
+    pub tracking_url: String,
 }
 
 fn proposal_rules(settings: &EngineSettings) -> ProposalRules {

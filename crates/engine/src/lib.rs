@@ -7,6 +7,7 @@ pub mod assistant;
 pub mod clock;
 pub mod core;
 pub mod demo;
+pub mod exclusive_lane;
 pub mod execution;
 pub mod gateway;
 pub mod live;
@@ -20,7 +21,7 @@ pub mod widget;
 pub mod work;
 
 pub use crate::clock::{Clock, ManualClock};
-pub use crate::core::{Actor, Engine, EngineSettings};
+pub use crate::core::{Actor, CarrierParts, Engine, EngineSettings};
 pub use storage::{Database, StorageError};
 
 /// The current time, in one place so tests can reason about it.

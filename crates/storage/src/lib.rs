@@ -4,6 +4,7 @@
 //! the use case that calls them owns the transaction ([`Database::begin_write`]).
 
 pub mod approvals;
+pub mod browser;
 mod bulk;
 pub mod conversation_messages;
 pub mod conversations;

@@ -19,6 +19,9 @@ pub enum EvidenceKind {
     /// A signed answer from another agent group (e.g. the returns desk's
     /// inspection of a parcel), verified with that group's pinned key.
     PeerAnswer,
+    /// A page read in a real browser (a carrier's tracking page), kept
+    /// with a screenshot whose SHA-256 is the citation's version.
+    BrowserCapture,
     /// Anything else (a conversation excerpt, a carrier record, …).
     Other,
 }
@@ -43,6 +46,11 @@ impl Evidence {
     /// task in this group's outbox that the answer came back to.
     pub fn peer_task_reference(outbox_id: &str) -> String {
         format!("peer-task:{outbox_id}")
+    }
+
+    /// The reference a browser check citation carries: `browser-check:<id>`.
+    pub fn browser_check_reference(check_id: &str) -> String {
+        format!("browser-check:{check_id}")
     }
 
     /// The reference an order citation must carry: `order:<id>`.

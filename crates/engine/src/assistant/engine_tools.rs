@@ -90,6 +90,15 @@ impl ToolPort for Chat {
         Ok(Some(desk.sender.wait_for(&task.id, desk.wait).await?))
     }
 
+    async fn check_carrier(
+        &self,
+        order_id: &str,
+        conversation_id: &str,
+    ) -> Result<crate::assistant::carrier::CarrierCheck, crate::assistant::carrier::CarrierCheckError>
+    {
+        Chat::check_carrier(self, order_id, conversation_id).await
+    }
+
     fn continue_in_background(&self, work: crate::assistant::subagents::BackgroundWork) {
         self.run_in_background(work);
     }

@@ -16,9 +16,9 @@
 //! the next message its answer instead.
 
 use super::tools::{
-    CHECK_RETURNED_PARCEL, GET_ORDER, INVESTIGATE_ORDERS, Investigation, PREPARE_REFUND,
-    ParcelInspection, PreparedProposal, RECORD_UNKNOWN, REQUEST_PERSON, RecordedQuestion,
-    SEARCH_POLICY,
+    CHECK_CARRIER_TRACKING, CHECK_RETURNED_PARCEL, GET_ORDER, INVESTIGATE_ORDERS, Investigation,
+    PREPARE_REFUND, ParcelInspection, PreparedProposal, RECORD_UNKNOWN, REQUEST_PERSON,
+    RecordedQuestion, SEARCH_POLICY,
 };
 use agents::{Message, OutcomeKind, Provenance, Role};
 use domain::Timestamp;
@@ -60,6 +60,8 @@ pub struct Ledger {
     /// Signed answers of other groups about an order: (order id, what the
     /// answer said, where it came from).
     peer_answers: Vec<(String, String, Provenance)>,
+    /// Carrier tracking pages read in the browser: (order id, provenance).
+    carrier_checks: Vec<(String, Provenance)>,
     questions: Vec<AskedQuestion>,
     proposals: Vec<(String, String)>,
 }
@@ -144,6 +146,18 @@ impl Ledger {
                     provenance,
                 ) {
                     self.peer_answered(&inspection.order_id, &inspection.condition, provenance);
+                }
+            }
+            CHECK_CARRIER_TRACKING => {
+                let provenance: Option<Provenance> = result
+                    .get("provenance")
+                    .and_then(|p| p.get(0))
+                    .cloned()
+                    .and_then(|p| serde_json::from_value(p).ok());
+                if let (Some(order_id), Some(provenance)) =
+                    (value.get("order_id").and_then(|v| v.as_str()), provenance)
+                {
+                    self.carrier_checked(order_id, provenance);
                 }
             }
             _ => {}
@@ -249,6 +263,22 @@ impl Ledger {
             .iter()
             .find(|(order, _, _)| order == order_id)
             .map(|(_, said, provenance)| (said.as_str(), provenance))
+    }
+
+    /// The carrier's tracking page for `order_id` was read in the browser;
+    /// the newest reading counts.
+    pub fn carrier_checked(&mut self, order_id: &str, provenance: Provenance) {
+        self.carrier_checks.retain(|(order, _)| order != order_id);
+        self.carrier_checks.push((order_id.to_owned(), provenance));
+    }
+
+    /// The newest reading of `order_id`'s tracking page in this
+    /// conversation, if any.
+    pub fn carrier_evidence(&self, order_id: &str) -> Option<&Provenance> {
+        self.carrier_checks
+            .iter()
+            .find(|(order, _)| order == order_id)
+            .map(|(_, provenance)| provenance)
     }
 
     /// A tool read these sources; a newer reading of a source replaces the older.

@@ -17,6 +17,7 @@
 //! | `subagents.rs` | a turn's subagents as supervised tasks the turn waits for |
 //! | `offline/` | `countersign-offline-rules`, a deterministic intent and slot parser |
 
+pub mod carrier;
 pub mod chat;
 mod engine_tools;
 pub mod handover;
@@ -185,6 +186,9 @@ pub struct Chat {
     /// The returns desk the specialist asks about returned parcels, when
     /// the gateway connects one.
     returns_desk: Option<ReturnsDesk>,
+    /// The carrier whose tracking pages the specialist reads in the
+    /// browser lane, when one is connected.
+    carrier: Option<carrier::CarrierDesk>,
 }
 
 /// Another agent group that answers `returns.inspection` tasks, and how
@@ -215,7 +219,21 @@ impl Chat {
             tasks: runner::Supervisor::new(),
             activity: runner::Activity::default(),
             returns_desk: None,
+            carrier: None,
         }
+    }
+
+    /// The browser lane the carrier's pages are read in, when a carrier is
+    /// connected (tests and operations watch who waits for it).
+    pub fn browser_lane(&self) -> Option<&crate::exclusive_lane::ExclusiveLane> {
+        self.carrier.as_ref().map(|carrier| &carrier.lane)
+    }
+
+    /// The same service, its specialist reading `carrier`'s tracking pages.
+    #[must_use]
+    pub fn tracking_with(mut self, carrier: Option<carrier::CarrierDesk>) -> Self {
+        self.carrier = carrier;
+        self
     }
 
     /// The same service, its specialist asking `desk` about returned

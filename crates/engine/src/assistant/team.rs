@@ -2,8 +2,8 @@
 //! and to whom each may hand the conversation (checked by the runtime).
 
 use super::tools::{
-    CheckReturnedParcel, GetOrder, InvestigateOrders, PrepareRefund, RecordUnknown, RefundStatus,
-    RequestPerson, RequestSignIn, SearchPolicy,
+    CheckCarrierTracking, CheckReturnedParcel, GetOrder, InvestigateOrders, PrepareRefund,
+    RecordUnknown, RefundStatus, RequestPerson, RequestSignIn, SearchPolicy,
 };
 use agents::{Agent, AgentError, Workflow, WorkflowError};
 use std::sync::Arc;
@@ -62,6 +62,9 @@ pub struct TeamOptions {
     /// The specialist may ask the returns desk (another agent group) about
     /// returned parcels (`check_returned_parcel`).
     pub returns_desk: bool,
+    /// The specialist may read the carrier's tracking pages in the browser
+    /// lane (`check_carrier_tracking`).
+    pub carrier: bool,
 }
 
 /// The coordinator → refund specialist workflow with the standard tools.
@@ -130,6 +133,9 @@ fn agents(get_order: GetOrder, options: TeamOptions) -> Result<(Agent, Agent), A
     if options.returns_desk {
         specialist = specialist.tool(Arc::new(CheckReturnedParcel));
     }
+    if options.carrier {
+        specialist = specialist.tool(Arc::new(CheckCarrierTracking));
+    }
     let specialist = specialist
         .tool(Arc::new(RecordUnknown))
         .tool(Arc::new(PrepareRefund))
@@ -174,7 +180,13 @@ mod tests {
     #[test]
     fn an_order_investigator_cannot_start_investigators_so_nested_work_never_waits_on_its_own_lane()
     {
-        for options in [TeamOptions::default(), TeamOptions { returns_desk: true }] {
+        for options in [
+            TeamOptions::default(),
+            TeamOptions {
+                returns_desk: true,
+                ..TeamOptions::default()
+            },
+        ] {
             let investigator = investigator(GetOrder::new(), options).unwrap();
             assert!(investigator.tool("investigate_orders").is_none());
             assert!(investigator.can_handoff_to().is_empty());
@@ -186,7 +198,10 @@ mod tests {
 
     #[test]
     fn only_a_team_connected_to_a_returns_desk_can_ask_it() {
-        let with_desk = TeamOptions { returns_desk: true };
+        let with_desk = TeamOptions {
+            returns_desk: true,
+            ..TeamOptions::default()
+        };
         let (_, specialist) = agents(GetOrder::new(), with_desk).unwrap();
         assert!(specialist.tool("check_returned_parcel").is_some());
         let (_, specialist) = agents(GetOrder::new(), TeamOptions::default()).unwrap();

@@ -98,6 +98,9 @@ pub async fn seed_demo(
     ) {
         storage::orders::insert(&*tx, &order).await?;
     }
+    for shipment in demo_shipments() {
+        storage::browser::shipments::record(&*tx, shipment).await?;
+    }
     for (slug, title, body) in [RETURNS_POLICY, SHIPPING_POLICY] {
         storage::policies::import(&*tx, slug, title, body, now).await?;
     }
@@ -275,6 +278,47 @@ fn demo_orders_paid_in_sandbox(
             Some(6),
             now,
         ),
+    ]
+}
+
+/// Demo tracking numbers at the sandbox carrier: `PW` and the order id.
+pub fn demo_tracking_number(order_id: &str) -> String {
+    format!("PW{order_id}DE")
+}
+
+/// The shipments of the demo orders, all with the sandbox carrier.
+pub fn demo_shipments() -> Vec<storage::browser::shipments::Shipment> {
+    ["4821", "4822", "4823", "4824", "4830", "4831"]
+        .into_iter()
+        .map(|order_id| storage::browser::shipments::Shipment {
+            order_id: order_id.to_owned(),
+            carrier: connectors::carrier_sandbox::SANDBOX_CARRIER.to_owned(),
+            tracking_number: demo_tracking_number(order_id),
+        })
+        .collect()
+}
+
+/// What the sandbox carrier knows about the demo parcels. Order 4824 is
+/// "shipped" in the shop's records, but the carrier delivered it yesterday
+/// (records lag behind the carrier): the specialist learns it from the
+/// tracking page, which is slow, as carrier sites are.
+pub fn carrier_parcels(now: Timestamp) -> Vec<connectors::carrier_sandbox::CarrierParcel> {
+    let delivered = |order_id: &str, days_ago: i64, detail: &str, delay_ms: u64| {
+        connectors::carrier_sandbox::CarrierParcel {
+            tracking_number: demo_tracking_number(order_id),
+            status: "delivered".to_owned(),
+            delivered_on: Some((now - Duration::days(days_ago)).date_naive()),
+            detail: detail.to_owned(),
+            delay: std::time::Duration::from_millis(delay_ms),
+        }
+    };
+    vec![
+        delivered("4821", 12, "Handed to the recipient.", 0),
+        delivered("4822", 45, "Handed to the recipient.", 0),
+        delivered("4823", 5, "Left in the parcel box.", 0),
+        delivered("4824", 1, "Left with a neighbour at no. 12.", 2000),
+        delivered("4830", 18, "Handed to the recipient.", 0),
+        delivered("4831", 6, "Handed to the recipient.", 0),
     ]
 }
 

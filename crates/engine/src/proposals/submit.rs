@@ -477,6 +477,11 @@ async fn resolve_evidence(
         }
         return Ok(Evidence::order(order, order_quote(order, now)));
     }
+    if source == "browser-check" {
+        return browser_check(db, order, section_id)
+            .await?
+            .map_err(|why| problem(&why));
+    }
     if source == "peer-task" {
         return peer_answer(db, order, section_id)
             .await?
@@ -576,6 +581,38 @@ async fn peer_answer(
         )),
         version: digest,
         quote,
+    }))
+}
+
+/// A page read in the browser about this order, as evidence: what it said,
+/// where and when it was read, and the SHA-256 of its screenshot (the
+/// citation's version, so the picture can be checked against it).
+async fn browser_check(
+    db: &impl ConnectionTrait,
+    order: &OrderSnapshot,
+    check_id: &str,
+) -> Result<Result<Evidence, String>, SubmitError> {
+    let Some(check) = storage::browser::checks::get(db, check_id).await? else {
+        return Ok(Err("no such browser check is on record".to_owned()));
+    };
+    if check.order_id != order.id {
+        return Ok(Err("the page read was about another order".to_owned()));
+    }
+    Ok(Ok(Evidence {
+        kind: domain::proposal::EvidenceKind::BrowserCapture,
+        reference: Evidence::browser_check_reference(&check.id),
+        title: format!("Carrier tracking page for order {}", order.id),
+        section: Some(format!(
+            "{} · read {} · screenshot SHA-256 {}",
+            check.url,
+            check.captured_at.format("%Y-%m-%d %H:%M:%S UTC"),
+            check.screenshot_sha256
+        )),
+        version: check.screenshot_sha256.clone(),
+        quote: match &check.delivered_on {
+            Some(date) => format!("status: {}; delivered on {date}", check.status),
+            None => format!("status: {}", check.status),
+        },
     }))
 }
 

@@ -6,6 +6,7 @@
 
 mod access;
 mod answers;
+mod browser_lane;
 mod evidence;
 mod flagship;
 mod handover;

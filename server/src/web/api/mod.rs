@@ -1,6 +1,7 @@
 //! The versioned JSON API under `/api/v1`. Browsers authenticate with their
 //! session (plus the CSRF header for writes), machines with bearer tokens.
 
+mod browser_checks;
 mod conversations;
 pub(crate) mod extract;
 mod handover;
@@ -63,6 +64,10 @@ pub fn router() -> Router<AppState> {
         .route("/ops/work/{id}/cancel", post(ops::cancel))
         .route("/ops/alerts/{id}/acknowledge", post(ops::acknowledge))
         .route("/audit/events.csv", get(crate::web::audit_csv::export))
+        .route(
+            "/browser-checks/{id}/screenshot",
+            get(browser_checks::screenshot),
+        )
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
 }

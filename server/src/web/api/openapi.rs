@@ -6,7 +6,7 @@
 //! parse, a database that is briefly unavailable), so that a client — or a
 //! fuzzer — finds every status the server can send in the document.
 
-use super::{conversations, handover, operations, ops, orders, proposals, views};
+use super::{browser_checks, conversations, handover, operations, ops, orders, proposals, views};
 use crate::web::{audit_csv, health, live, widget};
 use serde::Serialize;
 use utoipa::openapi::header::HeaderBuilder;
@@ -232,6 +232,7 @@ fn retry_after() -> utoipa::openapi::header::Header {
         ops::cancel,
         ops::acknowledge,
         audit_csv::export,
+        browser_checks::screenshot,
         conversations::create,
         conversations::get_one,
         conversations::message,

@@ -60,7 +60,7 @@ pub struct SubmitterView {
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct EvidenceView {
-    /// `order`, `policy` or `other`.
+    /// `order`, `policy`, `peer_answer`, `browser_capture` or `other`.
     pub kind: String,
     pub reference: String,
     pub title: String,

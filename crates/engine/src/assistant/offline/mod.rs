@@ -51,8 +51,8 @@ pub use parse::{Opened, Utterance};
 
 use super::team::{COORDINATOR, ORDER_INVESTIGATOR, REFUND_SPECIALIST};
 use super::tools::{
-    CHECK_RETURNED_PARCEL, INVESTIGATE_ORDERS, PREPARE_REFUND, PreparedProposal, RECORD_UNKNOWN,
-    RecordedQuestion,
+    CHECK_CARRIER_TRACKING, CHECK_RETURNED_PARCEL, INVESTIGATE_ORDERS, PREPARE_REFUND,
+    PreparedProposal, RECORD_UNKNOWN, RecordedQuestion,
 };
 use agents::{ChatModel, HANDOFF_TOOL, ModelError, ModelRequest, ModelResponse, ToolCall};
 use async_trait::async_trait;
@@ -108,6 +108,7 @@ fn reach(request: &ModelRequest) -> specialist::Reach<'static> {
     let offered = |name: &str| request.tools.iter().any(|tool| tool.name == name);
     specialist::Reach {
         returns_desk: offered(CHECK_RETURNED_PARCEL),
+        carrier: offered(CHECK_CARRIER_TRACKING),
         investigators: offered(INVESTIGATE_ORDERS),
         briefed_answer: None,
     }

@@ -8,11 +8,13 @@ use super::text::{
 };
 use super::view::{ToolResult, View};
 use super::{Step, pending_question};
+use crate::assistant::carrier::CarrierCheck;
 use crate::assistant::team::{COORDINATOR, REFUND_SPECIALIST};
 use crate::assistant::tools::{
-    CHECK_RETURNED_PARCEL, GET_ORDER, OrderView, PREPARE_REFUND, ParcelInspection, PolicyPassage,
-    PolicySearchResult, PreparedProposal, RECORD_UNKNOWN, RecordedQuestion, SEARCH_POLICY,
-    investigate_orders::BRIEFING_START, prepare_refund::ALREADY_IN_FLIGHT,
+    CHECK_CARRIER_TRACKING, CHECK_RETURNED_PARCEL, GET_ORDER, OrderView, PREPARE_REFUND,
+    ParcelInspection, PolicyPassage, PolicySearchResult, PreparedProposal, RECORD_UNKNOWN,
+    RecordedQuestion, SEARCH_POLICY, investigate_orders::BRIEFING_START,
+    prepare_refund::ALREADY_IN_FLIGHT,
 };
 use agents::OutcomeKind;
 use domain::{Currency, Money};
@@ -27,6 +29,8 @@ const DAMAGED_QUERY: &str = "damaged or faulty items refunded in full";
 pub(super) struct Reach<'a> {
     /// `check_returned_parcel` is offered: the returns desk is connected.
     pub returns_desk: bool,
+    /// `check_carrier_tracking` is offered: a carrier's pages can be read.
+    pub carrier: bool,
     /// `investigate_orders` is offered: several orders go to subagents.
     pub investigators: bool,
     /// The customer's answer to the question asked about the order before,
@@ -166,13 +170,20 @@ fn case(view: &View<'_>, order_id: &str, reach: Reach<'_>) -> Step {
         return Step::Say(prepare_failed(order_id, failed));
     }
 
-    // 3. What the record says.
-    if order.delivered_at.is_none() {
-        return Step::Say(format!(
-            "Order {} has status \"{}\" and hasn't been delivered yet [order:{}]. Our returns policy counts from delivery, so there is nothing to return yet, and I haven't prepared a refund.",
-            order.order_id, order.status, order.order_id
-        ));
-    }
+    // 3. What the record says, and where it shows no delivery, what the
+    // carrier's tracking page says (records lag behind carriers).
+    let mut order = order;
+    let delivered_cite = if order.days_since_delivery.is_some() {
+        format!("[order:{}]", order.order_id)
+    } else {
+        match carrier_delivery(view, &order, reach) {
+            Ok((days, cite)) => {
+                order.days_since_delivery = Some(days);
+                cite
+            }
+            Err(step) => return step,
+        }
+    };
     if order.refundable_minor <= 0 {
         return Step::Say(format!(
             "Order {} has already been refunded in full [order:{}]; there is nothing left to refund.",
@@ -234,7 +245,7 @@ fn case(view: &View<'_>, order_id: &str, reach: Reach<'_>) -> Step {
                     "To check order {order_id} I need your answer to one question: was the item opened? Please answer yes or no (or tell me if it arrived damaged or faulty)."
                 )
             } else {
-                ask_opened(&order, unopened, window)
+                ask_opened(&order, unopened, window, &delivered_cite)
             });
         }
         // Only the reply to the question answers it. Anything else
@@ -323,6 +334,63 @@ fn recorded_condition(condition: &str) -> Option<Opened> {
 }
 
 /// The step once it is known whether the item was opened.
+/// The order record shows no delivery: the carrier's tracking page, read
+/// in the browser, says whether (and when) it was delivered. Days since
+/// delivery and how to cite it, or the step to take first or the answer.
+fn carrier_delivery(
+    view: &View<'_>,
+    order: &OrderView,
+    reach: Reach<'_>,
+) -> Result<(i64, String), Step> {
+    let order_id = order.order_id.as_str();
+    let not_delivered = |said: &str| {
+        Step::Say(format!(
+            "Order {order_id} has status \"{}\" and hasn't been delivered yet {said}. Our returns policy counts from delivery, so there is nothing to return yet, and I haven't prepared a refund.",
+            order.status
+        ))
+    };
+    if !reach.carrier {
+        return Err(not_delivered(&format!("[order:{order_id}]")));
+    }
+    let Some(checked) = view.latest(CHECK_CARRIER_TRACKING, |r| {
+        r.arg("order_id") == Some(order_id)
+    }) else {
+        return Err(Step::Call {
+            tool: CHECK_CARRIER_TRACKING,
+            args: json!({ "order_id": order_id }),
+        });
+    };
+    let Some(check) = checked.value::<CarrierCheck>() else {
+        return Err(Step::Say(format!(
+            "Our records show order {order_id} as \"{}\" [order:{order_id}], and I couldn't read the carrier's tracking page ({}), so I don't know whether it has been delivered. Our returns policy counts from delivery, so I haven't prepared a refund; please try again in a little while.",
+            order.status,
+            checked.reason()
+        )));
+    };
+    let cite = format!("[browser-check:{}]", check.id);
+    let delivered_on = check
+        .delivered_on
+        .as_deref()
+        .and_then(|date| chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").ok());
+    match delivered_on {
+        Some(date) if check.status == "delivered" => {
+            let days = (check.captured_at.date_naive() - date).num_days().max(0);
+            Ok((
+                days,
+                format!(
+                    "according to {}'s tracking page {cite} (our order record hasn't caught up yet)",
+                    check.carrier
+                ),
+            ))
+        }
+        _ => Err(not_delivered(&format!(
+            "— {}'s tracking page says \"{}\" {cite}",
+            check.carrier,
+            check.status.replace('_', " ")
+        ))),
+    }
+}
+
 fn decide(
     view: &View<'_>,
     order: &OrderView,
@@ -435,12 +503,16 @@ fn describe(order: &OrderView) -> String {
     )
 }
 
-fn ask_opened(order: &OrderView, rule: &PolicyPassage, window: i64) -> String {
+fn ask_opened(
+    order: &OrderView,
+    rule: &PolicyPassage,
+    window: i64,
+    delivered_cite: &str,
+) -> String {
     let days = order.days_since_delivery.unwrap_or_default();
     format!(
-        "I checked {}: it was delivered {days} days ago [order:{}]. Our {} says: \"{}\" So it is within the {window} days. Nothing in our records says whether the parcel was opened, so I have to ask: was the item opened? (yes / no)",
+        "I checked {}: it was delivered {days} days ago {delivered_cite}. Our {} says: \"{}\" So it is within the {window} days. Nothing in our records says whether the parcel was opened, so I have to ask: was the item opened? (yes / no)",
         describe(order),
-        order.order_id,
         cite(rule),
         quote(rule)
     )

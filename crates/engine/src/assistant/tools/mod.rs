@@ -3,6 +3,7 @@
 //! actor, the conversation's customer, the evidence ledger) — never from the
 //! model's arguments — so no prompt can widen what a tool returns or does.
 
+pub mod check_carrier_tracking;
 pub mod check_returned_parcel;
 pub mod get_order;
 pub mod investigate_orders;
@@ -14,6 +15,7 @@ pub mod request_person;
 pub mod request_sign_in;
 pub mod search_policy;
 
+pub use check_carrier_tracking::CheckCarrierTracking;
 pub use check_returned_parcel::{CheckReturnedParcel, ParcelInspection};
 pub use get_order::{GetOrder, OrderLineView, OrderView, PastRefundView};
 pub use investigate_orders::{InvestigateOrders, InvestigatedOrder, Investigation, ParcelFinding};
@@ -38,6 +40,7 @@ pub const PREPARE_REFUND: &str = "prepare_refund";
 pub const REQUEST_PERSON: &str = "request_person";
 pub const REFUND_STATUS: &str = "refund_status";
 pub const CHECK_RETURNED_PARCEL: &str = "check_returned_parcel";
+pub const CHECK_CARRIER_TRACKING: &str = "check_carrier_tracking";
 pub const INVESTIGATE_ORDERS: &str = "investigate_orders";
 pub const REQUEST_SIGN_IN: &str = "request_sign_in";
 

@@ -55,6 +55,16 @@ pub trait ToolPort: Send + Sync {
         conversation_id: &str,
     ) -> Result<Option<crate::gateway::OutboxTaskView>, crate::gateway::SendError>;
 
+    /// Reads the carrier's tracking page for `order_id`'s shipment in the
+    /// exclusive browser lane, for conversation `conversation_id`, and
+    /// records the reading with its screenshot. Cancel-safe: dropped at
+    /// Stop, the browser is killed and the lane moves on.
+    async fn check_carrier(
+        &self,
+        order_id: &str,
+        conversation_id: &str,
+    ) -> Result<crate::assistant::carrier::CarrierCheck, crate::assistant::carrier::CarrierCheckError>;
+
     /// Lets the subagents of a preempted turn run on in the background and
     /// records what they find in their conversation once they end (or
     /// stops them when the conversation's Stop is pressed).

@@ -121,7 +121,7 @@ impl Tool for PrepareRefund {
 
         // Evidence comes before eligibility, and it must be evidence this
         // conversation read, not evidence the model says it read.
-        let (order_reading, policy_readings, open_questions, existing, peer_answer) = {
+        let (order_reading, policy_readings, open_questions, existing, peer_answer, carrier_page) = {
             let ledger = scope.ledger();
             if let Some(wait) = awaiting_customer(ctx, &ledger, &order_id) {
                 return wait;
@@ -157,6 +157,9 @@ impl Tool for PrepareRefund {
                 ledger
                     .peer_evidence(&order_id)
                     .map(|(_, provenance)| provenance.source.clone()),
+                ledger
+                    .carrier_evidence(&order_id)
+                    .map(|provenance| provenance.source.clone()),
             )
         };
         if let Some(existing) = existing {
@@ -220,6 +223,13 @@ impl Tool for PrepareRefund {
         // inspection) is cited with its provenance; the submission checks
         // it is a completed, verified answer about this order.
         evidence.extend(peer_answer.map(|reference| EvidenceRef {
+            reference,
+            version: None,
+            quote: None,
+        }));
+        // The carrier's tracking page, read in the browser, is cited with
+        // its screenshot; the submission checks it is about this order.
+        evidence.extend(carrier_page.map(|reference| EvidenceRef {
             reference,
             version: None,
             quote: None,
