@@ -4,7 +4,7 @@
 //!   out with, so a carrier's tracking page can be looked up.
 //! - `resource_leases`: one holder at a time per named resource (the
 //!   browser), across every process sharing this database. A holder that
-//!   dies leaves a lease that expires; a live one renews it.
+//!   dies leaves a lease that expires.
 //! - `browser_checks`: what a page said when the browser read it, with its
 //!   provenance (URL, time, the screenshot and its SHA-256), kept as
 //!   evidence a proposal can cite and an approver can look at.

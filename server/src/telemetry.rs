@@ -20,7 +20,12 @@ use tracing_subscriber::{EnvFilter, Layer};
 
 pub fn init(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        EnvFilter::new("info,sqlx=warn,sea_orm=warn,tower_sessions=warn,tantivy=warn")
+        // chromiumoxide warns of what the browser lane does on purpose (a
+        // browser killed at Stop) and of protocol events it does not know;
+        // the lane logs its own failures.
+        EnvFilter::new(
+            "info,sqlx=warn,sea_orm=warn,tower_sessions=warn,tantivy=warn,chromiumoxide=error",
+        )
     });
     // A second init (tests) is harmless; ignore the error.
     let _ = tracing_subscriber::registry()

@@ -94,6 +94,13 @@ impl CarrierSandbox {
         let _reached = seen.wait_for(|now| *now >= count).await;
     }
 
+    /// Waits until no page is being answered (a reader that went away has
+    /// been noticed).
+    pub async fn idle(&self) {
+        let mut seen = self.answering.subscribe();
+        let _reached = seen.wait_for(|now| *now == 0).await;
+    }
+
     /// Waits until `count` pages have been answered since the start.
     pub async fn answered(&self, count: usize) {
         let mut seen = self.answered.subscribe();
@@ -159,9 +166,52 @@ impl Drop for Answering<'_> {
     }
 }
 
-/// The carrier's site: `GET /track/{tracking_number}`.
+/// What `GET /control` shows and `PUT /control` sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Control {
+    /// Pages wait while held.
+    pub held: bool,
+    /// Pages being answered now (read only).
+    #[serde(default)]
+    pub answering: usize,
+    /// Pages answered since the start (read only).
+    #[serde(default)]
+    pub answered: usize,
+}
+
+impl CarrierSandbox {
+    fn control(&self) -> Control {
+        Control {
+            held: *self.held.borrow(),
+            answering: *self.answering.borrow(),
+            answered: *self.answered.borrow(),
+        }
+    }
+}
+
+/// The carrier's site: `GET /track/{tracking_number}`; and the sandbox's
+/// own control, `GET`/`PUT /control` (`{"held": true}` holds every page,
+/// so a browser test can catch a read in the middle; it changes nothing
+/// but this sandbox's timing).
 pub fn router(sandbox: CarrierSandbox) -> Router {
     Router::new()
+        .route(
+            "/control",
+            get(|State(sandbox): State<CarrierSandbox>| async move {
+                axum::Json(sandbox.control())
+            })
+            .put(
+                |State(sandbox): State<CarrierSandbox>, axum::Json(wanted): axum::Json<Control>| async move {
+                    if wanted.held {
+                        sandbox.hold();
+                    } else {
+                        sandbox.release();
+                    }
+                    axum::Json(sandbox.control())
+                },
+            ),
+        )
         .route(
             "/track/{tracking_number}",
             get(

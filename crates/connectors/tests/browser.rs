@@ -78,3 +78,53 @@ async fn a_missing_browser_is_named_in_the_error() {
     );
     assert!(!DEBIAN_CHROMIUM.is_empty());
 }
+
+#[tokio::test]
+async fn the_sandbox_carrier_holds_its_pages_while_told_to_and_says_how_many_wait() {
+    let sandbox = CarrierSandbox::new(vec![parcel("PW3", "delivered", Some("2026-12-01"))]);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(serve_standalone(listener, sandbox.clone()));
+    let client = reqwest::Client::new();
+    let control = format!("http://{address}/control");
+    let held: serde_json::Value = client
+        .put(&control)
+        .json(&serde_json::json!({ "held": true }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(held["held"], true);
+
+    let page = tokio::spawn(client.get(format!("http://{address}/track/PW3")).send());
+    sandbox.answering(1).await;
+    let status: serde_json::Value = client
+        .get(&control)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (status["answering"].as_u64(), status["answered"].as_u64()),
+        (Some(1), Some(0))
+    );
+
+    client
+        .put(&control)
+        .json(&serde_json::json!({ "held": false }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.await.unwrap().unwrap().status(), 200);
+    let nonsense = client
+        .put(&control)
+        .json(&serde_json::json!({ "held": "yes" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(nonsense.status(), 422);
+}

@@ -15,11 +15,16 @@
 //! - `sign-in wait`: a visitor who has not signed in asks where their
 //!   refund is; the specialist (offline rules) waits inside the turn for
 //!   them to sign in, and Stop ends the wait.
+//! - `browser step`: customer2 asks to return order 4824, which the records
+//!   show as shipped; the specialist reads the sandbox carrier's page in
+//!   headless Chromium (the exclusive browser lane), the page is held, and
+//!   Stop lands while the browser waits for it (needs Debian's Chromium).
 //!
 //! ```sh
 //! cargo run --release -p engine --example stop_latency   # TEST_DATABASE_URL=postgres://… for PostgreSQL
 //! ```
-//! Options (environment): BENCH_ROUNDS (200 per case), BENCH_WARMUP (10).
+//! Options (environment): BENCH_ROUNDS (200 per case), BENCH_WARMUP (10),
+//! BENCH_BROWSER_ROUNDS (50: each round starts a browser).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -244,6 +249,95 @@ async fn main() {
         }
     }
     report("sign-in wait", samples);
+
+    let carrier = connectors::carrier_sandbox::CarrierSandbox::new(engine::demo::carrier_parcels(
+        engine::now(),
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let tracking_url = format!(
+        "http://{}/track/{{tracking_number}}",
+        listener.local_addr().unwrap()
+    );
+    tokio::spawn(connectors::carrier_sandbox::serve_standalone(
+        listener,
+        carrier.clone(),
+    ));
+    carrier.hold();
+    let browsing = engine_on(&test_db, &Arc::new(Notify::new()), 0)
+        .await
+        .with_assistant(
+            Assistant::for_team(
+                Arc::new(engine::assistant::OfflineRules::new()),
+                engine::assistant::team::TeamOptions {
+                    carrier: true,
+                    ..Default::default()
+                },
+            )
+            .unwrap(),
+        )
+        .with_carrier(engine::CarrierParts {
+            browser: connectors::browser::DEBIAN_CHROMIUM.into(),
+            timeout: Duration::from_secs(30),
+            tracking_url,
+        });
+    let customer2 = Actor::from(
+        storage::users::find_by_name(engine.db.conn(), "customer2")
+            .await
+            .unwrap()
+            .unwrap(),
+    );
+    let browser_rounds = env_or("BENCH_BROWSER_ROUNDS", 50);
+    let mut samples = Vec::with_capacity(browser_rounds);
+    for n in 0..warmup.min(3) + browser_rounds {
+        let took = browser_round(&browsing, &customer2, &carrier).await;
+        if n >= warmup.min(3) {
+            samples.push(took);
+        }
+    }
+    report("browser step", samples);
+}
+
+/// One round: a turn whose browser waits for the held carrier page, then
+/// Stop; the time from the Stop to the turn's saved end.
+async fn browser_round(
+    engine: &Engine,
+    customer: &Actor,
+    carrier: &connectors::carrier_sandbox::CarrierSandbox,
+) -> Duration {
+    let id = engine
+        .chat
+        .create_conversation(customer, None)
+        .await
+        .unwrap()
+        .id;
+    let turn = {
+        let (engine, customer, id) = (engine.clone(), customer.clone(), id.clone());
+        tokio::spawn(async move {
+            engine
+                .chat
+                .chat_turn(
+                    &customer,
+                    &id,
+                    "I want to return order 4824",
+                    Priority::Later,
+                    TurnControl::new(),
+                )
+                .await
+        })
+    };
+    carrier.answering(1).await;
+    let started = Instant::now();
+    let receipt = engine.chat.stop_turn(customer, &id).await.unwrap();
+    let ended = turn.await.unwrap().unwrap();
+    let elapsed = started.elapsed();
+    assert!(receipt.turn_stopping);
+    assert!(matches!(
+        ended.answered().map(|result| result.end),
+        Some(engine::assistant::TurnEnd::Stopped { .. })
+    ));
+    // The next round waits for its own page, not this one's.
+    carrier.idle().await;
+    elapsed
 }
 
 /// One round: a visitor's turn waiting for them to sign in, then Stop; the

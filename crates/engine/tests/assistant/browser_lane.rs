@@ -220,11 +220,10 @@ async fn two_replicas_sharing_a_database_never_drive_the_browser_at_once() {
 }
 
 #[tokio::test]
-async fn stop_during_a_browser_step_ends_the_read_records_nothing_and_frees_the_lane_for_the_next_conversation()
+async fn stop_during_a_browser_step_ends_the_read_records_nothing_and_frees_the_lane_for_the_next_turn()
  {
     let (chat, sandbox, _) = chat_with_carrier(connectors::browser::DEBIAN_CHROMIUM).await;
     let (customer, stopped) = chat.open("customer2").await;
-    let (_, next) = chat.open("customer2").await;
     sandbox.hold();
 
     let stopped_turn = turn(&chat.engine, &customer, &stopped, RETURN_4824);
@@ -258,10 +257,12 @@ async fn stop_during_a_browser_step_ends_the_read_records_nothing_and_frees_the_
         "a stopped read records nothing"
     );
 
-    // The next conversation gets the lane (the page still held: it waits
-    // for the carrier, not for the stopped read).
-    let next_turn = turn(&chat.engine, &customer, &next, RETURN_4824);
-    within("the next conversation's page load", sandbox.answering(1)).await;
+    // The next turn reads the page again (the cut read says nothing) and
+    // gets the lane at once: with the page still held, it waits for the
+    // carrier, not for the stopped read.
+    within("the stopped read's page going away", sandbox.idle()).await;
+    let next_turn = turn(&chat.engine, &customer, &stopped, RETURN_4824);
+    within("the next turn's page load", sandbox.answering(1)).await;
     sandbox.release();
     let done = ended(next_turn).await;
     assert!(done.reply.contains("[browser-check:brc_"), "{}", done.reply);

@@ -1,7 +1,7 @@
 //! Leases on named resources: at most one holder at a time across every
 //! process sharing the database. Each step is one statement the database
 //! makes atomic, so two replicas racing for a free resource cannot both
-//! win; a holder that dies stops renewing and its lease runs out.
+//! win; a holder that dies leaves a lease that runs out.
 
 use crate::error::StorageError;
 use chrono::{DateTime, Utc};
@@ -71,26 +71,6 @@ pub async fn try_acquire(
         .exec(db)
         .await?;
     Ok(taken.rows_affected == 1)
-}
-
-/// Extends `holder`'s lease on `resource` to `until`. False when `holder`
-/// no longer holds it (it ran out and someone else took it).
-///
-/// # Errors
-/// Database failures.
-pub async fn renew(
-    db: &impl ConnectionTrait,
-    resource: &str,
-    holder: &str,
-    until: DateTime<Utc>,
-) -> Result<bool, StorageError> {
-    let renewed = entity::Entity::update_many()
-        .col_expr(entity::Column::Until, Expr::value(until))
-        .filter(entity::Column::Resource.eq(resource))
-        .filter(entity::Column::Holder.eq(holder))
-        .exec(db)
-        .await?;
-    Ok(renewed.rows_affected == 1)
 }
 
 /// Gives `resource` back if `holder` still holds it.

@@ -8,6 +8,7 @@ mod gateway_trust;
 mod migrations;
 mod orders;
 mod policies;
+mod resource_leases;
 mod review_queue;
 mod shop_orders;
 mod throttle;

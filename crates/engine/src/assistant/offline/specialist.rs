@@ -352,8 +352,14 @@ fn carrier_delivery(
     if !reach.carrier {
         return Err(not_delivered(&format!("[order:{order_id}]")));
     }
+    // A reading of this turn, or a delivery read before (a delivery does
+    // not change); anything else (in transit, unreadable, cut by a Stop)
+    // is read again.
     let Some(checked) = view.latest(CHECK_CARRIER_TRACKING, |r| {
         r.arg("order_id") == Some(order_id)
+            && (r.this_turn
+                || r.value::<CarrierCheck>()
+                    .is_some_and(|check| check.status == "delivered"))
     }) else {
         return Err(Step::Call {
             tool: CHECK_CARRIER_TRACKING,
