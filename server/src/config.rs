@@ -887,6 +887,65 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_browser_lane_reads_the_mounted_sandbox_carrier_over_loopback_unless_a_carrier_is_named()
+    {
+        let bound: SocketAddr = "0.0.0.0:3000".parse().unwrap();
+        let default = Settings::default().carrier_parts(bound).unwrap();
+        assert_eq!(
+            default.tracking_url,
+            "http://127.0.0.1:3000/sandbox/carrier/track/{tracking_number}"
+        );
+        assert_eq!(
+            default.browser,
+            std::path::PathBuf::from("/usr/bin/chromium")
+        );
+        let named = Settings {
+            carrier_tracking_url: Some("https://track.example/{tracking_number}".into()),
+            ..Settings::default()
+        };
+        assert_eq!(
+            named.carrier_parts(bound).unwrap().tracking_url,
+            "https://track.example/{tracking_number}"
+        );
+        let none = Settings {
+            carrier_path: String::new(),
+            ..Settings::default()
+        };
+        assert!(!none.carrier_enabled() && none.carrier_parts(bound).is_none());
+    }
+
+    #[test]
+    fn a_carrier_or_browser_setting_that_cannot_work_is_refused_at_start() {
+        for (bad, says) in [
+            (
+                Settings {
+                    carrier_tracking_url: Some("https://track.example/".into()),
+                    ..Settings::default()
+                },
+                "{tracking_number}",
+            ),
+            (
+                Settings {
+                    carrier_path: "sandbox/carrier".into(),
+                    ..Settings::default()
+                },
+                "carrier_path",
+            ),
+            (
+                Settings {
+                    browser_timeout_seconds: 0,
+                    ..Settings::default()
+                },
+                "browser_timeout_seconds",
+            ),
+        ] {
+            let refused = bad.validate().unwrap_err().to_string();
+            assert!(refused.contains(says), "{refused}");
+        }
+        assert!(Settings::default().validate().is_ok());
+    }
+
+    #[test]
     fn database_passwords_are_redacted_for_logs() {
         assert_eq!(
             redact_url("postgres://cs:secret@localhost:5432/cs"),

@@ -109,10 +109,12 @@ impl Chromium {
     async fn read(&self, url: &str) -> Result<TrackingPage, BrowserError> {
         // A profile of its own, removed when the read ends: concurrent
         // browsers (tests, replicas on one machine) never share one.
-        let profile = tempfile::Builder::new()
-            .prefix("countersign-browser-")
-            .tempdir()
-            .map_err(|e| BrowserError::Launch(format!("no profile folder: {e}")))?;
+        let profile = Profile(Some(
+            tempfile::Builder::new()
+                .prefix("countersign-browser-")
+                .tempdir()
+                .map_err(|e| BrowserError::Launch(format!("no profile folder: {e}")))?,
+        ));
         let config = BrowserConfig::builder()
             .chrome_executable(&self.executable)
             .user_data_dir(profile.path())
@@ -158,6 +160,33 @@ impl Chromium {
         tokio::select! {
             page = read => page,
             () = pump => Err(BrowserError::Page("the browser's connection ended".to_owned())),
+        }
+    }
+}
+
+/// A browser's profile folder, removed when the read ends. Removing a
+/// Chromium profile takes tens of milliseconds, so it happens on a thread
+/// of its own: a Stop does not wait for it.
+struct Profile(Option<tempfile::TempDir>);
+
+impl Profile {
+    fn path(&self) -> &Path {
+        self.0
+            .as_ref()
+            .map_or(Path::new(""), tempfile::TempDir::path)
+    }
+}
+
+impl Drop for Profile {
+    fn drop(&mut self) {
+        let Some(folder) = self.0.take() else {
+            return;
+        };
+        let removing = std::thread::Builder::new()
+            .name("browser-profile-removal".to_owned())
+            .spawn(move || drop(folder));
+        if let Err(error) = removing {
+            tracing::warn!(%error, "the browser profile folder is removed in place");
         }
     }
 }

@@ -6,24 +6,17 @@
 //! A page that cannot be read (no browser installed, the carrier slow or
 //! down) is `unknown`, with the reason: never a guess about the parcel.
 
-use super::{CHECK_CARRIER_TRACKING, normalize_order_id, scope, scoped_order};
+use super::{CHECK_CARRIER_TRACKING, one_order_parameters, this_customers_order_call};
 use crate::assistant::carrier::{CarrierCheck, CarrierCheckError};
-use agents::{Provenance, Tool, ToolContext, ToolOutcome, parse_arguments};
+use agents::{Provenance, Tool, ToolContext, ToolOutcome};
 use async_trait::async_trait;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// How a browser check is cited: `browser-check:<id>`.
 pub const BROWSER_CHECK_SOURCE: &str = "browser-check";
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CheckCarrierTracking;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Args {
-    order_id: String,
-}
 
 /// The provenance of `check`: the page, when it was read, and the hash of
 /// the screenshot taken then.
@@ -59,33 +52,14 @@ impl Tool for CheckCarrierTracking {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "order_id": { "type": "string", "description": "The order number, e.g. \"4824\"." }
-            },
-            "required": ["order_id"],
-            "additionalProperties": false
-        })
+        one_order_parameters()
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutcome {
-        let scope = match scope(ctx) {
-            Ok(scope) => scope,
+        let (scope, order_id) = match this_customers_order_call(ctx, args).await {
+            Ok(call) => call,
             Err(outcome) => return outcome,
         };
-        let args: Args = match parse_arguments(args) {
-            Ok(args) => args,
-            Err(outcome) => return outcome,
-        };
-        let order_id = match normalize_order_id(&args.order_id) {
-            Ok(id) => id,
-            Err(outcome) => return outcome,
-        };
-        // Only this customer's shipments are looked up.
-        if let Err(outcome) = scoped_order(scope, &order_id).await {
-            return outcome;
-        }
         let check = match scope
             .tools
             .check_carrier(&order_id, &scope.conversation_id)

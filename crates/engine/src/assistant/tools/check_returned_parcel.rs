@@ -6,21 +6,15 @@
 //! failure is `unknown`: the specialist asks the customer instead, never
 //! guesses.
 
-use super::{CHECK_RETURNED_PARCEL, normalize_order_id, scope, scoped_order};
-use agents::{Provenance, Tool, ToolContext, ToolOutcome, parse_arguments};
+use super::{CHECK_RETURNED_PARCEL, one_order_parameters, this_customers_order_call};
+use agents::{Provenance, Tool, ToolContext, ToolOutcome};
 use async_trait::async_trait;
 use domain::proposal::Evidence;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CheckReturnedParcel;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Args {
-    order_id: String,
-}
 
 /// What the returns desk answered, as the model (and the ledger) reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,34 +42,14 @@ impl Tool for CheckReturnedParcel {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "order_id": { "type": "string", "description": "The order number, e.g. \"4821\"." }
-            },
-            "required": ["order_id"],
-            "additionalProperties": false
-        })
+        one_order_parameters()
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutcome {
-        let scope = match scope(ctx) {
-            Ok(scope) => scope,
+        let (scope, order_id) = match this_customers_order_call(ctx, args).await {
+            Ok(call) => call,
             Err(outcome) => return outcome,
         };
-        let args: Args = match parse_arguments(args) {
-            Ok(args) => args,
-            Err(outcome) => return outcome,
-        };
-        let order_id = match normalize_order_id(&args.order_id) {
-            Ok(id) => id,
-            Err(outcome) => return outcome,
-        };
-        // Only about this customer's orders: nobody else's order number
-        // leaves this group.
-        if let Err(outcome) = scoped_order(scope, &order_id).await {
-            return outcome;
-        }
         let asked = scope
             .tools
             .ask_returns_desk(&order_id, &scope.conversation_id)

@@ -84,6 +84,39 @@ fn normalize_order_id(raw: &str) -> Result<String, ToolOutcome> {
     Ok(id.to_owned())
 }
 
+/// The arguments of a tool about one order: `{"order_id": "4821"}`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OneOrder {
+    order_id: String,
+}
+
+/// The parameters' schema of a tool about one order.
+fn one_order_parameters() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "order_id": { "type": "string", "description": "The order number, e.g. \"4821\"." }
+        },
+        "required": ["order_id"],
+        "additionalProperties": false
+    })
+}
+
+/// The conversation's scope and the order a one-order tool was called
+/// about, once that order is known to be the conversation's customer's:
+/// nobody else's order number leaves this tool.
+async fn this_customers_order_call(
+    ctx: &ToolContext,
+    args: serde_json::Value,
+) -> Result<(&TurnScope, String), ToolOutcome> {
+    let scope = scope(ctx)?;
+    let args: OneOrder = agents::parse_arguments(args)?;
+    let order_id = normalize_order_id(&args.order_id)?;
+    scoped_order(scope, &order_id).await?;
+    Ok((scope, order_id))
+}
+
 /// The live order, if the conversation's customer may see it.
 ///
 /// Another customer's order is answered exactly like a missing one, so a
