@@ -4,9 +4,10 @@
 //! checked against what the proposal rests on.
 
 use super::Caller;
+use super::extract::ApiPath;
 use crate::startup::AppState;
 use crate::web::api_error::ApiError;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::{StatusCode, header};
 
@@ -16,12 +17,13 @@ use http::{StatusCode, header};
     params(("id" = String, Path, description = "The browser check a citation names (`browser-check:<id>`)")),
     responses(
         (status = 200, description = "The PNG taken when the page was read; `X-Content-SHA256` repeats the hash the citation carries", content_type = "image/png", body = Vec<u8>),
+        (status = 400, description = "An id that is not valid in a URL", body = crate::web::api::openapi::ErrorBody),
         (status = 403, description = "Evidence screenshots are for staff", body = crate::web::api::openapi::ErrorBody),
         (status = 404, description = "No such browser check", body = crate::web::api::openapi::ErrorBody)))]
 pub async fn screenshot(
     State(state): State<AppState>,
     Caller(identity): Caller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Response, ApiError> {
     if !identity.roles.any_of(app::access::INBOX_ROLES) {
         return Err(ApiError::forbidden(
