@@ -78,10 +78,6 @@ impl Chromium {
         Chromium::new(DEBIAN_CHROMIUM, timeout)
     }
 
-    pub fn executable(&self) -> &Path {
-        &self.executable
-    }
-
     /// Whether the executable is there at all.
     pub fn is_installed(&self) -> bool {
         self.executable.is_file()

@@ -101,12 +101,6 @@ impl CarrierSandbox {
         let _reached = seen.wait_for(|now| *now == 0).await;
     }
 
-    /// Waits until `count` pages have been answered since the start.
-    pub async fn answered(&self, count: usize) {
-        let mut seen = self.answered.subscribe();
-        let _reached = seen.wait_for(|now| *now >= count).await;
-    }
-
     /// The most pages ever answered at once.
     pub fn most_answering_at_once(&self) -> usize {
         self.most_at_once.load(std::sync::atomic::Ordering::SeqCst)

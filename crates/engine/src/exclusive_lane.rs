@@ -95,11 +95,6 @@ impl ExclusiveLane {
         }
     }
 
-    /// How long a hold may last.
-    pub fn lease(&self) -> Duration {
-        self.lease
-    }
-
     /// Waits for `resource` and holds it. Cancel-safe: dropped while
     /// waiting, it leaves the queue; dropped while holding, it gives the
     /// resource back.
@@ -161,18 +156,6 @@ impl ExclusiveLane {
     pub async fn waiting(&self, count: usize) {
         let mut seen = self.waiting.subscribe();
         let _reached = seen.wait_for(|n| *n >= count).await;
-    }
-
-    /// Who holds `resource` on the database now (its lease may have run
-    /// out), for tests and operations.
-    ///
-    /// # Errors
-    /// Database failures.
-    pub async fn holder_of(&self, resource: &str) -> Result<Option<String>, StorageError> {
-        Ok(storage::browser::leases::find(self.db.conn(), resource)
-            .await?
-            .filter(|lease| lease.until > self.clock.now())
-            .map(|lease| lease.holder))
     }
 }
 

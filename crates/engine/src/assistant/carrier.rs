@@ -75,30 +75,32 @@ impl Chat {
         let read = desk.browser.read_tracking_page(&url).await;
         hold.release().await;
         let page = read?;
-        let check = storage::browser::checks::BrowserCheck {
+        let check = CarrierCheck {
             id: storage::ids::new_id("brc"),
             order_id: order_id.to_owned(),
-            conversation_id: Some(conversation_id.to_owned()),
+            carrier: shipment.carrier,
+            tracking_number: shipment.tracking_number,
             url: page.url,
             captured_at: self.clock.now(),
             status: page.status,
             delivered_on: page.delivered_on,
-            page_text: page.text,
             screenshot_sha256: page.screenshot_sha256,
+        };
+        // The screenshot moves into the record; only its hash is kept here.
+        let record = storage::browser::checks::BrowserCheck {
+            id: check.id.clone(),
+            order_id: check.order_id.clone(),
+            conversation_id: Some(conversation_id.to_owned()),
+            url: check.url.clone(),
+            captured_at: check.captured_at,
+            status: check.status.clone(),
+            delivered_on: check.delivered_on.clone(),
+            page_text: page.text,
+            screenshot_sha256: check.screenshot_sha256.clone(),
             screenshot: page.screenshot,
         };
-        storage::browser::checks::record(self.db.conn(), check.clone()).await?;
-        Ok(CarrierCheck {
-            id: check.id,
-            order_id: check.order_id,
-            carrier: shipment.carrier,
-            tracking_number: shipment.tracking_number,
-            url: check.url,
-            captured_at: check.captured_at,
-            status: check.status,
-            delivered_on: check.delivered_on,
-            screenshot_sha256: check.screenshot_sha256,
-        })
+        storage::browser::checks::record(self.db.conn(), record).await?;
+        Ok(check)
     }
 }
 
