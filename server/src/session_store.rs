@@ -2,8 +2,8 @@
 //! PostgreSQL's store, chosen at start.
 
 use async_trait::async_trait;
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::cell::Cell;
+use std::future::Future;
 use storage::Database;
 use tower_sessions::session::{Id, Record};
 use tower_sessions::session_store::{self, ExpiredDeletion, SessionStore};
@@ -13,14 +13,18 @@ use tower_sessions_sqlx_store::{PostgresStore, SqliteStore};
 /// an idle timeout ends up to this much earlier than exactly idle minutes.
 const EXPIRY_REFRESH: time::Duration = time::Duration::minutes(1);
 
-/// The most ended sessions remembered between a save and its response
-/// (a response that fails sets no cookie, so its id is never taken back).
-const MAX_ENDED_REMEMBERED: usize = 10_000;
+/// How long an ended session is remembered as ended: longer than a request
+/// sent with its cookie takes to arrive after the browser took the new one
+/// (slow requests that loaded it before are caught when they save instead).
+const ENDED_REMEMBERED_FOR: time::Duration = time::Duration::minutes(1);
+
+/// The data of an ended session's tombstone; no session the application
+/// writes has this key.
+const ENDED_MARK: &str = "__countersign_session_ended";
 
 #[derive(Debug, Clone)]
 pub struct AnyStore {
     backend: Backend,
-    ended: EndedSessions,
 }
 
 #[derive(Debug, Clone)]
@@ -29,32 +33,34 @@ enum Backend {
     Postgres(PostgresStore),
 }
 
-/// Sessions a request found ended (signed out, or replaced by a sign-in)
-/// when it came to save them. The session layer still sets the request's
-/// cookie on the response; [`crate::middleware::sessions::keep_ended_sessions_ended`]
-/// takes it off, so a slow request (a chat turn that waited for the
-/// visitor to sign in in another tab) never puts the ended session's
-/// cookie back over the new one.
-#[derive(Debug, Clone, Default)]
-pub struct EndedSessions(Arc<Mutex<HashSet<String>>>);
+tokio::task_local! {
+    /// Whether the request being answered carried a session that was ended
+    /// elsewhere (signed out, or replaced by a sign-in in another tab).
+    static CAME_WITH_AN_ENDED_SESSION: Cell<bool>;
+}
 
-impl EndedSessions {
-    fn remember(&self, id: &Id) {
-        let mut ended = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if ended.len() >= MAX_ENDED_REMEMBERED {
-            ended.clear();
-        }
-        ended.insert(id.to_string());
-    }
+/// Runs a request, saying whether it came with a session that had been
+/// ended (signed out, or replaced by a sign-in in another tab) by the time
+/// the session layer loaded or saved it. Such a request was sent before its
+/// browser took the cookie that replaced the session: any session cookie it
+/// answers with (the ended one again, its removal, or a new visitor's) would
+/// land over that newer cookie and sign the browser out.
+pub async fn noting_ended_sessions<F: Future>(request: F) -> (F::Output, bool) {
+    CAME_WITH_AN_ENDED_SESSION
+        .scope(Cell::new(false), async {
+            let output = request.await;
+            (output, CAME_WITH_AN_ENDED_SESSION.with(Cell::get))
+        })
+        .await
+}
 
-    /// Whether the session with cookie value `id` had ended when its
-    /// request saved it (forgotten once asked).
-    pub fn take(&self, id: &str) -> bool {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id)
-    }
+fn note_an_ended_session() {
+    // Outside a request (tests, tools) there is nobody to tell.
+    let _ = CAME_WITH_AN_ENDED_SESSION.try_with(|ended| ended.set(true));
+}
+
+fn has_ended(record: &Record) -> bool {
+    record.data.contains_key(ENDED_MARK)
 }
 
 impl AnyStore {
@@ -77,15 +83,15 @@ impl AnyStore {
     }
 
     fn with(backend: Backend) -> Self {
-        AnyStore {
-            backend,
-            ended: EndedSessions::default(),
-        }
+        AnyStore { backend }
     }
 
-    /// The sessions requests found ended when saving them.
-    pub fn ended(&self) -> EndedSessions {
-        self.ended.clone()
+    /// The record as stored: a live session or an ended one's tombstone.
+    async fn load_stored(&self, id: &Id) -> session_store::Result<Option<Record>> {
+        match &self.backend {
+            Backend::Sqlite(store) => store.load(id).await,
+            Backend::Postgres(store) => store.load(id).await,
+        }
     }
 
     /// Writes the record as it is, past the skipping of expiry-only saves
@@ -94,6 +100,10 @@ impl AnyStore {
     /// # Errors
     /// Store failures.
     pub async fn save_as_is(&self, record: &Record) -> session_store::Result<()> {
+        self.write(record).await
+    }
+
+    async fn write(&self, record: &Record) -> session_store::Result<()> {
         match &self.backend {
             Backend::Sqlite(store) => store.save(record).await,
             Backend::Postgres(store) => store.save(record).await,
@@ -133,34 +143,42 @@ impl SessionStore for AnyStore {
         // the stores' save is an upsert: a slow request that loaded the session
         // before a concurrent sign-out would bring it back. The session layer
         // only calls `save` for sessions it found in the store, so one that is
-        // gone now was ended meanwhile and must stay gone.
-        let Some(stored) = self.load(&record.id).await? else {
-            self.ended.remember(&record.id);
-            return Ok(());
+        // gone or ended now was ended meanwhile and must stay so.
+        let stored = match self.load_stored(&record.id).await? {
+            Some(stored) if !has_ended(&stored) => stored,
+            _ => {
+                note_an_ended_session();
+                return Ok(());
+            }
         };
         // A request that changed nothing but the sliding expiry writes it at
         // most once a minute: reading pages writes nothing to the database.
         if stored.data == record.data && record.expiry_date - stored.expiry_date < EXPIRY_REFRESH {
             return Ok(());
         }
-        match &self.backend {
-            Backend::Sqlite(store) => store.save(record).await,
-            Backend::Postgres(store) => store.save(record).await,
-        }
+        self.write(record).await
     }
 
     async fn load(&self, id: &Id) -> session_store::Result<Option<Record>> {
-        match &self.backend {
-            Backend::Sqlite(store) => store.load(id).await,
-            Backend::Postgres(store) => store.load(id).await,
+        match self.load_stored(id).await? {
+            Some(record) if has_ended(&record) => {
+                note_an_ended_session();
+                Ok(None)
+            }
+            record => Ok(record),
         }
     }
 
+    /// Ends the session, leaving a tombstone for a minute instead of nothing:
+    /// on any replica, a request already on its way with this cookie then
+    /// knows the session was ended rather than never existed or expired.
     async fn delete(&self, id: &Id) -> session_store::Result<()> {
-        match &self.backend {
-            Backend::Sqlite(store) => store.delete(id).await,
-            Backend::Postgres(store) => store.delete(id).await,
-        }
+        let tombstone = Record {
+            id: *id,
+            data: [(ENDED_MARK.to_owned(), serde_json::Value::Bool(true))].into(),
+            expiry_date: time::OffsetDateTime::now_utc() + ENDED_REMEMBERED_FOR,
+        };
+        self.write(&tombstone).await
     }
 }
 

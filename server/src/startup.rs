@@ -111,7 +111,6 @@ pub async fn build_router(
 
     let store = AnyStore::for_database(&db).await?;
     store.spawn_expired_cleanup(&state.engine.tasks);
-    let ended_sessions = store.ended();
     let sessions = SessionManagerLayer::new(store)
         .with_name(middleware::sessions::SESSION_COOKIE)
         .with_http_only(true)
@@ -185,8 +184,7 @@ pub async fn build_router(
             middleware::identity::identify,
         ))
         .layer(sessions)
-        .layer(axum::middleware::from_fn_with_state(
-            ended_sessions,
+        .layer(axum::middleware::from_fn(
             middleware::sessions::keep_ended_sessions_ended,
         ))
         .layer(axum::middleware::from_fn(middleware::paths::plain_only))

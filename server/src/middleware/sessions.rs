@@ -1,11 +1,12 @@
-//! Keeps an ended session ended in the browser: a request that loaded its
-//! session before a sign-in or sign-out elsewhere (another tab) ended it
-//! would otherwise answer with that session's cookie again (the session
-//! layer sets the cookie on every response to slide its expiry) and put it
-//! back over the new one, signing the browser out.
+//! Keeps the browser's newest session cookie: a request sent before a
+//! sign-in or sign-out in another tab replaced its session would otherwise
+//! answer with a session cookie (the ended session's again, since the
+//! session layer sets it on every response to slide its expiry; its removal;
+//! or a fresh visitor's) and land it over the new one, signing the browser
+//! out.
 
-use crate::session_store::EndedSessions;
-use axum::extract::{Request, State};
+use crate::session_store::noting_ended_sessions;
+use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
 use http::header::SET_COOKIE;
@@ -13,34 +14,28 @@ use http::header::SET_COOKIE;
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "countersign_session";
 
-/// Wraps the session layer: drops the `Set-Cookie` of a session its request
-/// found ended when saving it.
-pub async fn keep_ended_sessions_ended(
-    State(ended): State<EndedSessions>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let mut response = next.run(request).await;
-    let headers = response.headers_mut();
-    let cookies: Vec<_> = headers.get_all(SET_COOKIE).iter().cloned().collect();
-    let kept: Vec<_> = cookies
-        .iter()
-        .filter(|cookie| {
-            let id = cookie
-                .to_str()
-                .ok()
-                .and_then(|value| value.strip_prefix(SESSION_COOKIE))
-                .and_then(|rest| rest.strip_prefix('='))
-                .map(|rest| rest.split(';').next().unwrap_or(rest));
-            !id.is_some_and(|id| ended.take(id))
-        })
-        .cloned()
-        .collect();
-    if kept.len() != cookies.len() {
+/// Wraps the session layer: a request that came with an ended session sets
+/// no session cookie.
+pub async fn keep_ended_sessions_ended(request: Request, next: Next) -> Response {
+    let (mut response, came_with_an_ended_session) = noting_ended_sessions(next.run(request)).await;
+    if came_with_an_ended_session {
+        let headers = response.headers_mut();
+        let kept: Vec<_> = headers
+            .get_all(SET_COOKIE)
+            .iter()
+            .filter(|cookie| !sets_the_session_cookie(cookie.as_bytes()))
+            .cloned()
+            .collect();
         headers.remove(SET_COOKIE);
         for cookie in kept {
             headers.append(SET_COOKIE, cookie);
         }
     }
     response
+}
+
+fn sets_the_session_cookie(set_cookie: &[u8]) -> bool {
+    set_cookie
+        .strip_prefix(SESSION_COOKIE.as_bytes())
+        .is_some_and(|rest| rest.starts_with(b"="))
 }

@@ -2,7 +2,7 @@
 //! no credential), the absolute lifetime, and never through a GET; and a GET
 //! creates nothing.
 
-use crate::support::TestApp;
+use crate::support::{PASSWORD, TestApp};
 use app::server::keys;
 use reqwest::StatusCode;
 use server::session_store::AnyStore;
@@ -252,9 +252,15 @@ async fn re_enabling_a_user_does_not_revive_any_credential_issued_before_the_dis
         .unwrap();
 
     assert_eq!(
-        app.me_with_cookie(&cookie).await.status(),
+        app.me().await.status(),
         StatusCode::UNAUTHORIZED,
         "the browser session"
+    );
+    assert_eq!(app.session_cookie(), None, "the browser dropped its cookie");
+    assert_eq!(
+        app.me_with_cookie(&cookie).await.status(),
+        StatusCode::UNAUTHORIZED,
+        "the old cookie, wherever it was copied"
     );
     assert_eq!(
         app.me_with_bearer(&token).await.status(),
@@ -267,7 +273,6 @@ async fn re_enabling_a_user_does_not_revive_any_credential_issued_before_the_dis
         "the widget session"
     );
     // The user signs in afresh.
-    app.logout().await;
     app.login_ok("customer").await;
 }
 
@@ -299,4 +304,54 @@ async fn opening_the_chat_page_creates_no_conversation() {
     let read = app.get("/fn/my_conversation").await;
     let resumed = read.json::<serde_json::Value>().await.unwrap();
     assert!(resumed["Resumed"]["id"].as_str().is_some(), "{resumed}");
+}
+
+/// The session cookie `response` sets or clears, if any.
+fn session_set_cookie(response: &reqwest::Response) -> Option<String> {
+    response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|value| value.to_str().unwrap().to_owned())
+        .find(|value| value.starts_with("countersign_session="))
+}
+
+#[tokio::test]
+async fn a_request_sent_just_before_a_sign_in_in_another_tab_does_not_sign_the_browser_out() {
+    let app = TestApp::spawn().await;
+    app.csrf_token().await;
+    let visitor = app
+        .session_cookie()
+        .expect("the page starts a visitor's session");
+    // The other tab signs in: the visitor's session is replaced.
+    assert_eq!(
+        app.login("customer", PASSWORD).await.status(),
+        StatusCode::OK
+    );
+
+    // A poll the first tab sent with the visitor's cookie arrives now. Were
+    // it to clear the cookie, the browser would drop the new one too.
+    let late = app
+        .bare_client()
+        .get(app.url("/chat"))
+        .header("cookie", format!("countersign_session={visitor}"))
+        .send()
+        .await
+        .unwrap();
+
+    assert_eq!(late.status(), StatusCode::OK);
+    assert_eq!(session_set_cookie(&late), None);
+}
+
+#[tokio::test]
+async fn signing_out_clears_the_cookie_in_the_browser() {
+    let app = TestApp::spawn().await;
+    app.login_ok("customer").await;
+
+    let response = app.logout().await;
+
+    let cleared = session_set_cookie(&response).expect("sign-out clears the cookie");
+    assert!(cleared.starts_with("countersign_session=;"), "{cleared}");
+    assert!(cleared.contains("Max-Age=0"), "{cleared}");
+    assert_eq!(app.session_cookie(), None);
 }
