@@ -182,6 +182,10 @@ pub struct Settings {
     pub subagents_per_conversation: usize,
     /// Mount the sandbox carrier's tracking pages here (empty: don't).
     pub carrier_path: String,
+    /// The carrier whose tracking pages the specialist reads, as shipments
+    /// name it (`parcelway`, the sandbox carrier): a shipment with another
+    /// carrier is never looked up on its pages.
+    pub carrier_name: String,
     /// The carrier's tracking page, `{tracking_number}` standing for the
     /// shipment's number (`COUNTERSIGN_CARRIER_TRACKING_URL`); default:
     /// the sandbox carrier this server mounts.
@@ -266,6 +270,7 @@ impl fmt::Debug for Settings {
                 &self.subagents_per_conversation,
             )
             .field("carrier_path", &self.carrier_path)
+            .field("carrier_name", &self.carrier_name)
             .field(
                 "carrier_tracking_url",
                 &self.carrier_tracking_url.as_deref().map(redact_url),
@@ -376,6 +381,7 @@ impl Default for Settings {
             model_output_cap_field: ModelOutputCapField::MaxTokens,
             subagents_per_conversation: engine::assistant::DEFAULT_SUBAGENT_LIMIT,
             carrier_path: "/sandbox/carrier".to_owned(),
+            carrier_name: connectors::carrier_sandbox::SANDBOX_CARRIER.to_owned(),
             carrier_tracking_url: None,
             browser_executable: connectors::browser::DEBIAN_CHROMIUM.to_owned(),
             browser_timeout_seconds: 20,
@@ -699,6 +705,15 @@ impl Settings {
                 "carrier_path must start with /".into(),
             ));
         }
+        let slug = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_';
+        if self.carrier_name.is_empty()
+            || self.carrier_name.len() > engine::orders::MAX_CARRIER_LEN
+            || !self.carrier_name.chars().all(slug)
+        {
+            return Err(ConfigError::Invalid(
+                "carrier_name must be 1 to 40 lowercase letters, digits, '-' or '_' (as shipments name the carrier)".into(),
+            ));
+        }
         if let Some(url) = &self.carrier_tracking_url
             && (!(url.starts_with("http://") || url.starts_with("https://"))
                 || !url.contains("{tracking_number}"))
@@ -707,10 +722,11 @@ impl Settings {
                 "carrier_tracking_url must be an http(s) URL containing {tracking_number}".into(),
             ));
         }
-        if !(1..=120).contains(&self.browser_timeout_seconds) {
-            return Err(ConfigError::Invalid(
-                "browser_timeout_seconds must be between 1 and 120".into(),
-            ));
+        let longest = engine::assistant::carrier::MAX_BROWSER_TIMEOUT.as_secs();
+        if !(1..=longest).contains(&self.browser_timeout_seconds) {
+            return Err(ConfigError::Invalid(format!(
+                "browser_timeout_seconds must be between 1 and {longest}"
+            )));
         }
         Ok(())
     }
@@ -742,6 +758,7 @@ impl Settings {
             None => return None,
         };
         Some(engine::CarrierParts {
+            carrier: self.carrier_name.clone(),
             browser: self.browser_executable.clone().into(),
             timeout: std::time::Duration::from_secs(self.browser_timeout_seconds),
             tracking_url,
@@ -899,6 +916,7 @@ mod tests {
             default.browser,
             std::path::PathBuf::from("/usr/bin/chromium")
         );
+        assert_eq!(default.carrier, "parcelway");
         let named = Settings {
             carrier_tracking_url: Some("https://track.example/{tracking_number}".into()),
             ..Settings::default()
@@ -930,6 +948,13 @@ mod tests {
                     ..Settings::default()
                 },
                 "carrier_path",
+            ),
+            (
+                Settings {
+                    carrier_name: "Parcel Way".into(),
+                    ..Settings::default()
+                },
+                "carrier_name",
             ),
             (
                 Settings {

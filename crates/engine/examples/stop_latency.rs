@@ -276,6 +276,7 @@ async fn main() {
             .unwrap(),
         )
         .with_carrier(engine::CarrierParts {
+            carrier: connectors::carrier_sandbox::SANDBOX_CARRIER.to_owned(),
             browser: connectors::browser::DEBIAN_CHROMIUM.into(),
             timeout: Duration::from_secs(30),
             tracking_url,

@@ -400,6 +400,7 @@ impl Engine {
         let browser = connectors::browser::Chromium::new(&parts.browser, parts.timeout);
         let lease = parts.timeout * 2 + std::time::Duration::from_secs(10);
         Some(crate::assistant::carrier::CarrierDesk {
+            carrier: parts.carrier.clone(),
             browser,
             lane: crate::exclusive_lane::ExclusiveLane::new(
                 self.db.clone(),
@@ -461,6 +462,9 @@ impl Engine {
 /// What the browser lane's carrier is built from.
 #[derive(Debug, Clone)]
 pub struct CarrierParts {
+    /// The carrier's name as shipments give it (`parcelway`, the sandbox
+    /// carrier): only its shipments are looked up on its pages.
+    pub carrier: String,
     /// The Chromium executable (Debian's: `/usr/bin/chromium`).
     pub browser: std::path::PathBuf,
     /// The longest one page read may take, browser start included.

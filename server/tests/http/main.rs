@@ -30,6 +30,7 @@ mod queue;
 mod refund;
 mod sessions;
 mod settings_audit;
+mod shipments;
 mod sign_in;
 mod support;
 mod unavailable;

@@ -10,7 +10,7 @@ use server::config::PaymentProviderKind;
 use storage::journal::{ChainReport, JournalFilter};
 
 /// A bearer token for a demo user.
-async fn token(app: &TestApp, user: &str) -> String {
+pub(crate) async fn token(app: &TestApp, user: &str) -> String {
     app.engine
         .accounts
         .create_token(user, "ci")
@@ -19,7 +19,7 @@ async fn token(app: &TestApp, user: &str) -> String {
         .secret
 }
 
-async fn call(
+pub(crate) async fn call(
     app: &TestApp,
     method: Method,
     path: &str,
@@ -38,7 +38,12 @@ async fn call(
     (status, json(response).await)
 }
 
-async fn put_order(app: &TestApp, token: &str, id: &str, body: &Value) -> (StatusCode, Value) {
+pub(crate) async fn put_order(
+    app: &TestApp,
+    token: &str,
+    id: &str,
+    body: &Value,
+) -> (StatusCode, Value) {
     let path = format!("/api/v1/orders/{id}");
     call(app, Method::PUT, &path, Some(token), Some(body)).await
 }
@@ -59,7 +64,7 @@ fn days_ago(days: i64) -> String {
 
 /// Boots (129.00) and two laces (3.00 each) with 4.90 shipping: 139.90 EUR,
 /// shipped, paid in the sandbox.
-fn boots(source_version: i64) -> Value {
+pub(crate) fn boots(source_version: i64) -> Value {
     json!({
         "source_version": source_version,
         "customer": "customer2",
@@ -88,7 +93,7 @@ fn support_desk_refund(refund_id: &str, amount_minor: i64) -> Value {
 }
 
 /// The kinds of the order's journal events, oldest first.
-async fn order_journal(app: &TestApp, order_id: &str) -> Vec<String> {
+pub(crate) async fn order_journal(app: &TestApp, order_id: &str) -> Vec<String> {
     let filter = JournalFilter {
         order_id: Some(order_id.to_owned()),
         ..JournalFilter::default()
@@ -472,6 +477,12 @@ async fn the_openapi_document_tells_a_shop_developer_each_order_operation_and_it
             "post",
             Some("RecordRefundSchema"),
         ),
+        (
+            "/api/v1/orders/{external_id}/shipment",
+            "put",
+            Some("ShipmentSchema"),
+        ),
+        ("/api/v1/orders/{external_id}/shipment", "get", None),
     ];
     for (path, method, body) in operations {
         let operation = &document["paths"][path][method];

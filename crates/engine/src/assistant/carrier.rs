@@ -10,12 +10,17 @@ use domain::Timestamp;
 use serde::{Deserialize, Serialize};
 use storage::StorageError;
 
+/// The longest one page read may be given, browser start included.
+pub const MAX_BROWSER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// The resource the browser lane serialises.
 pub const BROWSER_RESOURCE: &str = "browser";
 
 /// The carrier whose tracking pages the specialist reads, and how.
 #[derive(Debug, Clone)]
 pub struct CarrierDesk {
+    /// The carrier whose pages these are, as shipments name it.
+    pub carrier: String,
     pub browser: Chromium,
     pub lane: ExclusiveLane,
     /// The tracking page's address, `{tracking_number}` standing for the
@@ -48,6 +53,16 @@ pub enum CarrierCheckError {
     NoCarrier,
     #[error("no shipment is on record for order {0}")]
     NoShipment(String),
+    /// Another carrier's number on this carrier's page could name someone
+    /// else's parcel: it is never looked up there.
+    #[error(
+        "order {order_id} went out with {carrier}, whose tracking pages this team does not read (only {readable}'s)"
+    )]
+    OtherCarrier {
+        order_id: String,
+        carrier: String,
+        readable: String,
+    },
     #[error(transparent)]
     Browser(#[from] BrowserError),
     #[error(transparent)]
@@ -68,6 +83,13 @@ impl Chat {
         let shipment = storage::browser::shipments::find(self.db.conn(), order_id)
             .await?
             .ok_or_else(|| CarrierCheckError::NoShipment(order_id.to_owned()))?;
+        if shipment.carrier != desk.carrier {
+            return Err(CarrierCheckError::OtherCarrier {
+                order_id: order_id.to_owned(),
+                carrier: shipment.carrier,
+                readable: desk.carrier.clone(),
+            });
+        }
         let url = desk
             .tracking_url
             .replace("{tracking_number}", &url_escape(&shipment.tracking_number));

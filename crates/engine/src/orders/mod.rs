@@ -1,5 +1,6 @@
 //! The order source: a shop's backend feeds its orders (an idempotent,
-//! versioned upsert) and records refunds it made through other channels;
+//! versioned upsert), records refunds it made through other channels and
+//! the shipments its orders went out with;
 //! the import command feeds files of orders through the same use case.
 //!
 //! The shop's `source_version` decides which content wins; Countersign's
@@ -11,11 +12,13 @@
 pub mod import;
 mod input;
 mod refunds;
+mod shipment;
 mod upsert;
 mod validate;
 
 pub use input::{LineInput, OrderUpsert, RecordRefund};
 pub use refunds::RecordedRefund;
+pub use shipment::{MAX_CARRIER_LEN, MAX_TRACKING_NUMBER_LEN, ShipmentChange, ShipmentInput};
 pub use upsert::{Change, UpsertOutcome};
 pub use validate::{MAX_EVENTS, MAX_EXTERNAL_ID_LEN, MAX_LINES, check_external_id};
 

@@ -55,6 +55,7 @@ async fn carrier() -> (CarrierSandbox, String) {
 
 fn parts(tracking_url: &str, browser: &str) -> CarrierParts {
     CarrierParts {
+        carrier: connectors::carrier_sandbox::SANDBOX_CARRIER.to_owned(),
         browser: browser.into(),
         timeout: Duration::from_secs(30),
         tracking_url: tracking_url.to_owned(),
@@ -287,4 +288,40 @@ async fn without_a_browser_installed_the_carrier_check_is_unknown_with_the_reaso
     );
     assert!(chat.proposals_for("4824").await.is_empty());
     assert_eq!(sandbox.most_answering_at_once(), 0);
+}
+
+#[tokio::test]
+async fn a_parcel_sent_with_another_carrier_is_never_looked_up_on_this_carriers_pages() {
+    let (chat, sandbox, _) = chat_with_carrier(connectors::browser::DEBIAN_CHROMIUM).await;
+    // The shop says 4824 went out with another carrier, under a number the
+    // sandbox carrier also knows: its page would describe someone else's
+    // parcel.
+    chat.engine
+        .orders
+        .record_shipment(
+            &engine::orders::Feeder::command_line(),
+            "4824",
+            engine::orders::ShipmentInput {
+                carrier: "dhl".into(),
+                tracking_number: engine::demo::demo_tracking_number("4824"),
+            },
+        )
+        .await
+        .unwrap();
+    let (customer, id) = chat.open("customer2").await;
+
+    let result = chat.say(&customer, &id, RETURN_4824).await;
+
+    assert!(
+        result
+            .reply
+            .contains("couldn't read the carrier's tracking page")
+            && result
+                .reply
+                .contains("went out with dhl, whose tracking pages this team does not read"),
+        "{}",
+        result.reply
+    );
+    assert_eq!(sandbox.most_answering_at_once(), 0);
+    assert!(chat.proposals_for("4824").await.is_empty());
 }

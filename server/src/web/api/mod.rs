@@ -10,6 +10,7 @@ mod operations;
 mod ops;
 mod orders;
 mod proposals;
+mod shipments;
 pub mod views;
 
 use super::api_error::ApiError;
@@ -55,6 +56,12 @@ pub fn router() -> Router<AppState> {
         .route(
             "/orders/{external_id}/refunds",
             post(orders::record_refund).layer(DefaultBodyLimit::max(orders::ORDER_BODY_LIMIT)),
+        )
+        .route(
+            "/orders/{external_id}/shipment",
+            put(shipments::record)
+                .get(shipments::get_one)
+                .layer(DefaultBodyLimit::max(orders::ORDER_BODY_LIMIT)),
         )
         .route("/sandbox/ledger", get(operations::ledger))
         .route("/audit/verify", get(operations::verify_journal))

@@ -6,7 +6,9 @@
 //! parse, a database that is briefly unavailable), so that a client — or a
 //! fuzzer — finds every status the server can send in the document.
 
-use super::{browser_checks, conversations, handover, operations, ops, orders, proposals, views};
+use super::{
+    browser_checks, conversations, handover, operations, ops, orders, proposals, shipments, views,
+};
 use crate::web::{audit_csv, health, live, widget};
 use serde::Serialize;
 use utoipa::openapi::header::HeaderBuilder;
@@ -224,6 +226,8 @@ fn retry_after() -> utoipa::openapi::header::Header {
         orders::upsert,
         orders::get_one,
         orders::record_refund,
+        shipments::record,
+        shipments::get_one,
         operations::ledger,
         operations::verify_journal,
         ops::view,
@@ -278,6 +282,8 @@ fn retry_after() -> utoipa::openapi::header::Header {
         orders::LineSchema,
         orders::DeliveryEventSchema,
         orders::RecordRefundSchema,
+        shipments::ShipmentView,
+        shipments::ShipmentSchema,
         conversations::CreateConversationBody,
         conversations::MessageBody,
         conversations::ConversationView,
@@ -298,7 +304,7 @@ fn retry_after() -> utoipa::openapi::header::Header {
     security(("bearer" = []), ("session" = [])),
     tags(
         (name = "proposals", description = "Refund proposals and decisions"),
-        (name = "orders", description = "The order source: shops feed orders and record refunds made elsewhere"),
+        (name = "orders", description = "The order source: shops feed orders and record refunds made elsewhere and how orders went out"),
         (name = "operations", description = "Ledger and audit checks; background work (`/api/v1/ops`: 403 for other roles than manager and admin, 404 for an unknown id, 409 with the reason when the state does not allow the action)"),
         (name = "identity", description = "Who is calling"),
         (name = "chat", description = "Conversations with the coordinator and the refund specialist"),

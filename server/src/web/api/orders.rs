@@ -20,7 +20,7 @@ pub const ORDER_BODY_LIMIT: usize = 256 * 1024;
 
 /// An authenticated caller allowed to feed orders, checked before the body
 /// is read.
-pub struct ShopCaller(Feeder);
+pub struct ShopCaller(pub Feeder);
 
 impl<S: Send + Sync> FromRequestParts<S> for ShopCaller {
     type Rejection = ApiError;
@@ -253,7 +253,7 @@ pub async fn record_refund(
     Ok((status, Json(RefundView::of(&refund))))
 }
 
-fn order_error(error: OrderError) -> ApiError {
+pub(super) fn order_error(error: OrderError) -> ApiError {
     let status = match &error {
         OrderError::NotAllowed => StatusCode::FORBIDDEN,
         OrderError::InvalidExternalId(_) => StatusCode::BAD_REQUEST,
