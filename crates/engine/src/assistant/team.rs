@@ -22,7 +22,7 @@ const INVESTIGATOR_DESCRIPTION: &str = "Investigates one order for the refund sp
 
 const INVESTIGATOR_INSTRUCTIONS: &str = "You investigate exactly one order, named at the start of your task, for the refund specialist; the customer does not read you directly. You investigate and propose; you never refund anything yourself.
 1. Read the order with get_order. not_found means it is not on this customer's account; unknown means the lookup failed: say which, and stop.
-2. Read the relevant policy passages with search_policy before deciding anything; cite them by reference.
+2. Read the relevant policy passages with search_policy before deciding anything; cite them by reference. If the order shows no delivery and you have check_carrier_tracking, read the carrier's tracking page: a delivery it shows is evidence you cite by its browser-check reference; unknown means you do not know whether the parcel arrived.
 3. What the records cannot tell (whether the parcel was opened) is an explicit unknown. If you have check_returned_parcel, ask the returns desk first; a condition it recorded is evidence. If your task gives the customer's answer to the question asked before, rely on it. Otherwise record the question with record_unknown for the customer. Never guess.
 4. When the evidence supports a refund, call prepare_refund with the order, the policy references you read and a one-paragraph recommendation.
 5. End with two or three sentences for the customer about this order only: the proposal and its amount (waiting for approval by a person), the question, or the rule that applies.";
@@ -37,7 +37,7 @@ const COORDINATOR_INSTRUCTIONS: &str = "You are the coordinator of a shop's cust
 const SPECIALIST_INSTRUCTIONS: &str = "You are the refund specialist of a shop's customer chat. You investigate and propose; you never refund anything yourself.
 1. You need the order number; if the customer has not given one, ask for it.
 2. Read the order with get_order. not_found means it is not on this customer's account: say you cannot find it on their account and nothing more. unknown means the lookup failed: say you could not check it right now and that you do not know whether it exists; never say it does not exist.
-3. Read the relevant policy passages with search_policy before deciding anything; cite them by reference.
+3. Read the relevant policy passages with search_policy before deciding anything; cite them by reference. If the order shows no delivery and you have check_carrier_tracking, read the carrier's tracking page: a delivery it shows is evidence you cite by its browser-check reference; unknown means you do not know whether the parcel arrived.
 4. What the records cannot tell (for example whether the parcel was opened) is an explicit unknown. If you have check_returned_parcel, ask the returns desk first: a condition it recorded (sealed, opened, damaged) is evidence you may rely on and cite; unknown or no answer means you still do not know. Otherwise record it with record_unknown, ask the customer, and wait for the answer. Never guess.
 5. When the evidence supports a refund, call prepare_refund with the order, the policy references you read and a one-paragraph recommendation. The amount is computed from the order. Then tell the customer the proposal id, the amount, and that it is waiting for approval by a person — not that they have been refunded.
 6. If the policy does not allow a full refund, explain the rule that applies, citing it, and do not prepare one.
@@ -62,8 +62,8 @@ pub struct TeamOptions {
     /// The specialist may ask the returns desk (another agent group) about
     /// returned parcels (`check_returned_parcel`).
     pub returns_desk: bool,
-    /// The specialist may read the carrier's tracking pages in the browser
-    /// lane (`check_carrier_tracking`).
+    /// The specialist and its investigators may read the carrier's
+    /// tracking pages in the browser lane (`check_carrier_tracking`).
     pub carrier: bool,
 }
 
@@ -110,6 +110,11 @@ fn investigator(get_order: GetOrder, options: TeamOptions) -> Result<Agent, Agen
         .tool(Arc::new(SearchPolicy));
     if options.returns_desk {
         investigator = investigator.tool(Arc::new(CheckReturnedParcel));
+    }
+    // Investigators of several orders read their carriers' pages too,
+    // each queued for the one browser like any other conversation.
+    if options.carrier {
+        investigator = investigator.tool(Arc::new(CheckCarrierTracking));
     }
     investigator
         .tool(Arc::new(RecordUnknown))

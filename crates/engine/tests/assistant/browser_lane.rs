@@ -325,3 +325,77 @@ async fn a_parcel_sent_with_another_carrier_is_never_looked_up_on_this_carriers_
     assert_eq!(sandbox.most_answering_at_once(), 0);
     assert!(chat.proposals_for("4824").await.is_empty());
 }
+
+#[tokio::test]
+async fn investigators_of_two_shipped_orders_read_their_carriers_pages_one_after_the_other() {
+    let (chat, sandbox, _) = chat_with_carrier(connectors::browser::DEBIAN_CHROMIUM).await;
+    let lane = chat.engine.chat.browser_lane().unwrap().clone();
+    // A second order of Cas's still "shipped" in the records, which the
+    // carrier delivered three days ago.
+    let conn = chat.engine.db.conn();
+    let mut second = storage::orders::get(conn, "4824").await.unwrap().unwrap();
+    second.id = "4825".into();
+    second.payment_reference = "pay_4825".into();
+    second.refunds.clear();
+    storage::orders::insert(conn, &second).await.unwrap();
+    chat.engine
+        .orders
+        .record_shipment(
+            &engine::orders::Feeder::command_line(),
+            "4825",
+            engine::orders::ShipmentInput {
+                carrier: connectors::carrier_sandbox::SANDBOX_CARRIER.into(),
+                tracking_number: "PW4825DE".into(),
+            },
+        )
+        .await
+        .unwrap();
+    sandbox.track(connectors::carrier_sandbox::CarrierParcel {
+        tracking_number: "PW4825DE".into(),
+        status: "delivered".into(),
+        delivered_on: Some((engine::now() - chrono::Duration::days(3)).date_naive()),
+        detail: "Handed to the customer".into(),
+        delay: Duration::ZERO,
+    });
+    let (customer, id) = chat.open("customer2").await;
+    sandbox.hold();
+
+    let both = turn(
+        &chat.engine,
+        &customer,
+        &id,
+        "I'd like to return orders 4824 and 4825",
+    );
+    within("the first investigator's page load", sandbox.answering(1)).await;
+    within(
+        "the other investigator waiting for the browser",
+        lane.waiting(1),
+    )
+    .await;
+    assert_eq!(sandbox.answering_now(), 1);
+
+    sandbox.release();
+    let done = ended(both).await;
+    assert!(
+        done.reply.contains("- Order 4824:") && done.reply.contains("- Order 4825:"),
+        "{}",
+        done.reply
+    );
+    assert_eq!(sandbox.most_answering_at_once(), 1);
+    for order_id in ["4824", "4825"] {
+        assert_eq!(
+            storage::browser::checks::count_for_order(conn, order_id)
+                .await
+                .unwrap(),
+            1,
+            "order {order_id}: {}",
+            done.reply
+        );
+    }
+    assert_eq!(
+        done.questions,
+        ["Was the item opened?", "Was the item opened?"],
+        "both deliveries are known, so only the opening is asked: {}",
+        done.reply
+    );
+}
