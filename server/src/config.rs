@@ -737,12 +737,19 @@ impl Settings {
         self.carrier_tracking_url.is_some() || !self.carrier_path.is_empty()
     }
 
+    /// Whether this server serves the sandbox carrier's pages: only while
+    /// no real carrier is configured, so a production server never exposes
+    /// a stand-in carrier (or its page-holding control) next to the real one.
+    pub fn sandbox_carrier_mounted(&self) -> bool {
+        !self.carrier_path.is_empty() && self.carrier_tracking_url.is_none()
+    }
+
     /// The browser lane's carrier, for a server bound to `bound`: the
     /// configured tracking page, or the mounted sandbox carrier's.
     pub fn carrier_parts(&self, bound: std::net::SocketAddr) -> Option<engine::CarrierParts> {
         let tracking_url = match &self.carrier_tracking_url {
             Some(url) => url.clone(),
-            None if !self.carrier_path.is_empty() => {
+            None if self.sandbox_carrier_mounted() => {
                 // The browser runs on this machine: the loopback address
                 // reaches this server whatever interface it listens on.
                 let host = if bound.ip().is_unspecified() {

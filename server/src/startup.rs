@@ -337,7 +337,8 @@ impl Application {
             Some(parts) => engine.with_carrier(parts),
             None => engine,
         };
-        let mounted_carrier = (!settings.carrier_path.is_empty())
+        let mounted_carrier = settings
+            .sandbox_carrier_mounted()
             .then(|| CarrierSandbox::new(engine::demo::carrier_parcels(engine.now())));
         // Every replica searches its own index of the policies in force;
         // another replica or `countersign policy import` may change them.

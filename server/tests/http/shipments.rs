@@ -143,3 +143,29 @@ async fn only_a_shop_or_an_admin_records_or_reads_a_shipment() {
     let (by_admin, _) = put_shipment(&app, &admin, "9001", &parcelway("PW1")).await;
     assert_eq!(by_admin, StatusCode::CREATED);
 }
+
+#[tokio::test]
+async fn a_server_reading_a_real_carrier_serves_no_stand_in_carrier_pages() {
+    let sandboxed = TestApp::spawn().await;
+    let page = sandboxed.get("/sandbox/carrier/track/PW4821DE").await;
+    assert_eq!(
+        page.status(),
+        StatusCode::OK,
+        "the embedded default's carrier"
+    );
+
+    let real = TestApp::spawn_with(|settings| {
+        settings.carrier_tracking_url = Some("https://track.example/{tracking_number}".into());
+    })
+    .await;
+    for path in [
+        "/sandbox/carrier/track/PW4821DE",
+        "/sandbox/carrier/control",
+    ] {
+        assert_eq!(
+            real.get(path).await.status(),
+            StatusCode::NOT_FOUND,
+            "{path}"
+        );
+    }
+}
