@@ -69,6 +69,34 @@ async fn chat_with_carrier(browser: &str) -> (Chat, CarrierSandbox, String) {
     (chat, sandbox, url)
 }
 
+/// The shop's record of how `order_id` went out.
+async fn shipped_with(chat: &Chat, order_id: &str, carrier: &str, tracking_number: &str) {
+    chat.engine
+        .orders
+        .record_shipment(
+            &engine::orders::Feeder::command_line(),
+            order_id,
+            engine::orders::ShipmentInput {
+                carrier: carrier.into(),
+                tracking_number: tracking_number.into(),
+            },
+        )
+        .await
+        .unwrap();
+}
+
+/// The reply says the carrier's page could not be read, and why.
+fn assert_unknown_because(result: &TurnResult, reason: &str) {
+    assert!(
+        result
+            .reply
+            .contains("couldn't read the carrier's tracking page")
+            && result.reply.contains(reason),
+        "{}",
+        result.reply
+    );
+}
+
 fn turn(engine: &Engine, actor: &Actor, id: &str, text: &str) -> JoinHandle<TurnResult> {
     let engine = engine.clone();
     let actor = actor.clone();
@@ -276,16 +304,7 @@ async fn without_a_browser_installed_the_carrier_check_is_unknown_with_the_reaso
     let (customer, id) = chat.open("customer2").await;
 
     let result = chat.say(&customer, &id, RETURN_4824).await;
-    assert!(
-        result
-            .reply
-            .contains("couldn't read the carrier's tracking page")
-            && result
-                .reply
-                .contains("no browser is installed at /nonexistent/chromium"),
-        "{}",
-        result.reply
-    );
+    assert_unknown_because(&result, "no browser is installed at /nonexistent/chromium");
     assert!(chat.proposals_for("4824").await.is_empty());
     assert_eq!(sandbox.most_answering_at_once(), 0);
 }
@@ -296,31 +315,20 @@ async fn a_parcel_sent_with_another_carrier_is_never_looked_up_on_this_carriers_
     // The shop says 4824 went out with another carrier, under a number the
     // sandbox carrier also knows: its page would describe someone else's
     // parcel.
-    chat.engine
-        .orders
-        .record_shipment(
-            &engine::orders::Feeder::command_line(),
-            "4824",
-            engine::orders::ShipmentInput {
-                carrier: "dhl".into(),
-                tracking_number: engine::demo::demo_tracking_number("4824"),
-            },
-        )
-        .await
-        .unwrap();
+    shipped_with(
+        &chat,
+        "4824",
+        "dhl",
+        &engine::demo::demo_tracking_number("4824"),
+    )
+    .await;
     let (customer, id) = chat.open("customer2").await;
 
     let result = chat.say(&customer, &id, RETURN_4824).await;
 
-    assert!(
-        result
-            .reply
-            .contains("couldn't read the carrier's tracking page")
-            && result
-                .reply
-                .contains("went out with dhl, whose tracking pages this team does not read"),
-        "{}",
-        result.reply
+    assert_unknown_because(
+        &result,
+        "went out with dhl, whose tracking pages this team does not read",
     );
     assert_eq!(sandbox.most_answering_at_once(), 0);
     assert!(chat.proposals_for("4824").await.is_empty());
@@ -338,18 +346,13 @@ async fn investigators_of_two_shipped_orders_read_their_carriers_pages_one_after
     second.payment_reference = "pay_4825".into();
     second.refunds.clear();
     storage::orders::insert(conn, &second).await.unwrap();
-    chat.engine
-        .orders
-        .record_shipment(
-            &engine::orders::Feeder::command_line(),
-            "4825",
-            engine::orders::ShipmentInput {
-                carrier: connectors::carrier_sandbox::SANDBOX_CARRIER.into(),
-                tracking_number: "PW4825DE".into(),
-            },
-        )
-        .await
-        .unwrap();
+    shipped_with(
+        &chat,
+        "4825",
+        connectors::carrier_sandbox::SANDBOX_CARRIER,
+        "PW4825DE",
+    )
+    .await;
     sandbox.track(connectors::carrier_sandbox::CarrierParcel {
         tracking_number: "PW4825DE".into(),
         status: "delivered".into(),
