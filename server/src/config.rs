@@ -705,14 +705,11 @@ impl Settings {
                 "carrier_path must start with /".into(),
             ));
         }
-        let slug = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_';
-        if self.carrier_name.is_empty()
-            || self.carrier_name.len() > engine::orders::MAX_CARRIER_LEN
-            || !self.carrier_name.chars().all(slug)
-        {
-            return Err(ConfigError::Invalid(
-                "carrier_name must be 1 to 40 lowercase letters, digits, '-' or '_' (as shipments name the carrier)".into(),
-            ));
+        if !engine::orders::is_carrier_name(&self.carrier_name) {
+            return Err(ConfigError::Invalid(format!(
+                "carrier_name must be 1 to {} lowercase letters, digits, '-' or '_' (as shipments name the carrier)",
+                engine::orders::MAX_CARRIER_LEN
+            )));
         }
         if let Some(url) = &self.carrier_tracking_url
             && (!(url.starts_with("http://") || url.starts_with("https://"))

@@ -95,15 +95,12 @@ impl AnyStore {
     }
 
     /// Writes the record as it is, past the skipping of expiry-only saves
-    /// and of ended sessions (tests age a stored session this way).
+    /// and of ended sessions: the real writes of `save`, tombstones, and
+    /// tests that age a stored session.
     ///
     /// # Errors
     /// Store failures.
     pub async fn save_as_is(&self, record: &Record) -> session_store::Result<()> {
-        self.write(record).await
-    }
-
-    async fn write(&self, record: &Record) -> session_store::Result<()> {
         match &self.backend {
             Backend::Sqlite(store) => store.save(record).await,
             Backend::Postgres(store) => store.save(record).await,
@@ -156,7 +153,7 @@ impl SessionStore for AnyStore {
         if stored.data == record.data && record.expiry_date - stored.expiry_date < EXPIRY_REFRESH {
             return Ok(());
         }
-        self.write(record).await
+        self.save_as_is(record).await
     }
 
     async fn load(&self, id: &Id) -> session_store::Result<Option<Record>> {
@@ -178,7 +175,7 @@ impl SessionStore for AnyStore {
             data: [(ENDED_MARK.to_owned(), serde_json::Value::Bool(true))].into(),
             expiry_date: time::OffsetDateTime::now_utc() + ENDED_REMEMBERED_FOR,
         };
-        self.write(&tombstone).await
+        self.save_as_is(&tombstone).await
     }
 }
 

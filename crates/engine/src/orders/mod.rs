@@ -18,7 +18,7 @@ mod validate;
 
 pub use input::{LineInput, OrderUpsert, RecordRefund};
 pub use refunds::RecordedRefund;
-pub use shipment::{MAX_CARRIER_LEN, MAX_TRACKING_NUMBER_LEN, ShipmentChange, ShipmentInput};
+pub use shipment::{MAX_CARRIER_LEN, ShipmentChange, ShipmentInput, is_carrier_name};
 pub use upsert::{Change, UpsertOutcome};
 pub use validate::{MAX_EVENTS, MAX_EXTERNAL_ID_LEN, MAX_LINES, check_external_id};
 

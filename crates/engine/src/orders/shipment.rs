@@ -84,9 +84,7 @@ impl Orders {
         tx.commit().await?;
         Ok((shipment, change))
     }
-}
 
-impl Orders {
     /// The shipment on record for order `external_id`, if any.
     ///
     /// # Errors
@@ -109,10 +107,18 @@ impl Orders {
     }
 }
 
+/// Whether `name` has the form of a carrier's name, as shipments and the
+/// `carrier_name` setting give it: 1 to [`MAX_CARRIER_LEN`] lowercase
+/// letters, digits, `-` or `_`.
+#[must_use]
+pub fn is_carrier_name(name: &str) -> bool {
+    let slug = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_';
+    !name.is_empty() && name.len() <= MAX_CARRIER_LEN && name.chars().all(slug)
+}
+
 fn valid_shipment(order_id: &str, input: ShipmentInput) -> Result<Shipment, OrderError> {
     let carrier = input.carrier;
-    let slug = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_';
-    if carrier.is_empty() || carrier.len() > MAX_CARRIER_LEN || !carrier.chars().all(slug) {
+    if !is_carrier_name(&carrier) {
         return Err(OrderError::invalid(format!(
             "carrier: {carrier:?} is not a carrier name (1 to {MAX_CARRIER_LEN} lowercase letters, digits, '-' or '_', e.g. \"parcelway\")"
         )));
