@@ -36,7 +36,11 @@ TEST_DATABASE_URL="postgres://countersign:countersign@127.0.0.1:5432/countersign
 
 disk
 say "API fuzz pass (schemathesis against a real server, one pass per role)"
-cargo build -p server
+# target/debug/countersign is the server binary `cargo test` built for the
+# integration tests. `cargo build -p server` would compile storage, engine,
+# app and server a second time (about 2.5 minutes here), only because the
+# tests' dev-dependencies add storage's `testing` module, which the binary
+# never calls.
 scripts/api-fuzz.sh
 
 disk
@@ -44,7 +48,6 @@ say "browser tests (Playwright + Chromium) against the release bundle"
 # The bundle people get: wasm-opt'd, versioned and gzipped, so a hydration
 # break from the optimiser fails here rather than in production.
 scripts/build-site.sh --release
-cargo build -p server
 (cd end2end && npx playwright test)
 disk
 say "all checks passed"
