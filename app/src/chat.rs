@@ -29,6 +29,9 @@ pub struct ChatView {
     /// The running turn waits for the visitor to sign in: the page offers
     /// the sign-in (in another tab) and Stop.
     pub waiting_for_sign_in: bool,
+    /// A carrier's tracking page is being read for it (the browser step
+    /// takes up to two and a half minutes).
+    pub reading_carrier_page: bool,
     /// The customer's message that turn is answering.
     pub message_being_answered: Option<String>,
     /// Display name of the agent that will read the next message.
@@ -227,6 +230,7 @@ mod backend {
             running: conversation.running,
             background: conversation.background,
             waiting_for_sign_in: conversation.waiting_for_sign_in,
+            reading_carrier_page: conversation.reading_carrier_page,
             message_being_answered: conversation.message_being_answered,
             active_agent: agent_display_name(&conversation.active_agent),
             model: ctx.engine.assistant.model_name().to_owned(),

@@ -33,13 +33,15 @@ test.afterEach(async ({ request }) => {
   await holdCarrierPages(request, false);
 });
 
-test("Stop while the agent reads the carrier's page in the browser lands at once, seen by the customer", async ({ page, request }) => {
+test("a customer is told the carrier's page is being read, and Stop during the read lands at once", async ({ page, request }) => {
   await chatAs(page, "customer2");
   await holdCarrierPages(request, true);
   await send(page, "I want to return my head lamp, order 4824");
   await expect(page.getByTestId("chat-thinking")).toBeVisible();
   // The browser has the carrier's page open and waits for it.
   await expect.poll(() => pagesBeingRead(request), { timeout: 20_000 }).toBe(1);
+  // The customer is told what the wait is, not only that a reply is coming.
+  await expect(page.getByTestId("chat-thinking")).toHaveText(/Checking the carrier's tracking page/);
   await expect(page.getByTestId("chat-stop")).toBeEnabled();
 
   const pressed = Date.now();

@@ -31,6 +31,7 @@ mod m20261209_000026_conversation_messages;
 mod m20261210_000027_conversation_stop_kinds;
 mod m20261211_000028_guest_conversations;
 mod m20261212_000029_browser_lane;
+mod m20261213_000030_carrier_reads;
 
 pub struct Migrator;
 
@@ -66,6 +67,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261210_000027_conversation_stop_kinds::Migration),
             Box::new(m20261211_000028_guest_conversations::Migration),
             Box::new(m20261212_000029_browser_lane::Migration),
+            Box::new(m20261213_000030_carrier_reads::Migration),
         ]
     }
 }

@@ -244,13 +244,14 @@ fn Conversation(
         let sent = send.version().get_untracked();
         leptos::task::spawn_local(async move {
             let fetched = conversation_view(id).await;
-            // This page's own turn: only whether it waits for a sign-in,
-            // and for whom it now speaks, are taken (its transcript comes
-            // with the turn).
+            // This page's own turn: only whether it waits for a sign-in or
+            // a carrier's page, and for whom it now speaks, are taken (its
+            // transcript comes with the turn).
             if send.pending().get_untracked() {
                 if let Ok(view) = fetched {
                     current.update(|shown| {
                         shown.waiting_for_sign_in = view.waiting_for_sign_in;
+                        shown.reading_carrier_page = view.reading_carrier_page;
                         shown.customer_id = view.customer_id;
                     });
                 }
@@ -373,7 +374,13 @@ fn Conversation(
                         <span class="speaker">"You"</span>
                         <p class="text">{pending_text}</p>
                     </li>
-                    <li class="msg note" role="status" data-testid="chat-thinking">"The assistant is working on a reply…"</li>
+                    <li class="msg note" role="status" data-testid="chat-thinking">{move || {
+                        if current.with(|v| v.reading_carrier_page) {
+                            "Checking the carrier's tracking page for your parcel. This can take a minute or two…"
+                        } else {
+                            "The assistant is working on a reply…"
+                        }
+                    }}</li>
                 </ol>
             </Show>
             <Show when=move || current.with(|v| v.waiting_for_sign_in)>

@@ -52,6 +52,9 @@ pub struct StoredConversation {
     pub guest_id: Option<String>,
     /// The running turn waits for the visitor to sign in until then.
     pub sign_in_wait_until: Option<DateTime<Utc>>,
+    /// A carrier's tracking page is being read for it (or waits for the
+    /// browser), at most until then.
+    pub carrier_read_until: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -68,6 +71,13 @@ impl StoredConversation {
         self.customer().is_none()
             && self.is_running(now)
             && self.sign_in_wait_until.is_some_and(|until| until > now)
+    }
+
+    /// Whether a carrier's tracking page is being read for it at `now`,
+    /// by its turn or by the investigators it left in the background.
+    pub fn reads_carrier_page(&self, now: DateTime<Utc>) -> bool {
+        self.carrier_read_until.is_some_and(|until| until > now)
+            && (self.is_running(now) || self.background_until.is_some_and(|until| until > now))
     }
 
     /// Whether a turn holds a live claim at `now`.
@@ -155,6 +165,7 @@ pub async fn insert(
         widget_session_id: Set(new.widget_session_id.map(str::to_owned)),
         guest_id: Set(new.guest_id.map(str::to_owned)),
         sign_in_wait_until: Set(None),
+        carrier_read_until: Set(None),
         created_at: Set(new.now),
         updated_at: Set(new.now),
     }
@@ -549,6 +560,46 @@ pub async fn set_sign_in_wait(
     Ok(updated.rows_affected == 1)
 }
 
+/// Marks that a carrier's tracking page is read for conversation `id`, at
+/// most until `until`.
+///
+/// # Errors
+/// Database failures.
+pub async fn start_carrier_read(
+    db: &impl ConnectionTrait,
+    id: &str,
+    until: DateTime<Utc>,
+) -> Result<(), StorageError> {
+    conversation::Entity::update_many()
+        .col_expr(conversation::Column::CarrierReadUntil, Expr::value(until))
+        .filter(conversation::Column::Id.eq(id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Ends the mark [`start_carrier_read`] set with `until`, unless a later
+/// read for the same conversation has replaced it. Returns whether it ended.
+///
+/// # Errors
+/// Database failures.
+pub async fn end_carrier_read(
+    db: &impl ConnectionTrait,
+    id: &str,
+    until: DateTime<Utc>,
+) -> Result<bool, StorageError> {
+    let updated = conversation::Entity::update_many()
+        .col_expr(
+            conversation::Column::CarrierReadUntil,
+            Expr::value(Option::<DateTime<Utc>>::None),
+        )
+        .filter(conversation::Column::Id.eq(id))
+        .filter(conversation::Column::CarrierReadUntil.eq(until))
+        .exec(db)
+        .await?;
+    Ok(updated.rows_affected == 1)
+}
+
 /// Binds every conversation visitor `guest_id` opened and has not bound yet
 /// to `user_id`, who just signed in: they become its owner and its
 /// customer. Returns the ids of the conversations bound.
@@ -677,6 +728,7 @@ fn decode(row: conversation::Model) -> StoredConversation {
         widget_session_id: row.widget_session_id,
         guest_id: row.guest_id,
         sign_in_wait_until: row.sign_in_wait_until,
+        carrier_read_until: row.carrier_read_until,
         created_at: row.created_at,
         updated_at: row.updated_at,
     }
@@ -726,6 +778,7 @@ mod tests {
             widget_session_id: None,
             guest_id: None,
             sign_in_wait_until: None,
+            carrier_read_until: None,
             created_at: lease_until,
             updated_at: lease_until,
         }
@@ -742,5 +795,26 @@ mod tests {
         // The process running the turn crashed: its message was never answered.
         let lapsed = claimed(now - Duration::seconds(1));
         assert_eq!(lapsed.message_being_answered(now), None);
+    }
+
+    #[test]
+    fn a_carrier_read_shows_only_while_its_turn_or_background_work_lives_and_until_its_limit() {
+        let now = Utc::now();
+        let reading = |lease: Duration, read: Duration| StoredConversation {
+            carrier_read_until: Some(now + read),
+            ..claimed(now + lease)
+        };
+        assert!(reading(Duration::seconds(30), Duration::seconds(60)).reads_carrier_page(now));
+        // Past the read's time limit the tool has given up on it.
+        assert!(!reading(Duration::seconds(30), Duration::seconds(-1)).reads_carrier_page(now));
+        // The turn's process died: nothing reads for it any more.
+        assert!(!reading(Duration::seconds(-1), Duration::seconds(60)).reads_carrier_page(now));
+        // Investigators a preempted turn left running read on.
+        let background = StoredConversation {
+            status: IDLE.into(),
+            background_until: Some(now + Duration::seconds(30)),
+            ..reading(Duration::seconds(-1), Duration::seconds(60))
+        };
+        assert!(background.reads_carrier_page(now));
     }
 }

@@ -13,6 +13,13 @@ use storage::StorageError;
 /// The longest one page read may be given, browser start included.
 pub const MAX_BROWSER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
+/// How long one carrier check may take: a place in the one browser's
+/// queue, then the read, which the browser's own time limit bounds. The
+/// turn's usual tool limit (20 s) would cut a read queued behind another
+/// slow page, and the carrier's answer would be lost.
+pub const CARRIER_READ_LIMIT: std::time::Duration =
+    MAX_BROWSER_TIMEOUT.saturating_add(std::time::Duration::from_secs(30));
+
 /// The resource the browser lane serialises.
 pub const BROWSER_RESOURCE: &str = "browser";
 
@@ -93,9 +100,19 @@ impl Chat {
         let url = desk
             .tracking_url
             .replace("{tracking_number}", &url_escape(&shipment.tracking_number));
-        let hold = desk.lane.acquire(BROWSER_RESOURCE).await?;
-        let read = desk.browser.read_tracking_page(&url).await;
-        hold.release().await;
+        // The conversation's pages say a carrier's page is being read
+        // (queue included) until the read ends, however it ends.
+        let shown = ReadShown::start(self, conversation_id).await?;
+        let hold = desk.lane.acquire(BROWSER_RESOURCE).await;
+        let read: Result<_, CarrierCheckError> = match hold {
+            Ok(hold) => {
+                let read = desk.browser.read_tracking_page(&url).await;
+                hold.release().await;
+                read.map_err(CarrierCheckError::from)
+            }
+            Err(error) => Err(error.into()),
+        };
+        shown.end().await;
         let page = read?;
         let check = CarrierCheck {
             id: storage::ids::new_id("brc"),
@@ -123,6 +140,77 @@ impl Chat {
         };
         storage::browser::checks::record(self.db.conn(), record).await?;
         Ok(check)
+    }
+
+    /// Tells conversation `conversation_id`'s pages that it changed.
+    async fn announce_change(&self, conversation_id: &str) {
+        match storage::conversations::get(self.db.conn(), conversation_id).await {
+            Ok(Some(stored)) => self.announce(&stored),
+            Ok(None) => {}
+            Err(error) => {
+                tracing::warn!(%error, conversation.id = %conversation_id, "a conversation's pages could not be told it changed");
+            }
+        }
+    }
+}
+
+/// The mark that a carrier's page is being read for a conversation: set
+/// when the check starts, ended when it does. A check dropped mid-read (a
+/// Stop) ends it in a supervised task; a lost end only shows the line until
+/// the turn ends or the read's time limit passes.
+struct ReadShown {
+    chat: Chat,
+    conversation_id: String,
+    until: Timestamp,
+    ended: bool,
+}
+
+impl ReadShown {
+    async fn start(chat: &Chat, conversation_id: &str) -> Result<ReadShown, StorageError> {
+        let limit = chrono::Duration::from_std(CARRIER_READ_LIMIT).unwrap_or(chrono::Duration::MAX);
+        // Whole milliseconds: the end compares it with what the database
+        // stored, and PostgreSQL keeps microseconds only.
+        let until = chat.clock.now() + limit;
+        let until = Timestamp::from_timestamp_millis(until.timestamp_millis()).unwrap_or(until);
+        storage::conversations::start_carrier_read(chat.db.conn(), conversation_id, until).await?;
+        chat.announce_change(conversation_id).await;
+        Ok(ReadShown {
+            chat: chat.clone(),
+            conversation_id: conversation_id.to_owned(),
+            until,
+            ended: false,
+        })
+    }
+
+    async fn end(mut self) {
+        self.ended = true;
+        end_read(&self.chat, &self.conversation_id, self.until).await;
+    }
+}
+
+impl Drop for ReadShown {
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        let chat = self.chat.clone();
+        let conversation_id = std::mem::take(&mut self.conversation_id);
+        let until = self.until;
+        self.chat
+            .tasks
+            .spawn("end a carrier read's mark", async move {
+                end_read(&chat, &conversation_id, until).await;
+            });
+    }
+}
+
+async fn end_read(chat: &Chat, conversation_id: &str, until: Timestamp) {
+    match storage::conversations::end_carrier_read(chat.db.conn(), conversation_id, until).await {
+        Ok(true) => chat.announce_change(conversation_id).await,
+        Ok(false) => {}
+        Err(error) => {
+            tracing::warn!(%error, conversation.id = %conversation_id, "a carrier read's mark could not be ended; it lapses with the read's time limit");
+        }
     }
 }
 

@@ -249,6 +249,31 @@ async fn two_replicas_sharing_a_database_never_drive_the_browser_at_once() {
 }
 
 #[tokio::test]
+async fn a_customer_waiting_on_the_carriers_page_is_told_it_is_being_read_until_the_read_ends() {
+    let (chat, sandbox, _) = chat_with_carrier(connectors::browser::DEBIAN_CHROMIUM).await;
+    let (customer, id) = chat.open("customer2").await;
+    assert!(!chat.reload(&customer, &id).await.reading_carrier_page);
+    sandbox.hold();
+
+    let reading = turn(&chat.engine, &customer, &id, RETURN_4824);
+    within("the page load", sandbox.answering(1)).await;
+    assert!(
+        chat.reload(&customer, &id).await.reading_carrier_page,
+        "the conversation says the carrier's page is being read"
+    );
+    sandbox.release();
+    let done = ended(reading).await;
+    assert!(done.reply.contains("[browser-check:brc_"), "{}", done.reply);
+    assert!(!chat.reload(&customer, &id).await.reading_carrier_page);
+    // Ended by the read itself, not only hidden because the turn ended.
+    let stored = storage::conversations::get(chat.engine.db.conn(), &id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.carrier_read_until, None);
+}
+
+#[tokio::test]
 async fn stop_during_a_browser_step_ends_the_read_records_nothing_and_frees_the_lane_for_the_next_turn()
  {
     let (chat, sandbox, _) = chat_with_carrier(connectors::browser::DEBIAN_CHROMIUM).await;

@@ -32,6 +32,8 @@ pub struct Model {
     pub guest_id: Option<String>,
     /// A turn waits for the visitor to sign in until then.
     pub sign_in_wait_until: Option<DateTimeUtc>,
+    /// A carrier's tracking page is read for it until then (at most).
+    pub carrier_read_until: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

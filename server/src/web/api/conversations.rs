@@ -99,6 +99,10 @@ pub struct ConversationView {
     /// The running turn waits for the visitor to sign in (up to 10 minutes;
     /// Stop ends the wait).
     pub waiting_for_sign_in: bool,
+    /// A carrier's tracking page is being read for it, in the one browser
+    /// (a read waits its turn there; the whole check takes at most two and
+    /// a half minutes).
+    pub reading_carrier_page: bool,
     /// The message the running turn is answering; it joins `messages` when
     /// the turn's reply is saved.
     pub message_being_answered: Option<String>,
@@ -391,6 +395,7 @@ fn view(state: &AppState, conversation: &Conversation, queue: Vec<QueueEntry>) -
         running: conversation.running,
         background: conversation.background,
         waiting_for_sign_in: conversation.waiting_for_sign_in,
+        reading_carrier_page: conversation.reading_carrier_page,
         message_being_answered: conversation.message_being_answered.clone(),
         turns: conversation.turns,
         model: state.engine.assistant.model_name().to_owned(),

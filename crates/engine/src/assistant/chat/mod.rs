@@ -52,6 +52,9 @@ pub struct Conversation {
     /// That turn waits for the visitor to sign in (the page asks them to;
     /// signing in in any tab resumes it, Stop ends it).
     pub waiting_for_sign_in: bool,
+    /// A carrier's tracking page is being read for it (or waits for the
+    /// one browser): it can take up to two and a half minutes.
+    pub reading_carrier_page: bool,
     /// The message that turn is answering (shown until its reply is saved).
     pub message_being_answered: Option<String>,
     /// The agent that will read the next message.
@@ -296,6 +299,7 @@ mod tests {
             widget_session_id: widget_session.map(str::to_owned),
             guest_id: None,
             sign_in_wait_until: None,
+            carrier_read_until: None,
             created_at: now,
             updated_at: now,
         }

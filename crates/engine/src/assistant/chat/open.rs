@@ -77,6 +77,7 @@ impl Chat {
             customer_id: guest_id.is_none().then_some(customer_id),
             running: false,
             waiting_for_sign_in: false,
+            reading_carrier_page: false,
             background: false,
             message_being_answered: None,
             active_agent: self.assistant.workflow().root().name().to_owned(),
@@ -267,6 +268,7 @@ impl Chat {
             customer_id: stored.customer().map(str::to_owned),
             running: stored.is_running(now),
             waiting_for_sign_in: stored.waits_for_sign_in(now),
+            reading_carrier_page: stored.reads_carrier_page(now),
             background: stored.background_until.is_some_and(|until| until > now),
             message_being_answered: stored.message_being_answered(now).map(str::to_owned),
             active_agent: state

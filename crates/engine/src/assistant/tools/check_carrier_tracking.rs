@@ -7,7 +7,7 @@
 //! down) is `unknown`, with the reason: never a guess about the parcel.
 
 use super::{CHECK_CARRIER_TRACKING, one_order_parameters, this_customers_order_call};
-use crate::assistant::carrier::{CarrierCheck, CarrierCheckError, MAX_BROWSER_TIMEOUT};
+use crate::assistant::carrier::{CARRIER_READ_LIMIT, CarrierCheck, CarrierCheckError};
 use agents::{Provenance, Tool, ToolContext, ToolOutcome};
 use async_trait::async_trait;
 use serde_json::Value;
@@ -15,12 +15,6 @@ use std::time::Duration;
 
 /// How a browser check is cited: `browser-check:<id>`.
 pub const BROWSER_CHECK_SOURCE: &str = "browser-check";
-
-/// How long the whole call may take: a place in the one browser's queue,
-/// then the read, which the browser's own time limit bounds. The turn's
-/// usual tool limit (20 s) would cut a read queued behind another slow
-/// page, and the carrier's answer would be lost.
-const TIME_LIMIT: Duration = MAX_BROWSER_TIMEOUT.saturating_add(Duration::from_secs(30));
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CheckCarrierTracking;
@@ -63,7 +57,7 @@ impl Tool for CheckCarrierTracking {
     }
 
     fn time_limit(&self, _runner_limit: Option<Duration>) -> Option<Duration> {
-        Some(TIME_LIMIT)
+        Some(CARRIER_READ_LIMIT)
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutcome {
