@@ -19,13 +19,35 @@ pub mod keys {
 }
 
 /// What server functions need from the running server; the binary builds it
-/// once and provides it to both Leptos handlers.
+/// once and provides it to both Leptos handlers. Every page render and
+/// server function clones it (Leptos hands contexts out by value), so it is
+/// one shared pointer: cloning the engine itself, a tree of services each
+/// holding its own database handle, was the largest cost of a small API
+/// answer at 64 connections (README, Benchmarks).
 #[derive(Clone, Debug)]
-pub struct ServerContext {
+pub struct ServerContext(std::sync::Arc<ServerParts>);
+
+/// The parts a [`ServerContext`] shares.
+#[derive(Debug)]
+pub struct ServerParts {
     pub db: Database,
     pub engine: engine::Engine,
     /// Tells `/ops` pages that background work changed.
     pub ops_hints: crate::ops::backend::OpsHints,
+}
+
+impl ServerContext {
+    pub fn new(parts: ServerParts) -> Self {
+        ServerContext(std::sync::Arc::new(parts))
+    }
+}
+
+impl std::ops::Deref for ServerContext {
+    type Target = ServerParts;
+
+    fn deref(&self) -> &ServerParts {
+        &self.0
+    }
 }
 
 /// How the caller proved who they are.

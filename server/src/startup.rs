@@ -7,7 +7,7 @@ use crate::payments::Payments;
 use crate::session_store::AnyStore;
 use crate::site_bundle::SiteBundle;
 use crate::web;
-use app::server::ServerContext;
+use app::server::{ServerContext, ServerParts};
 use app::{App, shell};
 use axum::Router;
 use axum::extract::FromRef;
@@ -30,8 +30,14 @@ use tower_http::trace::TraceLayer;
 use tower_sessions::cookie::SameSite;
 use tower_sessions::{Expiry, SessionManagerLayer};
 
+/// What every handler and middleware layer reads. Axum clones the state for
+/// each layer and extractor of every request, so it is one shared pointer
+/// (see [`ServerContext`] for what cloning the parts cost).
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<AppParts>);
+
+/// The parts an [`AppState`] shares.
+pub struct AppParts {
     pub db: Database,
     pub engine: Engine,
     /// The sandbox provider's client, for its ledger (None with Stripe).
@@ -39,6 +45,14 @@ pub struct AppState {
     pub settings: Arc<Settings>,
     pub leptos_options: LeptosOptions,
     pub server_context: ServerContext,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = AppParts;
+
+    fn deref(&self) -> &AppParts {
+        &self.0
+    }
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -95,19 +109,19 @@ pub async fn build_router(
         .site_pkg_dir(bundle.pkg_dir())
         .site_addr(settings.listen)
         .build();
-    let server_context = ServerContext {
+    let server_context = ServerContext::new(ServerParts {
         db: db.clone(),
         engine: engine.clone(),
         ops_hints,
-    };
-    let state = AppState {
+    });
+    let state = AppState(Arc::new(AppParts {
         db: db.clone(),
         engine,
         sandbox: payments.sandbox_client.clone(),
         settings: settings.clone(),
         leptos_options: leptos_options.clone(),
         server_context: server_context.clone(),
-    };
+    }));
 
     let store = AnyStore::for_database(&db).await?;
     store.spawn_expired_cleanup(&state.engine.tasks);
