@@ -11,6 +11,7 @@ mod policies;
 mod resource_leases;
 mod review_queue;
 mod shop_orders;
+mod sqlite_build;
 mod throttle;
 mod tokens;
 mod transactions;
