@@ -163,7 +163,7 @@ mod backend {
 #[server(prefix = "/fn", endpoint = "review_queue", input = server_fn::codec::GetUrl)]
 pub async fn review_queue(#[server(default)] query: QueueQuery) -> Result<QueueView, AppError> {
     use crate::server;
-    use storage::review_queue::{QueueFilter, QueueView as Which, count, decided_by, page};
+    use storage::review_queue::{QueueView as Which, count, decided_by, page, totals};
     let me = server::require_role(crate::access::QUEUE_ROLES)?;
     let ctx = server::context()?;
     let conn = ctx.db.conn();
@@ -186,13 +186,10 @@ pub async fn review_queue(#[server(default)] query: QueueQuery) -> Result<QueueV
     };
     let requested = query.page.max(1);
     let offset = (requested - 1).saturating_mul(QUEUE_PAGE);
-    let unfiltered = QueueFilter::default();
-    let to_decide_total = count(conn, to_decide, &unfiltered)
+    let totals = totals(conn, &me.user_id)
         .await
         .map_err(|e| server::internal(&e))?;
-    let waiting_total = count(conn, waiting, &unfiltered)
-        .await
-        .map_err(|e| server::internal(&e))?;
+    let (to_decide_total, waiting_total) = (totals.to_decide, totals.waiting_for_another);
     let (stored, total) = match tab {
         QueueTab::ToDecide | QueueTab::Waiting => {
             let (which, unfiltered_total) = if tab == QueueTab::ToDecide {

@@ -196,7 +196,7 @@ async fn main() {
         "/queue",
         "/queue?sort=newest",
         "/queue?sort=largest_amount",
-        "/queue?tab=mine",
+        "/queue?tab=waiting",
         "/api/v1/proposals?limit=50",
         "/api/v1/proposals?status=awaiting_approval&limit=50",
         "/api/v1/proposals?status=verified&limit=50",

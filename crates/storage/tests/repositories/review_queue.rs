@@ -7,7 +7,9 @@ use domain::proposal::{
     Approval, ConditionsSnapshot, Decision, ProposalState, Provenance, RefundProposal,
 };
 use domain::{Currency, Money, Role};
-use storage::review_queue::{QueueFilter, QueueSort, QueueView, count, decided_by, page};
+use storage::review_queue::{
+    QueueFilter, QueueSort, QueueTotals, QueueView, count, decided_by, page, totals,
+};
 use storage::testing::TestDatabase;
 
 /// A proposal awaiting approval, proposed `age_hours` ago.
@@ -102,6 +104,78 @@ async fn a_proposal_the_approver_already_approved_leaves_their_to_decide_list_fo
     assert_eq!(ids(&for_bob), ["prp_b", "prp_a"], "soonest expiry first");
     assert_eq!(decided_by(db, &anna, 10).await.unwrap(), ["prp_a"]);
     assert!(decided_by(db, &bob, 10).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn the_queue_tab_counts_match_the_lists_and_leave_out_proposals_the_approver_decided_long_ago()
+ {
+    let test = TestDatabase::new().await;
+    let db = test.db.conn();
+    let anna = add_user(&test.db, "anna", &[Role::Approver]).await;
+    let bob = add_user(&test.db, "bob", &[Role::Approver]).await;
+    let finished = ProposalState::Rejected {
+        by: "usr_b".into(),
+        reason: "no".into(),
+    };
+    let rows = [
+        ("prp_a", "1", None),
+        ("prp_b", "2", None),
+        ("prp_c", "3", None),
+        ("prp_old", "4", Some(finished)),
+    ];
+    for (id, order, state) in rows {
+        let p = proposal(id, order, 1_000, 1);
+        let state = state.unwrap_or_else(|| ProposalState::initial(&p));
+        storage::proposals::insert(db, &p, &state, None, now())
+            .await
+            .unwrap();
+    }
+    for (id, proposal_id, approver) in [
+        ("apv_1", "prp_a", &anna),
+        ("apv_2", "prp_old", &anna),
+        ("apv_3", "prp_b", &bob),
+        ("apv_4", "prp_a", &bob),
+    ] {
+        storage::approvals::insert(db, &approval(id, proposal_id, approver))
+            .await
+            .unwrap();
+    }
+
+    let for_anna = totals(db, &anna).await.unwrap();
+    let for_bob = totals(db, &bob).await.unwrap();
+
+    assert_eq!(
+        for_anna,
+        QueueTotals {
+            to_decide: 2,
+            waiting_for_another: 1
+        },
+        "prp_b and prp_c to decide, prp_a waiting; the finished prp_old in neither"
+    );
+    assert_eq!(
+        for_bob,
+        QueueTotals {
+            to_decide: 1,
+            waiting_for_another: 2
+        }
+    );
+    let everything = QueueFilter::default();
+    for (approver, counted) in [(&anna, for_anna), (&bob, for_bob)] {
+        let to_decide = QueueView::ToDecide {
+            approver_id: approver,
+        };
+        let waiting = QueueView::WaitingForAnother {
+            approver_id: approver,
+        };
+        assert_eq!(
+            counted.to_decide,
+            count(db, to_decide, &everything).await.unwrap()
+        );
+        assert_eq!(
+            counted.waiting_for_another,
+            count(db, waiting, &everything).await.unwrap()
+        );
+    }
 }
 
 #[tokio::test]
