@@ -443,7 +443,7 @@ impl Application {
             }
         }
         let served = axum::serve(
-            self.listener,
+            crate::web::listener::without_delayed_chunks(self.listener),
             self.router
                 .into_make_service_with_connect_info::<SocketAddr>(),
         )

@@ -6,6 +6,7 @@ pub mod api;
 pub mod api_error;
 pub mod audit_csv;
 pub mod health;
+pub mod listener;
 pub mod live;
 pub mod server_fns;
 pub mod widget;
