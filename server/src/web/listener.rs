@@ -9,8 +9,8 @@ pub type Accepting = TapIo<TcpListener, fn(&mut TcpStream)>;
 /// Every accepted connection with Nagle's algorithm off. Pages are streamed
 /// in chunks; with it on, a page's small last chunk waits until the client
 /// acknowledges the one before, and clients hold that acknowledgement back
-/// for up to 40 ms: a near-empty `/queue` took 44 ms at one connection
-/// instead of 5. axum 0.8 leaves the option as the system sets it.
+/// for up to 40 ms: a near-empty `/queue` tab took 44 ms at one connection
+/// instead of 7. axum 0.8 leaves the option as the system sets it.
 pub fn without_delayed_chunks(listener: TcpListener) -> Accepting {
     listener.tap_io(send_at_once)
 }
