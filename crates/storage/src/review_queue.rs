@@ -8,9 +8,9 @@ use crate::error::StorageError;
 use crate::proposals::StoredProposal;
 use chrono::{DateTime, Utc};
 use domain::proposal::ProposalStatus;
-use sea_orm::sea_query::{Expr, Query};
+use sea_orm::sea_query::{Alias, Expr, JoinType, Query};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
-use sea_orm::{QuerySelect, Select};
+use sea_orm::{QuerySelect, QueryTrait, Select};
 use serde::{Deserialize, Serialize};
 
 /// The order the queue is listed in; ties go by id, so pages never overlap.
@@ -87,23 +87,39 @@ impl QueueFilter {
 }
 
 fn select(view: QueueView<'_>, filter: &QueueFilter) -> Select<proposal::Entity> {
-    let (approver_id, mine) = match view {
-        QueueView::ToDecide { approver_id } => (approver_id, false),
-        QueueView::WaitingForAnother { approver_id } => (approver_id, true),
+    let approved_by = |approver_id: &str| {
+        Query::select()
+            .column(approval::Column::ProposalId)
+            .from(approval::Entity)
+            .and_where(approval::Column::ApproverId.eq(approver_id))
+            .and_where(approval::Column::Decision.eq("approve"))
+            .to_owned()
     };
-    let approved_by_them = Query::select()
-        .column(approval::Column::ProposalId)
-        .from(approval::Entity)
-        .and_where(approval::Column::ApproverId.eq(approver_id))
-        .and_where(approval::Column::Decision.eq("approve"))
-        .to_owned();
     let mut query = proposal::Entity::find()
         .filter(proposal::Column::Status.eq(ProposalStatus::AwaitingApproval.as_str()));
-    query = if mine {
-        query.filter(proposal::Column::Id.in_subquery(approved_by_them))
-    } else {
-        query.filter(proposal::Column::Id.not_in_subquery(approved_by_them))
-    };
+    match view {
+        // Most waiting proposals are still to decide, so walking them in
+        // the list's order finds a page's worth at once.
+        QueueView::ToDecide { approver_id } => {
+            query = query.filter(proposal::Column::Id.not_in_subquery(approved_by(approver_id)));
+        }
+        // Few are: as `id IN (…)` SQLite walked every waiting proposal in
+        // the list's order and checked each against the approvals (6 ms on
+        // 10,000, for a tab that is usually empty). Joined, the approver's
+        // own approvals are the outer loop and each proposal is found by
+        // its key; DISTINCT keeps the IN's meaning (each proposal once,
+        // however many approvals of theirs it holds).
+        QueueView::WaitingForAnother { approver_id } => {
+            let approved = Alias::new("approved");
+            QueryTrait::query(&mut query).join_subquery(
+                JoinType::InnerJoin,
+                approved_by(approver_id).distinct().to_owned(),
+                approved.clone(),
+                Expr::col((proposal::Entity, proposal::Column::Id))
+                    .equals((approved, approval::Column::ProposalId)),
+            );
+        }
+    }
     if let Some(min) = filter.min_amount_minor {
         query = query.filter(proposal::Column::AmountMinor.gte(min));
     }
@@ -215,6 +231,22 @@ pub async fn page(
     limit: u64,
     offset: u64,
 ) -> Result<Vec<StoredProposal>, StorageError> {
+    let ids: Vec<String> = page_ids(view, filter, limit, offset)?
+        .into_tuple()
+        .all(db)
+        .await?;
+    // The page's rows in one read, in the page's order.
+    let mut found = crate::proposals::get_many(db, &ids).await?;
+    Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+}
+
+/// The ids of one page, in its order.
+fn page_ids(
+    view: QueueView<'_>,
+    filter: &QueueFilter,
+    limit: u64,
+    offset: u64,
+) -> Result<Select<proposal::Entity>, StorageError> {
     use sea_orm::Order::{Asc, Desc};
     // Ties go by id in the direction that lets the index of migration
     // 000017 (status, created_at DESC, id) or (status, amount_minor, id) be
@@ -226,19 +258,13 @@ pub async fn page(
         QueueSort::LargestAmount => (proposal::Column::AmountMinor, Desc, Desc),
         QueueSort::SmallestAmount => (proposal::Column::AmountMinor, Asc, Asc),
     };
-    let ids: Vec<String> = select(view, filter)
+    Ok(select(view, filter)
         .select_only()
         .column(proposal::Column::Id)
         .order_by(column, order)
         .order_by(proposal::Column::Id, ties)
         .limit(crate::error::bindable(limit, "limit")?)
-        .offset(crate::error::bindable(offset, "offset")?)
-        .into_tuple()
-        .all(db)
-        .await?;
-    // The page's rows in one read, in the page's order.
-    let mut found = crate::proposals::get_many(db, &ids).await?;
-    Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+        .offset(crate::error::bindable(offset, "offset")?))
 }
 
 /// Ids of the proposals this person decided (approved or rejected), most
@@ -263,4 +289,59 @@ pub async fn decided_by(
         .into_tuple::<String>()
         .all(db)
         .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::TestDatabase;
+    use sea_orm::DbBackend;
+
+    /// How SQLite reads one page of `view` among 2,000 waiting proposals,
+    /// with the statistics a start gathers.
+    async fn sqlite_plan(view: QueueView<'_>) -> Vec<String> {
+        let test = TestDatabase::new_sqlite().await;
+        let db = test.db.conn();
+        db.execute_unprepared(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) \
+             INSERT INTO proposals (id, kind, order_id, amount_minor, currency, action_digest, \
+               content, status, state, state_version, requested_by, created_at, expires_at, \
+               updated_at) \
+             SELECT 'prp_' || i, 'refund', 'ord_' || i, 1000, 'EUR', 'digest', '{}', \
+               'awaiting_approval', '{}', 1, 'usr_agent', '2026-12-07T00:00:00Z', \
+               '2026-12-09T00:00:00Z', '2026-12-07T00:00:00Z' FROM n",
+        )
+        .await
+        .unwrap();
+        test.db.migrate().await.unwrap();
+        let mut statement = page_ids(view, &QueueFilter::default(), 25, 0)
+            .unwrap()
+            .build(DbBackend::Sqlite);
+        statement.sql = format!("EXPLAIN QUERY PLAN {}", statement.sql);
+        let plan = db.query_all(statement).await.unwrap();
+        plan.iter()
+            .map(|row| row.try_get::<String>("", "detail").unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn an_approvers_waiting_for_another_tab_reads_their_own_approvals_not_every_waiting_proposal()
+     {
+        let plan = sqlite_plan(QueueView::WaitingForAnother {
+            approver_id: "usr_anna",
+        })
+        .await;
+
+        assert!(
+            plan.iter()
+                .any(|step| step.contains("idx_approvals_approver_decision_proposal")),
+            "{plan:?}"
+        );
+        assert!(
+            !plan
+                .iter()
+                .any(|step| step.contains("idx_proposals_status")),
+            "walks the waiting proposals: {plan:?}"
+        );
+    }
 }

@@ -73,9 +73,13 @@ async fn a_proposal_the_approver_already_approved_leaves_their_to_decide_list_fo
             .await
             .unwrap();
     }
-    storage::approvals::insert(db, &approval("apv_1", "prp_a", &anna))
-        .await
-        .unwrap();
+    // Two approvals of anna's on one proposal (one renewed after the first
+    // lapsed) still make one card.
+    for id in ["apv_1", "apv_1_renewed"] {
+        storage::approvals::insert(db, &approval(id, "prp_a", &anna))
+            .await
+            .unwrap();
+    }
     let filter = QueueFilter::default();
 
     let anna_to_decide = QueueView::ToDecide { approver_id: &anna };
@@ -92,6 +96,8 @@ async fn a_proposal_the_approver_already_approved_leaves_their_to_decide_list_fo
     .await
     .unwrap();
     assert_eq!(ids(&waiting), ["prp_a"]);
+    let anna_waiting = QueueView::WaitingForAnother { approver_id: &anna };
+    assert_eq!(count(db, anna_waiting, &filter).await.unwrap(), 1);
     let for_bob = page(
         db,
         QueueView::ToDecide { approver_id: &bob },
