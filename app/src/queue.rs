@@ -178,15 +178,20 @@ pub async fn review_queue(#[server(default)] query: QueueQuery) -> Result<QueueV
             })?;
         filter.submitted_by = Some(account.id);
     }
+    // Approvals lapse: one that no longer counts is the approver's to give
+    // again, so the lists are drawn as of now.
+    let now = engine::now();
     let to_decide = Which::ToDecide {
         approver_id: &me.user_id,
+        at: now,
     };
     let waiting = Which::WaitingForAnother {
         approver_id: &me.user_id,
+        at: now,
     };
     let requested = query.page.max(1);
     let offset = (requested - 1).saturating_mul(QUEUE_PAGE);
-    let totals = totals(conn, &me.user_id)
+    let totals = totals(conn, &me.user_id, now)
         .await
         .map_err(|e| server::internal(&e))?;
     let (to_decide_total, waiting_total) = (totals.to_decide, totals.waiting_for_another);

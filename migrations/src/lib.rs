@@ -32,6 +32,7 @@ mod m20261210_000027_conversation_stop_kinds;
 mod m20261211_000028_guest_conversations;
 mod m20261212_000029_browser_lane;
 mod m20261213_000030_carrier_reads;
+mod m20261214_000031_approvals_that_still_count;
 
 pub struct Migrator;
 
@@ -68,6 +69,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261211_000028_guest_conversations::Migration),
             Box::new(m20261212_000029_browser_lane::Migration),
             Box::new(m20261213_000030_carrier_reads::Migration),
+            Box::new(m20261214_000031_approvals_that_still_count::Migration),
         ]
     }
 }

@@ -56,6 +56,15 @@ fn approval(id: &str, proposal_id: &str, approver_id: &str) -> Approval {
     }
 }
 
+/// An approval that stopped counting an hour ago.
+fn lapsed(id: &str, proposal_id: &str, approver_id: &str) -> Approval {
+    Approval {
+        decided_at: now() - Duration::hours(2),
+        expires_at: now() - Duration::hours(1),
+        ..approval(id, proposal_id, approver_id)
+    }
+}
+
 fn ids(proposals: &[storage::proposals::StoredProposal]) -> Vec<&str> {
     proposals.iter().map(|p| p.proposal.id.as_str()).collect()
 }
@@ -73,22 +82,29 @@ async fn a_proposal_the_approver_already_approved_leaves_their_to_decide_list_fo
             .await
             .unwrap();
     }
-    // Two approvals of anna's on one proposal (one renewed after the first
+    // Two approvals of anna's on one proposal (renewed after the first
     // lapsed) still make one card.
-    for id in ["apv_1", "apv_1_renewed"] {
-        storage::approvals::insert(db, &approval(id, "prp_a", &anna))
-            .await
-            .unwrap();
+    for given in [
+        lapsed("apv_1", "prp_a", &anna),
+        approval("apv_1_renewed", "prp_a", &anna),
+    ] {
+        storage::approvals::insert(db, &given).await.unwrap();
     }
     let filter = QueueFilter::default();
 
-    let anna_to_decide = QueueView::ToDecide { approver_id: &anna };
+    let anna_to_decide = QueueView::ToDecide {
+        approver_id: &anna,
+        at: now(),
+    };
     let to_decide = page(db, anna_to_decide, &filter, 10, 0).await.unwrap();
     assert_eq!(ids(&to_decide), ["prp_b"]);
     assert_eq!(count(db, anna_to_decide, &filter).await.unwrap(), 1);
     let waiting = page(
         db,
-        QueueView::WaitingForAnother { approver_id: &anna },
+        QueueView::WaitingForAnother {
+            approver_id: &anna,
+            at: now(),
+        },
         &filter,
         10,
         0,
@@ -96,11 +112,17 @@ async fn a_proposal_the_approver_already_approved_leaves_their_to_decide_list_fo
     .await
     .unwrap();
     assert_eq!(ids(&waiting), ["prp_a"]);
-    let anna_waiting = QueueView::WaitingForAnother { approver_id: &anna };
+    let anna_waiting = QueueView::WaitingForAnother {
+        approver_id: &anna,
+        at: now(),
+    };
     assert_eq!(count(db, anna_waiting, &filter).await.unwrap(), 1);
     let for_bob = page(
         db,
-        QueueView::ToDecide { approver_id: &bob },
+        QueueView::ToDecide {
+            approver_id: &bob,
+            at: now(),
+        },
         &filter,
         10,
         0,
@@ -110,6 +132,44 @@ async fn a_proposal_the_approver_already_approved_leaves_their_to_decide_list_fo
     assert_eq!(ids(&for_bob), ["prp_b", "prp_a"], "soonest expiry first");
     assert_eq!(decided_by(db, &anna, 10).await.unwrap(), ["prp_a"]);
     assert!(decided_by(db, &bob, 10).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_proposal_whose_approval_lapsed_is_the_approvers_to_decide_again_not_waiting_for_another()
+{
+    let test = TestDatabase::new().await;
+    let db = test.db.conn();
+    let anna = add_user(&test.db, "anna", &[Role::Approver]).await;
+    let p = proposal("prp_a", "1", 30_000, 1);
+    storage::proposals::insert(db, &p, &ProposalState::initial(&p), None, now())
+        .await
+        .unwrap();
+    storage::approvals::insert(db, &lapsed("apv_1", "prp_a", &anna))
+        .await
+        .unwrap();
+    let filter = QueueFilter::default();
+    let to_decide = QueueView::ToDecide {
+        approver_id: &anna,
+        at: now(),
+    };
+    let waiting = QueueView::WaitingForAnother {
+        approver_id: &anna,
+        at: now(),
+    };
+
+    let theirs = page(db, to_decide, &filter, 10, 0).await.unwrap();
+    let aside = page(db, waiting, &filter, 10, 0).await.unwrap();
+
+    assert_eq!(ids(&theirs), ["prp_a"], "hers to approve again");
+    assert!(aside.is_empty(), "{:?}", ids(&aside));
+    assert_eq!(count(db, waiting, &filter).await.unwrap(), 0);
+    assert_eq!(
+        totals(db, &anna, now()).await.unwrap(),
+        QueueTotals {
+            to_decide: 1,
+            waiting_for_another: 0
+        }
+    );
 }
 
 #[tokio::test]
@@ -147,8 +207,8 @@ async fn the_queue_tab_counts_match_the_lists_and_leave_out_proposals_the_approv
             .unwrap();
     }
 
-    let for_anna = totals(db, &anna).await.unwrap();
-    let for_bob = totals(db, &bob).await.unwrap();
+    let for_anna = totals(db, &anna, now()).await.unwrap();
+    let for_bob = totals(db, &bob, now()).await.unwrap();
 
     assert_eq!(
         for_anna,
@@ -169,9 +229,11 @@ async fn the_queue_tab_counts_match_the_lists_and_leave_out_proposals_the_approv
     for (approver, counted) in [(&anna, for_anna), (&bob, for_bob)] {
         let to_decide = QueueView::ToDecide {
             approver_id: approver,
+            at: now(),
         };
         let waiting = QueueView::WaitingForAnother {
             approver_id: approver,
+            at: now(),
         };
         assert_eq!(
             counted.to_decide,
@@ -201,7 +263,10 @@ async fn the_queue_filters_sorts_and_pages_in_the_database() {
             .await
             .unwrap();
     }
-    let view = QueueView::ToDecide { approver_id: &anna };
+    let view = QueueView::ToDecide {
+        approver_id: &anna,
+        at: now(),
+    };
     let sorted = |sort| QueueFilter {
         sort,
         ..QueueFilter::default()
@@ -280,7 +345,10 @@ async fn proposals_of_equal_amount_and_age_each_appear_on_exactly_one_page_in_ev
             .await
             .unwrap();
     }
-    let view = QueueView::ToDecide { approver_id: &anna };
+    let view = QueueView::ToDecide {
+        approver_id: &anna,
+        at: now(),
+    };
     for sort in QueueSort::ALL {
         let filter = QueueFilter {
             sort,
