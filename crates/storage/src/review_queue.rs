@@ -108,15 +108,15 @@ fn approvals_that_count(approver_id: &str, at: DateTime<Utc>) -> SelectStatement
 }
 
 fn select(view: QueueView<'_>, filter: &QueueFilter) -> Select<proposal::Entity> {
-    let approved_by = |approver_id: &str, at| approvals_that_count(approver_id, at).to_owned();
     let mut query = proposal::Entity::find()
         .filter(proposal::Column::Status.eq(ProposalStatus::AwaitingApproval.as_str()));
     match view {
         // Most waiting proposals are still to decide, so walking them in
         // the list's order finds a page's worth at once.
         QueueView::ToDecide { approver_id, at } => {
-            query =
-                query.filter(proposal::Column::Id.not_in_subquery(approved_by(approver_id, at)));
+            query = query.filter(
+                proposal::Column::Id.not_in_subquery(approvals_that_count(approver_id, at)),
+            );
         }
         // Few are: as `id IN (…)` SQLite walked every waiting proposal in
         // the list's order and checked each against the approvals (6 ms on
@@ -128,7 +128,7 @@ fn select(view: QueueView<'_>, filter: &QueueFilter) -> Select<proposal::Entity>
             let approved = Alias::new("approved");
             QueryTrait::query(&mut query).join_subquery(
                 JoinType::InnerJoin,
-                approved_by(approver_id, at).distinct().to_owned(),
+                approvals_that_count(approver_id, at).distinct().to_owned(),
                 approved.clone(),
                 Expr::col((proposal::Entity, proposal::Column::Id))
                     .equals((approved, approval::Column::ProposalId)),
