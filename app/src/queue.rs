@@ -218,10 +218,9 @@ pub async fn review_queue(#[server(default)] query: QueueQuery) -> Result<QueueV
             let ids = decided_by(conn, &me.user_id, QUEUE_PAGE)
                 .await
                 .map_err(|e| server::internal(&e))?;
-            let mut found = storage::proposals::get_many(conn, &ids)
+            let stored = storage::proposals::get_many_in_order(conn, &ids)
                 .await
                 .map_err(|e| server::internal(&e))?;
-            let stored: Vec<_> = ids.iter().filter_map(|id| found.remove(id)).collect();
             let total = stored.len() as u64;
             (stored, total)
         }
@@ -257,9 +256,8 @@ pub async fn followed_proposals(ids: String) -> Result<Vec<ProposalCard>, AppErr
             "follow at most 50 proposals at once".into(),
         )));
     }
-    let mut found = storage::proposals::get_many(ctx.db.conn(), &ids)
+    let stored = storage::proposals::get_many_in_order(ctx.db.conn(), &ids)
         .await
         .map_err(|e| server::internal(&e))?;
-    let stored: Vec<_> = ids.iter().filter_map(|id| found.remove(id)).collect();
     crate::proposals::cards_for(stored).await
 }

@@ -101,6 +101,20 @@ pub async fn get_many(
         .collect()
 }
 
+/// Several proposals by id in one query, in the order of `ids` (a page's
+/// order, found by a query that reads ids only); ids with no proposal are
+/// left out, and a repeated id appears once, at its first place.
+///
+/// # Errors
+/// Database failures or stored JSON that no longer parses.
+pub async fn get_many_in_order(
+    db: &impl ConnectionTrait,
+    ids: &[String],
+) -> Result<Vec<StoredProposal>, StorageError> {
+    let mut found = get_many(db, ids).await?;
+    Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+}
+
 /// A proposal's next state, to be written only if its state is still at
 /// `expected_version`.
 #[derive(Debug, Clone)]

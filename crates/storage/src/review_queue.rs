@@ -249,8 +249,7 @@ pub async fn page(
         .all(db)
         .await?;
     // The page's rows in one read, in the page's order.
-    let mut found = crate::proposals::get_many(db, &ids).await?;
-    Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+    crate::proposals::get_many_in_order(db, &ids).await
 }
 
 /// The ids of one page, in its order.

@@ -7,6 +7,7 @@ use domain::proposal::{
     Approval, ConditionsSnapshot, Decision, ProposalState, Provenance, RefundProposal,
 };
 use domain::{Currency, Money, Role};
+use sea_orm::ConnectionTrait;
 use storage::review_queue::{
     QueueFilter, QueueSort, QueueTotals, QueueView, count, decided_by, page, totals,
 };
@@ -69,6 +70,14 @@ fn ids(proposals: &[storage::proposals::StoredProposal]) -> Vec<&str> {
     proposals.iter().map(|p| p.proposal.id.as_str()).collect()
 }
 
+/// Stores a proposal in `state`, or awaiting approval when there is none.
+async fn store(db: &impl ConnectionTrait, p: &RefundProposal, state: Option<ProposalState>) {
+    let state = state.unwrap_or_else(|| ProposalState::initial(p));
+    storage::proposals::insert(db, p, &state, None, now())
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn a_proposal_the_approver_already_approved_leaves_their_to_decide_list_for_waiting_for_another()
  {
@@ -78,9 +87,7 @@ async fn a_proposal_the_approver_already_approved_leaves_their_to_decide_list_fo
     let bob = add_user(&test.db, "bob", &[Role::Approver]).await;
     for (id, order, amount, age) in [("prp_a", "1", 30_000, 1), ("prp_b", "2", 5_000, 2)] {
         let p = proposal(id, order, amount, age);
-        storage::proposals::insert(db, &p, &ProposalState::initial(&p), None, now())
-            .await
-            .unwrap();
+        store(db, &p, None).await;
     }
     // Two approvals of anna's on one proposal (renewed after the first
     // lapsed) still make one card.
@@ -141,9 +148,7 @@ async fn a_proposal_whose_approval_lapsed_is_the_approvers_to_decide_again_not_w
     let db = test.db.conn();
     let anna = add_user(&test.db, "anna", &[Role::Approver]).await;
     let p = proposal("prp_a", "1", 30_000, 1);
-    storage::proposals::insert(db, &p, &ProposalState::initial(&p), None, now())
-        .await
-        .unwrap();
+    store(db, &p, None).await;
     storage::approvals::insert(db, &lapsed("apv_1", "prp_a", &anna))
         .await
         .unwrap();
@@ -191,10 +196,7 @@ async fn the_queue_tab_counts_match_the_lists_and_leave_out_proposals_the_approv
     ];
     for (id, order, state) in rows {
         let p = proposal(id, order, 1_000, 1);
-        let state = state.unwrap_or_else(|| ProposalState::initial(&p));
-        storage::proposals::insert(db, &p, &state, None, now())
-            .await
-            .unwrap();
+        store(db, &p, state).await;
     }
     for (id, proposal_id, approver) in [
         ("apv_1", "prp_a", &anna),
@@ -259,9 +261,7 @@ async fn the_queue_filters_sorts_and_pages_in_the_database() {
     ];
     for (id, order, amount, age) in rows {
         let p = proposal(id, order, amount, age);
-        storage::proposals::insert(db, &p, &ProposalState::initial(&p), None, now())
-            .await
-            .unwrap();
+        store(db, &p, None).await;
     }
     let view = QueueView::ToDecide {
         approver_id: &anna,
@@ -341,9 +341,7 @@ async fn proposals_of_equal_amount_and_age_each_appear_on_exactly_one_page_in_ev
         let mut p = proposal(id, &format!("49{n}"), 5_000, 3);
         p.created_at = now() - Duration::hours(3);
         p.expires_at = p.created_at + Duration::hours(48);
-        storage::proposals::insert(db, &p, &ProposalState::initial(&p), None, now())
-            .await
-            .unwrap();
+        store(db, &p, None).await;
     }
     let view = QueueView::ToDecide {
         approver_id: &anna,
@@ -388,10 +386,7 @@ async fn the_other_live_and_in_flight_proposals_of_an_order_leave_out_finished_o
     ];
     for (id, order, state) in rows {
         let p = proposal(id, order, 1_000, 1);
-        let state = state.unwrap_or_else(|| ProposalState::initial(&p));
-        storage::proposals::insert(db, &p, &state, None, now())
-            .await
-            .unwrap();
+        store(db, &p, state).await;
     }
     let orders = ["4821".to_owned()];
 
@@ -415,14 +410,12 @@ async fn the_other_live_and_in_flight_proposals_of_an_order_leave_out_finished_o
 #[tokio::test]
 async fn at_each_start_sqlite_gathers_the_statistics_that_let_it_find_an_orders_proposals_by_the_order_index()
  {
-    use sea_orm::{ConnectionTrait, Statement};
+    use sea_orm::Statement;
     let test = TestDatabase::new_sqlite().await;
     let db = test.db.conn();
     for n in 0..200 {
         let p = proposal(&format!("prp_{n}"), &format!("{n}"), 1_000, 1);
-        storage::proposals::insert(db, &p, &ProposalState::initial(&p), None, now())
-            .await
-            .unwrap();
+        store(db, &p, None).await;
     }
     // A restart: migrations (none pending) and the statistics.
     test.db.migrate().await.unwrap();
@@ -452,5 +445,42 @@ async fn at_each_start_sqlite_gathers_the_statistics_that_let_it_find_an_orders_
     assert!(
         detail.iter().any(|d| d.contains("idx_proposals_order")),
         "{detail:?}"
+    );
+}
+
+#[tokio::test]
+async fn proposals_read_by_id_come_back_in_the_order_asked_once_each_and_without_the_missing() {
+    let test = TestDatabase::new().await;
+    let db = test.db.conn();
+    for n in 1..=8 {
+        store(
+            db,
+            &proposal(&format!("prp_{n}"), &n.to_string(), 1_000, 1),
+            None,
+        )
+        .await;
+    }
+    // Eight proposals in an order no hash map keeps by chance (1 in 40,320),
+    // one asked twice and one that does not exist.
+    let asked = [
+        "prp_5", "prp_gone", "prp_2", "prp_8", "prp_5", "prp_1", "prp_7", "prp_3", "prp_6", "prp_4",
+    ]
+    .map(str::to_owned);
+
+    let read = storage::proposals::get_many_in_order(db, &asked)
+        .await
+        .unwrap();
+
+    assert_eq!(
+        ids(&read),
+        [
+            "prp_5", "prp_2", "prp_8", "prp_1", "prp_7", "prp_3", "prp_6", "prp_4"
+        ]
+    );
+    assert!(
+        storage::proposals::get_many_in_order(db, &[])
+            .await
+            .unwrap()
+            .is_empty()
     );
 }
