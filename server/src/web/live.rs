@@ -29,7 +29,8 @@ pub async fn proposal_events(
         .roles
         .any_of(&[Role::Approver, Role::Manager, Role::Admin]);
     let actor = identity.actor();
-    let engine = state.engine.clone();
+    // The stream owns the shared state (one reference count), not a copy of
+    // the engine's services per connection.
     // A widget session's answer per proposal never changes (a proposal's
     // conversation is fixed), so each proposal is looked up once.
     let mut widget_answers: HashMap<String, bool> = HashMap::new();
@@ -44,7 +45,7 @@ pub async fn proposal_events(
                     if visible && actor.widget_session.is_some() {
                         visible = match widget_answers.get(&change.proposal_id) {
                             Some(known) => *known,
-                            None => match engine.proposals.may_watch(&actor, &change.proposal_id).await {
+                            None => match state.engine.proposals.may_watch(&actor, &change.proposal_id).await {
                                 Ok(answer) => {
                                     widget_answers.insert(change.proposal_id.clone(), answer);
                                     answer
