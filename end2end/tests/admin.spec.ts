@@ -1,4 +1,5 @@
-import { expect, Page, test } from "@playwright/test";
+import { Page } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { openDisclosure, pageAs, proposeViaApi, setApprovalLimit, signIn, sizes, waitForHydration } from "./helpers";
 
 test("above the four-eyes threshold set by an admin, two different approvers are needed", async ({ browser }) => {

@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { signIn, waitForHydration } from "./helpers";
 
 test("a customer signs in, refreshes their orders through a server function, and signs out", async ({ page }) => {

@@ -1,4 +1,5 @@
-import { APIRequestContext, expect, Page, test } from "@playwright/test";
+import { APIRequestContext, Page } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { openQueue, rejectAs, signIn, waitForHydration } from "./helpers";
 
 // The browser lane: order 4824 is "shipped" in the shop's records, so the

@@ -1,4 +1,5 @@
-import { expect, Page, test } from "@playwright/test";
+import { Page } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { clearProviderDelays, recordStatuses, signIn, slowProvider, statusesShown, waitForHydration } from "./helpers";
 
 /** Sends one chat message through the page's form and waits for the reply to be saved. */

@@ -1,4 +1,5 @@
-import { expect, Page, test } from "@playwright/test";
+import { Page } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { pageAs, proposeViaApi, rejectAs, sizes, waitForHydration } from "./helpers";
 
 // The customer's view in the customer's words: a chat that follows the

@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { freshOrder, pageAs, proposeViaApi, rejectAs, setApprovalLimit, shopCall, sizes, waitForHydration } from "./helpers";
 
 // The approver's desk: every check the engine will apply is on the card

@@ -1,4 +1,5 @@
-import { Browser, expect, Page, test } from "@playwright/test";
+import { Browser, Page } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { demoPassword, returnsGroupPort, supportGroupPort } from "../playwright.config";
 import { expectNoSeriousA11yViolations, signIn, waitForHydration } from "./helpers";
 import { extension as signedTask, GroupKey, serveGroups } from "./peer-group";

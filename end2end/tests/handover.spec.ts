@@ -1,4 +1,5 @@
-import { expect, Page, test } from "@playwright/test";
+import { Page } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { createPrivateKey, randomUUID, sign } from "node:crypto";
 import { hostSitePort } from "../playwright.config";
 import { signIn, waitForHydration } from "./helpers";

@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { proposeViaApi, rejectAs, signIn, waitForHydration } from "./helpers";
 
 // Responsive and keyboard basics, checked rather than assumed.

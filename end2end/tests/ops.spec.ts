@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { expect, Page, test } from "@playwright/test";
+import { Page } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { proposeViaApi, signIn, waitForHydration } from "./helpers";
 
 // `/ops`: a manager sees the lanes, the journal check and a dead letter,

@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { proposeViaApi, sandboxAuth, signIn, waitForHydration } from "./helpers";
 
 test("a refund whose answer is lost shows outcome unknown, then verified after reconciliation", async ({ browser }) => {

@@ -1,4 +1,5 @@
-import { expect, Page, test } from "@playwright/test";
+import { Page } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { expectNoSeriousA11yViolations, pageAs, proposeViaApi, rejectAs, sizes, waitForHydration } from "./helpers";
 
 // Every page, as the person it is for sees it, on a desktop and on a phone:

@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { proposeViaApi, rejectAs, sandboxAuth, signIn, waitForHydration } from "./helpers";
 
 test("a refund that needs a person is resolved from its page: no refund at the provider, send again after a fresh approval", async ({ browser }) => {

@@ -1,4 +1,5 @@
-import { expect, Page, test } from "@playwright/test";
+import { Page } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { openQueue, proposeViaApi, rejectAs, setApprovalLimit, signIn, waitForHydration } from "./helpers";
 
 /** The outside agent proposes a refund with the customer's answer to its open question. */

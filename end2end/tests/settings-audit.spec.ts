@@ -1,4 +1,5 @@
-import { expect, Page, test } from "@playwright/test";
+import { Page } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { setApprovalLimit, signIn, waitForHydration } from "./helpers";
 
 /** Collects every Content-Security-Policy violation the page reports. */

@@ -1,4 +1,5 @@
-import { Browser, expect, Page, test } from "@playwright/test";
+import { Browser, Page } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { demoPassword } from "../playwright.config";
 import { waitForHydration } from "./helpers";
 

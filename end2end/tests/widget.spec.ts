@@ -1,4 +1,5 @@
-import { Browser, expect, FrameLocator, Page, test } from "@playwright/test";
+import { Browser, FrameLocator, Page } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { createPrivateKey, randomUUID, sign } from "node:crypto";
 import { hostSitePort, slowChatPort } from "../playwright.config";
 import { openDisclosure, signIn, waitForHydration } from "./helpers";
