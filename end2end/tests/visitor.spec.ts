@@ -47,11 +47,11 @@ test("a visitor asked to sign in signs in in another tab and gets the reply in t
 
 test("Stop while the agent waits for a visitor to sign in ends the wait at once", async ({ browser }) => {
   const page = await visitorAskedToSignIn(browser);
-  const pressed = Date.now();
   await page.getByTestId("chat-stop").click();
+  // The wait would otherwise last 10 minutes: gone within 10 s is Stop
+  // ending it, not the wait running out (no stopwatch on a shared machine).
   await expect(page.getByTestId("chat-sign-in")).toHaveCount(0, { timeout: 10_000 });
   await expect(page.getByTestId("chat-thinking")).toHaveCount(0);
-  expect(Date.now() - pressed).toBeLessThan(5_000);
   await expect(page.getByTestId("transcript").locator(".msg").last()).toHaveText(/Stopped before finishing\./);
   // Still a visitor: nothing was bound to anyone.
   await expect(page.getByTestId("signed-in-as")).toHaveCount(0);
