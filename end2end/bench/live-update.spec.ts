@@ -1,4 +1,5 @@
-import { expect, Page, test } from "@playwright/test";
+import { Page } from "@playwright/test";
+import { expect, test } from "../tests/fixtures";
 import { writeFileSync } from "node:fs";
 import { freshOrder, pageAs, proposeViaApi, waitForHydration } from "../tests/helpers";
 
