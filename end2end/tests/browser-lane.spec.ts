@@ -45,10 +45,11 @@ test("a customer is told the carrier's page is being read, and Stop during the r
   await expect(page.getByTestId("chat-thinking")).toHaveText(/Checking the carrier's tracking page/);
   await expect(page.getByTestId("chat-stop")).toBeEnabled();
 
-  const pressed = Date.now();
   await page.getByTestId("chat-stop").click();
+  // The held page would hold the read for the browser's 20 s limit: done
+  // within 10 s, and with Stop's note, is Stop landing during the read (no
+  // stopwatch on a shared machine).
   await expect(page.getByTestId("chat-thinking")).toHaveCount(0, { timeout: 10_000 });
-  expect(Date.now() - pressed).toBeLessThan(5_000);
   await expect(page.getByTestId("transcript").locator(".msg").last()).toHaveText(/Stopped before finishing\./);
   await expect(page.getByTestId("chat-stop")).toBeDisabled();
   await page.screenshot({ path: test.info().outputPath("browser-lane-stopped.png"), fullPage: true });
