@@ -89,5 +89,4 @@ test("the approver sees the carrier's page, its address, time and hash, and its 
   expect(shot.headers()["content-type"]).toBe("image/png");
   expect(await citation.textContent()).toContain(shot.headers()["x-content-sha256"]);
   await approver.screenshot({ path: test.info().outputPath("browser-lane-evidence.png"), fullPage: true });
-  await approver.context().close();
 });

@@ -129,8 +129,6 @@ test("the flagship: a customer chats about order 4821, an approver approves, bot
   await expect(detail.getByTestId("chat-read-only")).toBeVisible();
   await expect(detail.getByTestId("chat-input")).toHaveCount(0);
 
-  await customerContext.close();
-  await approverContext.close();
 });
 
 test("a chat message containing a script renders as text and never runs", async ({ page }) => {

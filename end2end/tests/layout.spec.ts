@@ -20,7 +20,6 @@ for (const [user, path] of [
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     await page.screenshot({ path: test.info().outputPath(`phone${path.replace("/", "-")}.png`), fullPage: true });
     expect(overflow).toBeLessThanOrEqual(0);
-    await context.close();
   });
 }
 

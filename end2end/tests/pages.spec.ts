@@ -54,7 +54,6 @@ test.describe.serial("every page passes an accessibility scan on a desktop and a
       test(`${size.name}: ${path} as ${user ?? "a visitor"}`, async ({ browser }) => {
         const page = await pageAs(browser, user, size.viewport);
         await scan(page, path.replace("{proposal}", proposalId), `${size.name}-${name}`);
-        await page.context().close();
       });
     }
   }

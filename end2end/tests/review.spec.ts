@@ -74,8 +74,6 @@ test("an approver sees a new proposal appear live, confirms exactly what execute
   await expect(customer.locator("main")).not.toContainText(proposal.id);
   await expect(customer.locator("main")).not.toContainText("digest");
   await expect(customer.locator(".state-machine")).toHaveCount(0);
-  await approverContext.close();
-  await customerContext.close();
 });
 
 test("an approver is told plainly why they cannot approve a refund they requested", async ({ page }) => {

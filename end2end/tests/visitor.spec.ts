@@ -42,7 +42,6 @@ test("a visitor asked to sign in signs in in another tab and gets the reply in t
   await expect(reply).toBeVisible();
   await expect(reply).not.toContainText("sign in");
   await expect(page.getByTestId("chat-stop")).toBeDisabled();
-  await page.context().close();
 });
 
 test("Stop while the agent waits for a visitor to sign in ends the wait at once", async ({ browser }) => {
@@ -55,5 +54,4 @@ test("Stop while the agent waits for a visitor to sign in ends the wait at once"
   await expect(page.getByTestId("transcript").locator(".msg").last()).toHaveText(/Stopped before finishing\./);
   // Still a visitor: nothing was bound to anyone.
   await expect(page.getByTestId("signed-in-as")).toHaveCount(0);
-  await page.context().close();
 });

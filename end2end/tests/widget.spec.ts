@@ -187,8 +187,6 @@ test.describe.serial("the embeddable widget", () => {
     await page.getByRole("button", { name: "Chat with us" }).click();
     await expect(frame.locator("[data-proposal]")).toHaveAttribute("data-proposal", proposalId!);
     await expect(frame.locator(".message.user").first()).toHaveText(/please refund order 4821/);
-    await approverContext.close();
-    await context.close();
   });
 
   test("a chat message containing <script> renders as text in the widget, and Escape closes it", async ({ browser, baseURL }) => {
@@ -209,7 +207,6 @@ test.describe.serial("the embeddable widget", () => {
     await expect(launcher).toHaveAttribute("aria-expanded", "false");
     await expect(launcher).toBeFocused();
     await expect(page.locator("#countersign-widget-frame")).toBeHidden();
-    await context.close();
   });
 
   test("an expired token, a token for a staff account or another site's key opens nothing and says why", async ({ browser, baseURL }) => {
@@ -229,7 +226,6 @@ test.describe.serial("the embeddable widget", () => {
       await expect(frame.locator("#who")).toHaveText("");
     }
     await page.screenshot({ path: test.info().outputPath("widget-refused.png"), fullPage: true });
-    await context.close();
   });
 
   test("only the registered origin may frame the chat", async ({ page, baseURL }) => {
