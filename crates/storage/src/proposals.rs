@@ -8,8 +8,8 @@ use crate::many::one_of;
 use chrono::{DateTime, Utc};
 use domain::proposal::{ProposalState, ProposalStatus, RefundProposal};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect, Select, SelectModel, Selector, Set,
 };
 use sea_orm::{DbBackend, Statement};
 use std::collections::{HashMap, HashSet};
@@ -74,7 +74,7 @@ pub async fn get(
     db: &impl ConnectionTrait,
     id: &str,
 ) -> Result<Option<StoredProposal>, StorageError> {
-    proposal::Entity::find_by_id(id.to_owned())
+    stored_columns(proposal::Entity::find_by_id(id.to_owned()))
         .one(db)
         .await?
         .map(decode)
@@ -92,13 +92,16 @@ pub async fn get_many(
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
-    proposal::Entity::find()
-        .filter(one_of(db.get_database_backend(), proposal::Column::Id, ids))
-        .all(db)
-        .await?
-        .into_iter()
-        .map(|row| decode(row).map(|stored| (stored.proposal.id.clone(), stored)))
-        .collect()
+    stored_columns(proposal::Entity::find().filter(one_of(
+        db.get_database_backend(),
+        proposal::Column::Id,
+        ids,
+    )))
+    .all(db)
+    .await?
+    .into_iter()
+    .map(|row| decode(row).map(|stored| (stored.proposal.id.clone(), stored)))
+    .collect()
 }
 
 /// Several proposals by id in one query, in the order of `ids` (a page's
@@ -268,10 +271,11 @@ pub async fn list(
     } else {
         query.order_by_desc(proposal::Column::CreatedAt)
     };
-    query
+    let query = query
         .order_by_asc(proposal::Column::Id)
         .limit(crate::error::bindable(limit, "limit")?)
-        .offset(crate::error::bindable(offset, "offset")?)
+        .offset(crate::error::bindable(offset, "offset")?);
+    stored_columns(query)
         .all(db)
         .await?
         .into_iter()
@@ -488,7 +492,33 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StorageError> {
     serde_json::to_string(value).map_err(|e| StorageError::Corrupt(e.to_string()))
 }
 
-fn decode(row: proposal::Model) -> Result<StoredProposal, StorageError> {
+/// The columns a [`StoredProposal`] is decoded from. The rest of the row
+/// repeats what `content` holds, for queries to filter and sort on; reading
+/// it too would copy and decode every one of those columns for nothing.
+#[derive(FromQueryResult)]
+struct StoredRow {
+    id: String,
+    content: String,
+    state: String,
+    state_version: i64,
+    updated_at: DateTime<Utc>,
+}
+
+/// `select` reading only what [`decode`] needs.
+fn stored_columns(select: Select<proposal::Entity>) -> Selector<SelectModel<StoredRow>> {
+    select
+        .select_only()
+        .columns([
+            proposal::Column::Id,
+            proposal::Column::Content,
+            proposal::Column::State,
+            proposal::Column::StateVersion,
+            proposal::Column::UpdatedAt,
+        ])
+        .into_model::<StoredRow>()
+}
+
+fn decode(row: StoredRow) -> Result<StoredProposal, StorageError> {
     let proposal: RefundProposal = serde_json::from_str(&row.content)
         .map_err(|e| StorageError::Corrupt(format!("proposal {} content: {e}", row.id)))?;
     let state: ProposalState = serde_json::from_str(&row.state)
@@ -511,10 +541,11 @@ pub async fn in_status(
     statuses: &[ProposalStatus],
     limit: u64,
 ) -> Result<Vec<StoredProposal>, StorageError> {
-    proposal::Entity::find()
+    let query = proposal::Entity::find()
         .filter(proposal::Column::Status.is_in(statuses.iter().map(|s| s.as_str())))
         .order_by_asc(proposal::Column::UpdatedAt)
-        .limit(crate::error::bindable(limit, "limit")?)
+        .limit(crate::error::bindable(limit, "limit")?);
+    stored_columns(query)
         .all(db)
         .await?
         .into_iter()
