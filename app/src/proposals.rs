@@ -126,23 +126,25 @@ mod backend {
             .await
             .map_err(|e| server::internal(&e))?;
         let mut desk = desk::Desk::for_viewer(&stored).await?;
-        let (mut customers, mut policies) = (HashMap::new(), HashMap::new());
+        let mut customer_ids: Vec<String> = stored
+            .iter()
+            .filter_map(|s| s.proposal.provenance.on_behalf_of.clone())
+            .collect();
+        customer_ids.sort();
+        customer_ids.dedup();
+        let customers = storage::users::display_names_by_id(conn, &customer_ids)
+            .await
+            .map_err(|e| server::internal(&e))?;
+        let mut policies = HashMap::new();
         let mut cards = Vec::with_capacity(stored.len());
         for stored in stored {
-            let customer_id = stored
+            let customer = stored
                 .proposal
                 .provenance
                 .on_behalf_of
-                .clone()
-                .unwrap_or_default();
-            if !customers.contains_key(&customer_id) {
-                let name = storage::users::find_by_id(conn, &customer_id)
-                    .await
-                    .map_err(|e| server::internal(&e))?
-                    .map(|u| u.display_name)
-                    .unwrap_or_else(|| "unknown customer".to_owned());
-                customers.insert(customer_id.clone(), name);
-            }
+                .as_ref()
+                .and_then(|id| customers.get(id))
+                .map_or_else(|| "unknown customer".to_owned(), Clone::clone);
             let currency = stored.proposal.amount.currency.code();
             if !policies.contains_key(currency) {
                 let policy = ctx
@@ -168,7 +170,7 @@ mod backend {
                 approved_by_me: desk.approved(&stored),
                 checks,
                 other_live,
-                customer: customers[&customer_id].clone(),
+                customer,
                 approvals_required: policies[currency].required_approvals(stored.proposal.amount),
                 order: orders.get(&stored.proposal.order_id).cloned(),
                 proposal: stored.proposal,
@@ -222,15 +224,26 @@ pub async fn proposal_page(id: String) -> Result<ProposalDetails, AppError> {
         .await
         .map_err(|e| server::internal(&e))?
         .ok_or_else(missing)?;
-    let mut decisions = Vec::with_capacity(detail.decisions.len());
-    for approval in detail.decisions.iter().cloned() {
-        let approver = storage::users::find_by_id(ctx.db.conn(), &approval.approver_id)
-            .await
-            .map_err(|e| server::internal(&e))?
-            .map(|u| u.display_name)
-            .unwrap_or_else(|| approval.approver_id.clone());
-        decisions.push(DecisionInfo { approval, approver });
-    }
+    let approver_ids: Vec<String> = detail
+        .decisions
+        .iter()
+        .map(|a| a.approver_id.clone())
+        .collect();
+    let approvers = storage::users::display_names_by_id(ctx.db.conn(), &approver_ids)
+        .await
+        .map_err(|e| server::internal(&e))?;
+    let decisions = detail
+        .decisions
+        .iter()
+        .cloned()
+        .map(|approval| DecisionInfo {
+            approver: approvers
+                .get(&approval.approver_id)
+                .cloned()
+                .unwrap_or_else(|| approval.approver_id.clone()),
+            approval,
+        })
+        .collect();
     let receipt = detail.receipt.as_ref().map(|r| ReceiptInfo {
         provider: r.provider.clone(),
         provider_refund_id: r.provider_refund_id.clone(),

@@ -118,15 +118,36 @@ pub async fn display_names(
     db: &impl ConnectionTrait,
     names: &[String],
 ) -> Result<std::collections::HashMap<String, String>, StorageError> {
+    display_names_keyed_by(db, user::Column::Name, names).await
+}
+
+/// The display names of the accounts with these ids, in one read (a page
+/// of cards names each proposal's customer, a proposal page its
+/// approvers); ids with no account are absent.
+///
+/// # Errors
+/// Database failures.
+pub async fn display_names_by_id(
+    db: &impl ConnectionTrait,
+    ids: &[String],
+) -> Result<std::collections::HashMap<String, String>, StorageError> {
+    display_names_keyed_by(db, user::Column::Id, ids).await
+}
+
+async fn display_names_keyed_by(
+    db: &impl ConnectionTrait,
+    key: user::Column,
+    keys: &[String],
+) -> Result<std::collections::HashMap<String, String>, StorageError> {
     use sea_orm::QuerySelect;
-    if names.is_empty() {
+    if keys.is_empty() {
         return Ok(std::collections::HashMap::new());
     }
     let rows: Vec<(String, String)> = user::Entity::find()
         .select_only()
-        .column(user::Column::Name)
+        .column(key)
         .column(user::Column::DisplayName)
-        .filter(user::Column::Name.is_in(names.iter().cloned()))
+        .filter(key.is_in(keys.iter().cloned()))
         .into_tuple()
         .all(db)
         .await?;

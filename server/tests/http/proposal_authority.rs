@@ -155,6 +155,30 @@ async fn the_submitter_is_shown_in_the_api_views_and_on_the_proposal_page() {
 }
 
 #[tokio::test]
+async fn the_proposal_page_names_each_decision_by_the_approvers_display_name() {
+    let app = TestApp::spawn().await;
+    let agent = token(&app, "agent").await;
+    let (status, created) = propose(&app, &agent, refund("4821", json!({}))).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let id = created["id"].as_str().unwrap();
+    let approver = token(&app, "approver2").await;
+    let response = post(
+        &app,
+        &approver,
+        &format!("/api/v1/proposals/{id}/reject"),
+        json!({"reason": "The jacket was worn."}),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::OK);
+
+    app.login_ok("manager").await;
+    let page = json(app.get(&format!("/fn/proposal_page?id={id}")).await).await;
+    let decisions = page["decisions"].as_array().unwrap();
+    assert_eq!(decisions.len(), 1, "{page}");
+    assert_eq!(decisions[0]["approver"], "Abe Approver", "{page}");
+}
+
+#[tokio::test]
 async fn a_credential_flooding_the_queue_is_answered_429_with_retry_after() {
     let app = TestApp::spawn_with(|settings| {
         settings.max_proposals_per_submitter = 2;

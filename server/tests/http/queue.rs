@@ -133,3 +133,42 @@ async fn two_live_proposals_for_one_order_are_marked_on_both_queue_cards() {
         "both cards warn"
     );
 }
+
+#[tokio::test]
+async fn each_queue_card_names_the_customer_of_its_own_order() {
+    let app = TestApp::spawn().await;
+    let actor = agent(&app).await;
+    let request = |order: &str| -> SubmitProposal {
+        serde_json::from_value(value!({
+            "order_id": order,
+            "evidence": [{"reference": format!("order:{order}")}, {"reference": "returns-policy:section-3"}],
+            "recommendation": "Unopened, within 30 days.",
+        }))
+        .unwrap()
+    };
+    let mut ids = Vec::new();
+    for order in ["4821", "4830", "4822"] {
+        let submitted = app
+            .engine
+            .proposals
+            .submit_proposal(&actor, request(order))
+            .await
+            .unwrap();
+        ids.push(submitted.proposal.id);
+    }
+
+    app.login_ok("approver").await;
+    let queue = json(app.get("/fn/review_queue").await).await;
+    let customer_of = |id: &str| -> String {
+        queue["cards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["proposal"]["id"] == id)
+            .map(|c| c["customer"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
+    assert_eq!(customer_of(&ids[0]), "Cora Customer");
+    assert_eq!(customer_of(&ids[1]), "Kit Customer");
+    assert_eq!(customer_of(&ids[2]), "Cas Customer");
+}

@@ -134,3 +134,25 @@ async fn a_fresh_database_counts_no_users_so_the_first_run_seeds_the_demo() {
     assert_eq!(users::count(db).await.unwrap(), 0);
     assert!(users::list(db).await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_page_of_cards_names_all_its_customers_in_one_read_and_skips_unknown_ids() {
+    let test = TestDatabase::new().await;
+    let db = test.db.conn();
+    let ada = add_user(&test.db, "ada", &[Role::Customer]).await;
+    let bob = add_user(&test.db, "bob", &[Role::Customer]).await;
+    add_user(&test.db, "cy", &[Role::Customer]).await;
+
+    let names = users::display_names_by_id(db, &[ada.clone(), bob.clone(), "usr_gone".into()])
+        .await
+        .unwrap();
+    assert_eq!(names.len(), 2, "only the two accounts asked for: {names:?}");
+    assert_eq!(names[&ada], "ada (display)");
+    assert_eq!(names[&bob], "bob (display)");
+    assert!(
+        users::display_names_by_id(db, &[])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
