@@ -98,9 +98,9 @@ pub enum ResolutionKind {
 /// The resolved proposal, and the new one waiting for approval when a new
 /// send was asked for.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ResolvedView {
-    pub proposal: ProposalView,
-    pub retry: Option<ProposalView>,
+pub struct ResolvedView<'a> {
+    pub proposal: ProposalView<'a>,
+    pub retry: Option<ProposalView<'a>>,
 }
 
 fn not_found(id: &str) -> ApiError {
@@ -119,7 +119,7 @@ pub async fn list(
     State(state): State<AppState>,
     Caller(identity): Caller,
     ApiQuery(query): ApiQuery<ListQuery>,
-) -> Result<Json<Vec<ProposalView>>, ApiError> {
+) -> Result<Response, ApiError> {
     let mut filter = ProposalFilter::default();
     let (limit, offset) = query.page()?;
     if let Some(status) = &query.status {
@@ -147,7 +147,8 @@ pub async fn list(
             }
             ListError::Storage(other) => ApiError::internal(&other),
         })?;
-    Ok(Json(proposals.iter().map(ProposalView::from).collect()))
+    let views: Vec<ProposalView> = proposals.iter().map(ProposalView::from).collect();
+    Ok(Json(views).into_response())
 }
 
 /// Submit a refund proposal. The server checks the order and every evidence
@@ -164,14 +165,14 @@ pub async fn submit(
     State(state): State<AppState>,
     Caller(identity): Caller,
     ApiJson(input): ApiJson<SubmitProposal>,
-) -> Result<(StatusCode, Json<ProposalView>), Response> {
+) -> Result<Response, Response> {
     let stored = state
         .engine
         .proposals
         .submit_proposal(&identity.actor(), input)
         .await
         .map_err(submit_refusal)?;
-    Ok((StatusCode::CREATED, Json(ProposalView::from(&stored))))
+    Ok((StatusCode::CREATED, Json(ProposalView::from(&stored))).into_response())
 }
 
 /// A refused submission in the one error shape; a spent budget says when
@@ -200,7 +201,7 @@ pub async fn get_one(
     State(state): State<AppState>,
     Caller(identity): Caller,
     ApiPath(id): ApiPath<String>,
-) -> Result<Json<ProposalDetailView>, ApiError> {
+) -> Result<Response, ApiError> {
     let detail = state
         .engine
         .proposals
@@ -208,7 +209,7 @@ pub async fn get_one(
         .await
         .map_err(|e| ApiError::internal(&e))?
         .ok_or_else(|| not_found(&id))?;
-    Ok(Json(ProposalDetailView::from(&detail)))
+    Ok(Json(ProposalDetailView::from(&detail)).into_response())
 }
 
 /// Approve the proposal whose action has the given digest. Completing the
@@ -227,7 +228,7 @@ pub async fn approve(
     Caller(identity): Caller,
     ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<ApproveBody>,
-) -> Result<Json<ProposalView>, ApiError> {
+) -> Result<Response, ApiError> {
     let stored = state
         .engine
         .approvals
@@ -241,7 +242,7 @@ pub async fn approve(
             format!("the approval was recorded but the refund was not executed: {reason}"),
         ));
     }
-    Ok(Json(ProposalView::from(&stored)))
+    Ok(Json(ProposalView::from(&stored)).into_response())
 }
 
 /// Reject the proposal, with a reason.
@@ -256,14 +257,14 @@ pub async fn reject(
     Caller(identity): Caller,
     ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<RejectBody>,
-) -> Result<Json<ProposalView>, ApiError> {
+) -> Result<Response, ApiError> {
     let stored = state
         .engine
         .approvals
         .reject(&identity.actor(), &id, &body.reason)
         .await
         .map_err(|e| ApiError::from(decision_error(e)))?;
-    Ok(Json(ProposalView::from(&stored)))
+    Ok(Json(ProposalView::from(&stored)).into_response())
 }
 
 /// Resolve a proposal that needs attention (approvers and managers).
@@ -280,7 +281,7 @@ pub async fn resolve(
     Caller(identity): Caller,
     ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<ResolveBody>,
-) -> Result<Json<ResolvedView>, ApiError> {
+) -> Result<Response, ApiError> {
     let how = match (body.resolution, body.provider_refund_id) {
         (ResolutionKind::RefundConfirmed, Some(refund_id)) => ResolveAs::RefundConfirmed {
             provider_refund_id: refund_id,
@@ -304,7 +305,8 @@ pub async fn resolve(
     Ok(Json(ResolvedView {
         proposal: ProposalView::from(&resolved.proposal),
         retry: resolved.retry.as_ref().map(ProposalView::from),
-    }))
+    })
+    .into_response())
 }
 
 /// The journal of one proposal, oldest first.

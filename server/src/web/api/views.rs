@@ -1,92 +1,100 @@
 //! What the API shows of proposals: plain JSON documented in the OpenAPI
 //! document. Money is integer minor units with an ISO currency.
+//!
+//! The proposal views borrow from the stored proposal they show and are
+//! serialised in place: a list of fifty copies nothing but the amount in
+//! words and the answers' links.
 
 use chrono::{DateTime, Utc};
-use domain::proposal::{Approval, Decision, Evidence, OpenQuestion};
+use domain::proposal::{
+    Approval, Asker, Decision, Evidence, EvidenceKind, OpenQuestion, ProposalState,
+};
 use engine::proposals::queries::ProposalDetail;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use storage::journal::JournalEvent;
 use storage::proposals::StoredProposal;
 use utoipa::ToSchema;
 
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct ProposalView {
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProposalView<'a> {
     /// Opaque id, also the payment idempotency key.
-    pub id: String,
-    pub kind: String,
+    pub id: &'a str,
+    pub kind: &'static str,
     /// `awaiting_approval`, `approved`, `executing`, `outcome_unknown`,
     /// `succeeded`, `verified`, `failed`, `rejected`, `expired`,
     /// `invalidated`, `superseded`, `needs_attention`.
-    pub status: String,
+    pub status: &'static str,
     /// The status in words for a person: `Refunded and verified`.
-    pub status_label: String,
-    pub order_id: String,
-    pub payment_reference: String,
+    pub status_label: &'static str,
+    pub order_id: &'a str,
+    pub payment_reference: &'a str,
     pub amount_minor: i64,
-    pub currency: String,
+    pub currency: &'a str,
     /// For people: `79.00 EUR`.
     pub amount_display: String,
-    pub recommendation: String,
-    pub evidence: Vec<EvidenceView>,
-    pub open_questions: Vec<QuestionView>,
+    pub recommendation: &'a str,
+    pub evidence: Vec<EvidenceView<'a>>,
+    pub open_questions: Vec<QuestionView<'a>>,
     /// The order lines (SKUs) it refunds; empty: the whole order.
-    pub lines: Vec<String>,
+    pub lines: &'a Vec<String>,
     /// The agent, bound to the submitting credential: `refund_specialist`
     /// (Countersign's own assistant), `external:<user name>` (an agent
     /// service account) or `staff:<user name>`.
-    pub agent: String,
+    pub agent: &'a str,
     /// The account whose credential submitted it (absent on proposals
     /// stored before submitters were recorded).
-    pub submitted_by: Option<SubmitterView>,
-    pub requested_by: String,
-    pub on_behalf_of: Option<String>,
-    pub conversation_id: Option<String>,
-    pub supersedes: Option<String>,
+    pub submitted_by: Option<SubmitterView<'a>>,
+    pub requested_by: &'a str,
+    pub on_behalf_of: Option<&'a str>,
+    pub conversation_id: Option<&'a str>,
+    pub supersedes: Option<&'a str>,
     /// SHA-256 of exactly what would execute; send it back to approve.
-    pub action_digest: String,
+    pub action_digest: &'a str,
     pub created_at: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
     /// The state with its data (approvals so far, lease, receipt, reason…).
     #[schema(value_type = Object)]
-    pub state: serde_json::Value,
+    pub state: &'a ProposalState,
 }
 
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct SubmitterView {
-    pub user_id: String,
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubmitterView<'a> {
+    pub user_id: &'a str,
     /// The account's user name.
-    pub name: String,
+    pub name: &'a str,
 }
 
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct EvidenceView {
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EvidenceView<'a> {
     /// `order`, `policy`, `peer_answer`, `browser_capture` or `other`.
-    pub kind: String,
-    pub reference: String,
-    pub title: String,
-    pub section: Option<String>,
+    #[schema(value_type = String)]
+    pub kind: EvidenceKind,
+    pub reference: &'a str,
+    pub title: &'a str,
+    pub section: Option<&'a str>,
     /// Order version, or the policy version's content hash.
-    pub version: String,
-    pub quote: String,
+    pub version: &'a str,
+    pub quote: &'a str,
 }
 
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct QuestionView {
-    pub question: String,
+#[derive(Debug, Serialize, ToSchema)]
+pub struct QuestionView<'a> {
+    pub question: &'a str,
     /// `customer` or `approver`.
-    pub ask: String,
+    #[schema(value_type = String)]
+    pub ask: Asker,
     /// The answer, quoted word for word.
-    pub answer: Option<String>,
+    pub answer: Option<&'a str>,
     /// The customer message that gave the answer (the reply in the turn
     /// after the question was asked); absent when the answer was not given
     /// in a conversation or was stored before answers were bound to it.
-    pub answered_in: Option<AnsweredInView>,
+    pub answered_in: Option<AnsweredInView<'a>>,
 }
 
 /// A customer message in a conversation.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct AnsweredInView {
-    pub conversation_id: String,
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AnsweredInView<'a> {
+    pub conversation_id: &'a str,
     /// Its position in the conversation's `messages`
     /// (`GET /api/v1/conversations/{id}`), 0-based.
     pub message_index: u64,
@@ -97,7 +105,7 @@ pub struct AnsweredInView {
     pub link: String,
 }
 
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct DecisionView {
     pub id: String,
     pub approver_id: String,
@@ -111,7 +119,7 @@ pub struct DecisionView {
     pub expires_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ReceiptView {
     pub provider: String,
     pub provider_refund_id: String,
@@ -121,14 +129,14 @@ pub struct ReceiptView {
     pub recorded_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct ProposalDetailView {
-    pub proposal: ProposalView,
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProposalDetailView<'a> {
+    pub proposal: ProposalView<'a>,
     pub decisions: Vec<DecisionView>,
     pub receipt: Option<ReceiptView>,
 }
 
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct EventView {
     pub seq: i64,
     pub proposal_id: Option<String>,
@@ -143,31 +151,24 @@ pub struct EventView {
     pub hash: String,
 }
 
-fn enum_name<T: Serialize>(value: &T) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
-
-fn evidence_view(e: &Evidence) -> EvidenceView {
+fn evidence_view(e: &Evidence) -> EvidenceView<'_> {
     EvidenceView {
-        kind: enum_name(&e.kind),
-        reference: e.reference.clone(),
-        title: e.title.clone(),
-        section: e.section.clone(),
-        version: e.version.clone(),
-        quote: e.quote.clone(),
+        kind: e.kind,
+        reference: &e.reference,
+        title: &e.title,
+        section: e.section.as_deref(),
+        version: &e.version,
+        quote: &e.quote,
     }
 }
 
-fn question_view(q: &OpenQuestion) -> QuestionView {
+fn question_view(q: &OpenQuestion) -> QuestionView<'_> {
     QuestionView {
-        question: q.question.clone(),
-        ask: enum_name(&q.ask),
-        answer: q.answer.clone(),
+        question: &q.question,
+        ask: q.ask,
+        answer: q.answer.as_deref(),
         answered_in: q.answered_in.as_ref().map(|source| AnsweredInView {
-            conversation_id: source.conversation_id.clone(),
+            conversation_id: &source.conversation_id,
             message_index: source.message_index,
             at: source.at,
             link: format!(
@@ -179,36 +180,36 @@ fn question_view(q: &OpenQuestion) -> QuestionView {
     }
 }
 
-impl From<&StoredProposal> for ProposalView {
-    fn from(stored: &StoredProposal) -> Self {
+impl<'a> From<&'a StoredProposal> for ProposalView<'a> {
+    fn from(stored: &'a StoredProposal) -> Self {
         let p = &stored.proposal;
         ProposalView {
-            id: p.id.clone(),
-            kind: "refund".to_owned(),
-            status: stored.status().as_str().to_owned(),
-            status_label: stored.status().label().to_owned(),
-            order_id: p.order_id.clone(),
-            payment_reference: p.payment_reference.clone(),
+            id: &p.id,
+            kind: "refund",
+            status: stored.status().as_str(),
+            status_label: stored.status().label(),
+            order_id: &p.order_id,
+            payment_reference: &p.payment_reference,
             amount_minor: p.amount.amount_minor,
-            currency: p.amount.currency.code().to_owned(),
+            currency: p.amount.currency.code(),
             amount_display: p.amount.display(),
-            recommendation: p.recommendation.clone(),
+            recommendation: &p.recommendation,
             evidence: p.evidence.iter().map(evidence_view).collect(),
             open_questions: p.open_questions.iter().map(question_view).collect(),
-            lines: p.lines.clone(),
-            agent: p.provenance.agent.clone(),
+            lines: &p.lines,
+            agent: &p.provenance.agent,
             submitted_by: p.provenance.submitted_by.as_ref().map(|s| SubmitterView {
-                user_id: s.user_id.clone(),
-                name: s.name.clone(),
+                user_id: &s.user_id,
+                name: &s.name,
             }),
-            requested_by: p.provenance.requested_by.clone(),
-            on_behalf_of: p.provenance.on_behalf_of.clone(),
-            conversation_id: p.provenance.conversation_id.clone(),
-            supersedes: p.supersedes.clone(),
-            action_digest: p.action_digest.clone(),
+            requested_by: &p.provenance.requested_by,
+            on_behalf_of: p.provenance.on_behalf_of.as_deref(),
+            conversation_id: p.provenance.conversation_id.as_deref(),
+            supersedes: p.supersedes.as_deref(),
+            action_digest: &p.action_digest,
             created_at: p.created_at,
             expires_at: p.expires_at,
-            state: serde_json::to_value(&stored.state).unwrap_or_default(),
+            state: &stored.state,
         }
     }
 }
@@ -230,8 +231,8 @@ fn decision_view(a: &Approval) -> DecisionView {
     }
 }
 
-impl From<&ProposalDetail> for ProposalDetailView {
-    fn from(detail: &ProposalDetail) -> Self {
+impl<'a> From<&'a ProposalDetail> for ProposalDetailView<'a> {
+    fn from(detail: &'a ProposalDetail) -> Self {
         ProposalDetailView {
             proposal: ProposalView::from(&detail.stored),
             decisions: detail.decisions.iter().map(decision_view).collect(),
