@@ -109,16 +109,22 @@ mod backend {
         cards.pop().ok_or_else(|| server::fail(AppError::Internal))
     }
 
-    /// Cards for many proposals with one read of their orders, and one
-    /// lookup per customer and per currency however many cards share them.
+    /// Each id once, in order: what a page's reads ask for.
+    fn distinct(ids: impl Iterator<Item = String>) -> Vec<String> {
+        let mut ids: Vec<String> = ids.collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    }
+
+    /// Cards for many proposals with one read of their orders, one of
+    /// their customers' names, and one policy lookup per currency however
+    /// many cards share them.
     pub async fn cards(stored: Vec<StoredProposal>) -> Result<Vec<ProposalCard>, AppError> {
         use std::collections::HashMap;
         let ctx = server::context()?;
         let conn = ctx.db.conn();
-        let mut order_ids: Vec<String> =
-            stored.iter().map(|s| s.proposal.order_id.clone()).collect();
-        order_ids.sort();
-        order_ids.dedup();
+        let order_ids = distinct(stored.iter().map(|s| s.proposal.order_id.clone()));
         let orders = storage::orders::get_many(conn, &order_ids)
             .await
             .map_err(|e| server::internal(&e))?;
@@ -126,12 +132,11 @@ mod backend {
             .await
             .map_err(|e| server::internal(&e))?;
         let mut desk = desk::Desk::for_viewer(&stored).await?;
-        let mut customer_ids: Vec<String> = stored
-            .iter()
-            .filter_map(|s| s.proposal.provenance.on_behalf_of.clone())
-            .collect();
-        customer_ids.sort();
-        customer_ids.dedup();
+        let customer_ids = distinct(
+            stored
+                .iter()
+                .filter_map(|s| s.proposal.provenance.on_behalf_of.clone()),
+        );
         let customers = storage::users::display_names_by_id(conn, &customer_ids)
             .await
             .map_err(|e| server::internal(&e))?;
